@@ -1,0 +1,85 @@
+"""Backends by name: one registry per kind (LLMs, embedders, stores, strategies, ...).
+
+Built-ins register exactly the way a plugin would: with :meth:`Registry.register`
+at import time of their module.  Third-party packages can also expose an entry
+point in the group ``sparqlqa.<kind>`` pointing at a module to import.
+
+>>> from sparqlqa.registry import Registry
+>>> colours = Registry("colour")
+>>> @colours.register("red")
+... class Red:
+...     pass
+>>> colours.get("red") is Red
+True
+>>> colours.names()
+['red']
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from importlib.metadata import entry_points
+from typing import Generic, TypeVar
+
+from sparqlqa.errors import ConfigError, UnknownNameError
+
+T = TypeVar("T")
+
+
+class Registry(Generic[T]):
+    """A name → object mapping for one kind of backend.
+
+    ``builtin_modules`` are imported on first lookup so that registering a
+    built-in costs nothing until it is needed (heavy backends stay lazy).
+    """
+
+    def __init__(self, kind: str, builtin_modules: tuple[str, ...] = ()) -> None:
+        self.kind = kind
+        self._entries: dict[str, T] = {}
+        self._builtin_modules = builtin_modules
+        self._loaded = False
+
+    def register(self, name: str, *, replace: bool = False) -> Callable[[T], T]:
+        """Decorator registering ``obj`` under ``name``."""
+
+        def decorate(obj: T) -> T:
+            if name in self._entries and not replace and self._entries[name] is not obj:
+                raise ConfigError(f"{self.kind} {name!r} is registered twice")
+            self._entries[name] = obj
+            return obj
+
+        return decorate
+
+    def add(self, name: str, obj: T, *, replace: bool = False) -> T:
+        """Register ``obj`` under ``name`` (non-decorator form)."""
+        return self.register(name, replace=replace)(obj)
+
+    def _load_builtins(self) -> None:
+        if self._loaded:
+            return
+        self._loaded = True
+        for module in self._builtin_modules:
+            importlib.import_module(module)
+        for ep in entry_points(group=f"sparqlqa.{self.kind}"):
+            try:
+                ep.load()
+            except Exception as exc:  # a broken plugin must not break the tool
+                raise ConfigError(f"plugin {ep.name!r} for {self.kind} failed to load: {exc}") from exc
+
+    def get(self, name: str) -> T:
+        """The object registered under ``name``; :class:`UnknownNameError` otherwise."""
+        if name not in self._entries:
+            self._load_builtins()
+        try:
+            return self._entries[name]
+        except KeyError:
+            raise UnknownNameError(self.kind, name, self.names()) from None
+
+    def names(self) -> list[str]:
+        self._load_builtins()
+        return sorted(self._entries)
+
+    def __contains__(self, name: object) -> bool:
+        self._load_builtins()
+        return name in self._entries

@@ -1,0 +1,72 @@
+"""Tell a SPARQL read query from an update before anything is sent.
+
+The check is lexical: comments, string literals and IRIs are skipped, so an
+update keyword hidden inside a string cannot trip it and one outside any string
+cannot slip through.
+
+>>> query_form("PREFIX ex: <http://e/> SELECT * WHERE { ?s ?p 'INSERT DATA' }")
+'SELECT'
+>>> query_form("ASK { ?s ?p ?o }")
+'ASK'
+>>> query_form("DELETE WHERE { ?s ?p ?o }")
+Traceback (most recent call last):
+...
+sparqlqa.errors.UpdateRefused: refused to send a SPARQL update (DELETE): sparqlqa only runs read queries
+"""
+
+from __future__ import annotations
+
+import re
+
+from sparqlqa.errors import QueryError, UpdateRefused
+
+READ_FORMS = ("SELECT", "ASK", "CONSTRUCT", "DESCRIBE")
+UPDATE_KEYWORDS = frozenset(
+    {"INSERT", "DELETE", "LOAD", "CLEAR", "CREATE", "DROP", "COPY", "MOVE", "ADD", "WITH"}
+)
+
+_TOKEN = re.compile(
+    r"""
+    (?P<ws>\s+)
+  | (?P<comment>\#[^\n]*)
+  | (?P<string>'''(?:[^'\\]|\\.|'(?!''))*'''|\"\"\"(?:[^"\\]|\\.|"(?!""))*\"\"\"
+               |'(?:[^'\\\n]|\\.)*'|"(?:[^"\\\n]|\\.)*")
+  | (?P<iri><[^<>"{}|^`\\\x00-\x20]*>)
+  | (?P<var>[?$][A-Za-z0-9_\u00b7-\uffff]+)
+  | (?P<word>[A-Za-z_\u00c0-\uffff][A-Za-z0-9_\-.\u00b7-\uffff]*(?::[^\s{}()\[\];,]*)?|:[^\s{}()\[\];,]*)
+  | (?P<other>.)
+    """,
+    re.VERBOSE | re.DOTALL,
+)
+
+
+def _bare_words(query: str) -> list[str]:
+    """The keywords and names of ``query`` outside comments, strings and IRIs."""
+    words: list[str] = []
+    for match in _TOKEN.finditer(query):
+        kind = match.lastgroup
+        if kind == "word":
+            words.append(match.group())
+        elif kind == "string" and match.group()[0] not in "'\"":
+            raise QueryError("unterminated string literal in SPARQL query")
+    return words
+
+
+def query_form(query: str) -> str:
+    """``SELECT``, ``ASK``, ``CONSTRUCT`` or ``DESCRIBE``; :class:`UpdateRefused` for updates."""
+    words = _bare_words(query)
+    for word in words:
+        upper = word.upper()
+        if upper in UPDATE_KEYWORDS:
+            raise UpdateRefused(upper)
+    for word in words:
+        upper = word.upper()
+        if upper in ("PREFIX", "BASE") or ":" in word:
+            continue
+        if upper in READ_FORMS:
+            return upper
+        break
+    raise QueryError(
+        "not a SPARQL query: expected SELECT, ASK, CONSTRUCT or DESCRIBE",
+        hint="check the query text; PREFIX and BASE declarations may come first",
+    )

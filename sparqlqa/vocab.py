@@ -1,0 +1,70 @@
+"""IRIs sparqlqa uses, as pyoxigraph terms (``str(term)`` is valid SPARQL).
+
+>>> str(RDFS.label)
+'<http://www.w3.org/2000/01/rdf-schema#label>'
+>>> str(SQA.text)
+'<https://sparqlqa.dev/ns#text>'
+"""
+
+from __future__ import annotations
+
+from pyoxigraph import NamedNode
+
+
+class Namespace:
+    """Attribute and item access mint :class:`NamedNode` terms under ``base``."""
+
+    def __init__(self, base: str) -> None:
+        self.base = base
+
+    def __getattr__(self, name: str) -> NamedNode:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return NamedNode(self.base + name)
+
+    def __getitem__(self, name: str) -> NamedNode:
+        return NamedNode(self.base + name)
+
+    def __str__(self) -> str:
+        return self.base
+
+
+RDF = Namespace("http://www.w3.org/1999/02/22-rdf-syntax-ns#")
+RDFS = Namespace("http://www.w3.org/2000/01/rdf-schema#")
+OWL = Namespace("http://www.w3.org/2002/07/owl#")
+XSD = Namespace("http://www.w3.org/2001/XMLSchema#")
+SKOS = Namespace("http://www.w3.org/2004/02/skos/core#")
+SCHEMA = Namespace("http://schema.org/")
+#: sparqlqa's own core vocabulary (ontologies/sparqlqa.ttl)
+SQA_BASE = "https://sparqlqa.dev/ns#"
+SQA = Namespace(SQA_BASE)
+
+RDF_TYPE = RDF.type
+
+#: classes that describe the schema itself, never answer candidates
+META_CLASSES: frozenset[str] = frozenset(
+    {
+        RDFS.Class.value,
+        OWL.Class.value,
+        RDF.Property.value,
+        OWL.ObjectProperty.value,
+        OWL.DatatypeProperty.value,
+        OWL.AnnotationProperty.value,
+        OWL.Ontology.value,
+    }
+)
+
+PREFIXES: dict[str, str] = {
+    "rdf": RDF.base,
+    "rdfs": RDFS.base,
+    "owl": OWL.base,
+    "xsd": XSD.base,
+    "skos": SKOS.base,
+    "schema": SCHEMA.base,
+    "sqa": SQA_BASE,
+}
+
+
+def default_base_iri(kb_name: str) -> str:
+    """The base IRI minted for a KB's nodes and relations when the input has none."""
+    return f"https://sparqlqa.dev/kb/{kb_name}/"
