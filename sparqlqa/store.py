@@ -80,6 +80,11 @@ class Store(ABC):
     def _execute(self, sparql: str, form: str) -> QueryResult:
         """Run ``sparql`` (already known to be a read query of ``form``)."""
 
+    @classmethod
+    def from_config(cls, config: dict[str, Any], directory: Path | None) -> Store:
+        """Open the store a KB manifest describes (``config`` is its ``store`` entry)."""
+        raise QueryError(f"store kind {cls.kind!r} cannot be opened from a KB manifest")
+
     def describe(self) -> str:
         return self.kind
 
@@ -118,6 +123,12 @@ class OxigraphStore(Store):
                 hint="another sparqlqa process may be writing to it; wait for it to finish",
             ) from exc
         return cls(oxstore, path=path)
+
+    @classmethod
+    def from_config(cls, config: dict[str, Any], directory: Path | None) -> OxigraphStore:
+        if directory is None:
+            raise QueryError("an in-memory KB has no store folder to open")
+        return cls.open(directory / "store", read_only=True)
 
     def _execute(self, sparql: str, form: str) -> QueryResult:
         try:

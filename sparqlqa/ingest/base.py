@@ -1,0 +1,142 @@
+"""The ingestion contract: a format turns one source into quads in a target store.
+
+Each format implements one method, :meth:`IngestFormat.load`, and registers by
+name in :data:`ingest_formats` exactly as a plugin would.
+"""
+
+from __future__ import annotations
+
+import bz2
+import gzip
+import io
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any, ClassVar
+from urllib.parse import quote
+
+from pyoxigraph import Literal, NamedNode, Quad, Store as OxStore
+
+from sparqlqa.errors import IngestError
+from sparqlqa.registry import Registry
+from sparqlqa.vocab import OWL, RDF, RDFS
+
+#: ``progress(bytes_done, bytes_total)`` for the source being loaded
+Progress = Callable[[int, int], None]
+
+
+@dataclass
+class IngestTarget:
+    """The store being built, and how to mint IRIs in it."""
+
+    store: OxStore
+    base_iri: str
+    progress: Progress | None = None
+    declared_relations: dict[str, str] = field(default_factory=dict)
+
+    def entity(self, name: str) -> NamedNode:
+        """The IRI for an entity called ``name`` (same name → same node)."""
+        return NamedNode(self.base_iri + "entity/" + quote(name, safe=""))
+
+    def relation(self, name: str) -> NamedNode:
+        """The IRI of a relation, declared with a label when the load finishes."""
+        iri = self.base_iri + "relation/" + quote(name, safe="")
+        self.declared_relations.setdefault(iri, name)
+        return NamedNode(iri)
+
+    def type_class(self, name: str) -> NamedNode:
+        return NamedNode(self.base_iri + "type/" + quote(name, safe=""))
+
+    def add(self, quads: Iterable[Quad]) -> None:
+        self.store.bulk_extend(quads)
+
+    def declare_relations(self) -> None:
+        """Give each minted relation a type and a label from its name (kept as given)."""
+        from sparqlqa.schema import humanize
+
+        quads = []
+        for iri, name in self.declared_relations.items():
+            node = NamedNode(iri)
+            quads.append(Quad(node, RDF.type, OWL.ObjectProperty))
+            quads.append(Quad(node, RDFS.label, Literal(humanize(name))))
+        self.add(quads)
+
+
+class IngestFormat(ABC):
+    """One input format.  Options come as keyword arguments of the constructor."""
+
+    name: ClassVar[str] = ""
+    #: file name endings (after any .gz/.bz2) this format recognises
+    suffixes: ClassVar[tuple[str, ...]] = ()
+
+    def __init__(self, **options: Any) -> None:
+        self.options = options
+
+    @abstractmethod
+    def load(self, source: Path, target: IngestTarget) -> dict[str, Any]:
+        """Add ``source``'s content to ``target``; return a small report (counts)."""
+
+    @classmethod
+    def recognises(cls, source: Path) -> bool:
+        name = strip_compression(source.name.lower())
+        return any(name.endswith(suffix) for suffix in cls.suffixes)
+
+
+ingest_formats: Registry[type[IngestFormat]] = Registry(
+    "ingest format",
+    ("sparqlqa.ingest.rdf", "sparqlqa.ingest.delimited", "sparqlqa.ingest.stark"),
+)
+
+
+def strip_compression(name: str) -> str:
+    for suffix in (".gz", ".bz2"):
+        if name.endswith(suffix):
+            return name[: -len(suffix)]
+    return name
+
+
+def detect_format(source: Path) -> str:
+    """Guess the format name of ``source`` from its name (and, for folders, content)."""
+    for name in ingest_formats.names():
+        if ingest_formats.get(name).recognises(source):
+            return name
+    raise IngestError(
+        "cannot tell the format of this source from its name",
+        path=str(source),
+        hint="pass --format (one of: " + ", ".join(ingest_formats.names()) + ")",
+    )
+
+
+class CountingReader(io.RawIOBase):
+    """Wraps a binary file and reports how many compressed bytes were read."""
+
+    def __init__(self, raw: IO[bytes], total: int, progress: Progress | None) -> None:
+        self._raw = raw
+        self._total = total
+        self._progress = progress
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        data = self._raw.read(len(buffer))
+        buffer[: len(data)] = data
+        if self._progress is not None:
+            self._progress(self._raw.tell(), self._total)
+        return len(data)
+
+
+def open_source(source: Path, progress: Progress | None = None) -> IO[bytes]:
+    """Open ``source`` for binary reading, decompressing ``.gz``/``.bz2`` transparently."""
+    try:
+        raw = source.open("rb")
+    except OSError as exc:
+        raise IngestError(f"cannot open: {exc.strerror or exc}", path=str(source)) from exc
+    counted: IO[bytes] = io.BufferedReader(CountingReader(raw, source.stat().st_size, progress), 1 << 20)
+    name = source.name.lower()
+    if name.endswith(".gz"):
+        return gzip.GzipFile(fileobj=counted)  # type: ignore[return-value]
+    if name.endswith(".bz2"):
+        return bz2.BZ2File(counted)  # type: ignore[return-value]
+    return counted

@@ -1,0 +1,1 @@
+"""STaRK semi-structured knowledge bases (placeholder: being written)."""

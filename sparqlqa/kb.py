@@ -1,0 +1,193 @@
+"""Knowledge bases: a named store + a manifest, kept under ``$SPARQLQA_HOME/kbs``.
+
+Layout of one KB (``generation`` changes on every successful re-ingest, so
+derived artefacts such as label indexes and embeddings never go stale)::
+
+    kbs/NAME/CURRENT              the current generation's id (replaced atomically)
+    kbs/NAME/GEN/manifest.json    sources, counts, base IRI, schema, profile, ...
+    kbs/NAME/GEN/store/           the Oxigraph store (local KBs)
+    kbs/NAME/GEN/artifacts/       label index, embeddings, ...
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from dataclasses import asdict, dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+from sparqlqa.errors import InvalidKBName, KBError, KBNotFound
+from sparqlqa.paths import atomic_write_json, kbs_dir
+from sparqlqa.profile import DEFAULT_PROFILE, Profile
+from sparqlqa.schema import Schema
+from sparqlqa.store import OxigraphStore, QueryResult, Store, stores
+
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+
+
+def validate_kb_name(name: str) -> str:
+    """KB names are short file-name-safe words: letters, digits, ``_ . -``."""
+    if not _NAME.match(name) or name in (".", ".."):
+        raise InvalidKBName(
+            f"invalid knowledge base name {name!r}",
+            hint="use 1-64 letters, digits, '_', '.' or '-', starting with a letter or digit",
+        )
+    return name
+
+
+@dataclass
+class Manifest:
+    """What a KB is made of.  Saved as ``manifest.json`` next to its store."""
+
+    name: str
+    generation: str
+    store: dict[str, Any] = field(default_factory=lambda: {"kind": "oxigraph"})
+    base_iri: str = ""
+    sources: list[dict[str, Any]] = field(default_factory=list)
+    counts: dict[str, int] = field(default_factory=dict)
+    schema: dict[str, Any] = field(default_factory=dict)
+    profile: dict[str, Any] = field(default_factory=dict)
+    created_at: str = ""
+    sparqlqa_version: str = ""
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Manifest:
+        return cls(**{k: v for k, v in data.items() if k in cls.__dataclass_fields__})
+
+    @classmethod
+    def read(cls, path: Path) -> Manifest:
+        try:
+            return cls.from_dict(json.loads(path.read_text("utf-8")))
+        except (OSError, ValueError, TypeError) as exc:
+            raise KBError(f"cannot read KB manifest {path}: {exc}",
+                          hint="re-create the KB with 'sparqlqa ingest ... --replace'") from exc
+
+    def write(self, directory: Path) -> None:
+        atomic_write_json(directory / "manifest.json", self.to_dict())
+
+
+class KnowledgeBase:
+    """A named store with its schema and profile.  Open one with :func:`open_kb`.
+
+    >>> from sparqlqa.store import OxigraphStore
+    >>> kb = KnowledgeBase.in_memory("demo", OxigraphStore.in_memory())
+    >>> kb.query("ASK { ?s ?p ?o }").boolean
+    False
+    """
+
+    def __init__(self, manifest: Manifest, directory: Path | None, store: Store | None = None) -> None:
+        self.manifest = manifest
+        self.directory = directory
+        self._store = store
+
+    @classmethod
+    def in_memory(cls, name: str, store: Store, *, schema: Schema | None = None,
+                  profile: Profile = DEFAULT_PROFILE, base_iri: str = "") -> KnowledgeBase:
+        """A KB that lives only in this process (tests, rdflib graphs)."""
+        if schema is None:
+            from sparqlqa.schema import compute_schema
+
+            schema = compute_schema(store, profile)
+        manifest = Manifest(name=name, generation="memory", store={"kind": store.kind},
+                            base_iri=base_iri, schema=schema.to_dict(), profile=profile.to_dict())
+        return cls(manifest, None, store)
+
+    @property
+    def name(self) -> str:
+        return self.manifest.name
+
+    @cached_property
+    def schema(self) -> Schema:
+        return Schema.from_dict(self.manifest.schema)
+
+    @cached_property
+    def profile(self) -> Profile:
+        return Profile.from_dict(self.manifest.profile) if self.manifest.profile else DEFAULT_PROFILE
+
+    @property
+    def store(self) -> Store:
+        if self._store is None:
+            kind = self.manifest.store.get("kind", "oxigraph")
+            store_cls = stores.get(kind)
+            self._store = store_cls.from_config(self.manifest.store, self.directory)
+        return self._store
+
+    def query(self, sparql: str) -> QueryResult:
+        return self.store.query(sparql)
+
+    def artifacts_dir(self, kind: str) -> Path | None:
+        """Folder for derived files of ``kind`` (e.g. ``labels``); ``None`` for in-memory KBs."""
+        if self.directory is None:
+            return None
+        path = self.directory / "artifacts" / kind
+        path.mkdir(parents=True, exist_ok=True)
+        return path
+
+    def close(self) -> None:
+        if self._store is not None:
+            self._store.close()
+            self._store = None
+
+    def __enter__(self) -> KnowledgeBase:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"<KnowledgeBase {self.name!r} {self.manifest.store.get('kind')}>"
+
+
+def kb_root(name: str) -> Path:
+    return kbs_dir() / validate_kb_name(name)
+
+
+def current_generation(root: Path) -> Path | None:
+    """The folder of the KB's current generation, or ``None`` when there is none."""
+    try:
+        generation = (root / "CURRENT").read_text("utf-8").strip()
+    except OSError:
+        return None
+    path = root / generation
+    return path if (path / "manifest.json").is_file() else None
+
+
+def kb_exists(name: str) -> bool:
+    return current_generation(kb_root(name)) is not None
+
+
+def open_kb(name: str) -> KnowledgeBase:
+    """Open the KB called ``name`` (read-only store, opened on first query)."""
+    generation = current_generation(kb_root(name))
+    if generation is None:
+        raise KBNotFound(name)
+    return KnowledgeBase(Manifest.read(generation / "manifest.json"), generation)
+
+
+def list_kbs() -> list[Manifest]:
+    """Manifests of every KB, sorted by name."""
+    found = []
+    for root in sorted(kbs_dir().iterdir()):
+        if root.name.startswith("."):
+            continue
+        generation = current_generation(root)
+        if generation is not None:
+            found.append(Manifest.read(generation / "manifest.json"))
+    return found
+
+
+def remove_kb(name: str) -> None:
+    root = kb_root(name)
+    if current_generation(root) is None:
+        raise KBNotFound(name)
+    trash = root.with_name(f".removing-{root.name}")
+    shutil.rmtree(trash, ignore_errors=True)
+    root.rename(trash)
+    shutil.rmtree(trash, ignore_errors=True)

@@ -1,0 +1,46 @@
+"""How a store names things: label, alias, text and type predicates.
+
+Local KBs built by ``sparqlqa ingest`` use :data:`DEFAULT_PROFILE`.  Remote
+endpoints (Wikidata, Freebase on Virtuoso) bring their own profile.
+
+>>> DEFAULT_PROFILE.label_predicates[0]
+'http://www.w3.org/2000/01/rdf-schema#label'
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from sparqlqa.vocab import RDF, RDFS, SKOS, SQA
+
+
+@dataclass(frozen=True)
+class Profile:
+    """Predicates (as IRI strings) that carry names, aliases, text and types."""
+
+    name: str = "default"
+    label_predicates: tuple[str, ...] = (RDFS.label.value, SKOS.prefLabel.value)
+    alias_predicates: tuple[str, ...] = (SKOS.altLabel.value,)
+    text_predicates: tuple[str, ...] = (SQA.text.value, RDFS.comment.value)
+    type_predicate: str = RDF.type.value
+    language: str | None = None
+    prefixes: dict[str, str] = field(default_factory=dict)
+    name_search: str = "exact"
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        for key in ("label_predicates", "alias_predicates", "text_predicates"):
+            data[key] = list(data[key])
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Profile:
+        known = {k: v for k, v in data.items() if k in cls.__dataclass_fields__}
+        for key in ("label_predicates", "alias_predicates", "text_predicates"):
+            if key in known:
+                known[key] = tuple(known[key])
+        return cls(**known)
+
+
+DEFAULT_PROFILE = Profile()

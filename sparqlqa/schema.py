@@ -1,0 +1,223 @@
+"""A KB's schema: node types, relations (with domain→range pairs), name predicates.
+
+Computed once at ingest with a handful of aggregate queries and kept in the
+manifest, so nothing scans the store at question time.
+
+>>> local_name("http://example.org/rel/directed_by")
+'directed_by'
+>>> humanize("directedBy")
+'directed by'
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from pyoxigraph import Literal, NamedNode
+
+from sparqlqa.profile import Profile
+from sparqlqa.store import Store
+from sparqlqa.vocab import META_CLASSES, OWL, RDF, RDFS, SKOS
+
+#: predicates that describe the schema itself, never listed as relations
+SCHEMA_PREDICATES: frozenset[str] = frozenset(
+    {
+        RDFS.domain.value, RDFS.range.value, RDFS.subClassOf.value, RDFS.subPropertyOf.value,
+        OWL.inverseOf.value, RDFS.isDefinedBy.value, RDFS.seeAlso.value,
+        OWL.equivalentClass.value, OWL.equivalentProperty.value, OWL.versionInfo.value,
+    }
+)
+
+
+def local_name(iri: str) -> str:
+    """The last segment of an IRI (after ``#`` or ``/``), percent-decoded."""
+    from urllib.parse import unquote
+
+    tail = re.split(r"[#/]", iri.rstrip("/#"))[-1]
+    return unquote(tail) or iri
+
+
+def humanize(name: str) -> str:
+    """``directed_by`` / ``directedBy`` / ``directed-by`` → ``directed by``."""
+    spaced = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", " ", name)
+    return re.sub(r"[_\-.]+", " ", spaced).strip().lower() or name
+
+
+@dataclass
+class TypeInfo:
+    iri: str
+    label: str
+    count: int
+    comment: str | None = None
+
+
+@dataclass
+class RelationInfo:
+    iri: str
+    label: str
+    count: int
+    kind: str = "object"  # "object" (IRI values) or "literal"
+    pairs: list[tuple[str | None, str | None, int]] = field(default_factory=list)
+    comment: str | None = None
+    aliases: list[str] = field(default_factory=list)
+    domain: str | None = None
+    range: str | None = None
+
+
+@dataclass
+class Schema:
+    types: list[TypeInfo] = field(default_factory=list)
+    relations: list[RelationInfo] = field(default_factory=list)
+    label_predicates: list[str] = field(default_factory=list)
+    alias_predicates: list[str] = field(default_factory=list)
+    text_predicates: list[str] = field(default_factory=list)
+    type_predicate: str = RDF.type.value
+    triple_count: int = 0
+    node_count: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Schema:
+        types = [TypeInfo(**t) for t in data.get("types", [])]
+        relations = []
+        for rel in data.get("relations", []):
+            rel = dict(rel)
+            rel["pairs"] = [tuple(p) for p in rel.get("pairs", [])]
+            relations.append(RelationInfo(**rel))
+        rest = {k: v for k, v in data.items() if k not in ("types", "relations")}
+        return cls(types=types, relations=relations, **rest)
+
+    def relation(self, name: str) -> RelationInfo | None:
+        """Find a relation by IRI, local name or label (case-insensitive)."""
+        wanted = name.strip().lower()
+        for rel in self.relations:
+            if wanted in (rel.iri.lower(), local_name(rel.iri).lower(), rel.label.lower()):
+                return rel
+        return None
+
+    def type(self, name: str) -> TypeInfo | None:
+        """Find a node type by IRI, local name or label (case-insensitive)."""
+        wanted = name.strip().lower()
+        for info in self.types:
+            if wanted in (info.iri.lower(), local_name(info.iri).lower(), info.label.lower()):
+                return info
+        return None
+
+    @property
+    def object_relations(self) -> list[RelationInfo]:
+        return [r for r in self.relations if r.kind == "object"]
+
+    def type_label(self, iri: str | None) -> str:
+        if iri is None:
+            return "?"
+        found = self.type(iri)
+        return found.label if found else humanize(local_name(iri))
+
+
+def _count(store: Store, sparql: str) -> int:
+    rows = store.select(sparql).rows
+    term = rows[0][0] if rows and rows[0] else None
+    return int(term.value) if isinstance(term, Literal) else 0
+
+
+def _annotations(store: Store, iris: Iterable[str], predicate: str) -> dict[str, list[str]]:
+    """``{iri: [literal values of predicate]}`` for the given IRIs, in one query."""
+    iris = list(iris)
+    found: dict[str, list[str]] = {}
+    for start in range(0, len(iris), 500):
+        values = " ".join(str(NamedNode(i)) for i in iris[start : start + 500])
+        query = f"SELECT ?x ?v WHERE {{ VALUES ?x {{ {values} }} ?x {NamedNode(predicate)} ?v }}"
+        for x, v in store.select(query).rows:
+            if x is not None and v is not None:
+                found.setdefault(x.value, []).append(v.value)
+    return found
+
+
+def _predicate_counts(store: Store) -> list[tuple[str, int, int]]:
+    query = (
+        "SELECT ?p (COUNT(*) AS ?n) (SUM(IF(isLiteral(?o), 1, 0)) AS ?lit) "
+        "WHERE { ?s ?p ?o } GROUP BY ?p"
+    )
+    return [
+        (p.value, int(n.value), int(lit.value))
+        for p, n, lit in store.select(query).rows
+        if p is not None and n is not None and lit is not None
+    ]
+
+
+def _type_counts(store: Store, type_predicate: str) -> list[tuple[str, int]]:
+    query = (
+        f"SELECT ?t (COUNT(DISTINCT ?s) AS ?n) WHERE {{ ?s {NamedNode(type_predicate)} ?t }} GROUP BY ?t"
+    )
+    rows = store.select(query).rows
+    return [(t.value, int(n.value)) for t, n in rows if isinstance(t, NamedNode) and n is not None
+            and t.value not in META_CLASSES]
+
+
+def _relation_pairs(store: Store, type_predicate: str) -> dict[str, list[tuple[str | None, str | None, int]]]:
+    type_p = NamedNode(type_predicate)
+    query = (
+        "SELECT ?p ?ts ?to (COUNT(*) AS ?n) WHERE { ?s ?p ?o . FILTER(isIRI(?o)) "
+        f"FILTER(?p != {type_p}) OPTIONAL {{ ?s {type_p} ?ts }} OPTIONAL {{ ?o {type_p} ?to }} }} "
+        "GROUP BY ?p ?ts ?to"
+    )
+    pairs: dict[str, list[tuple[str | None, str | None, int]]] = {}
+    for p, ts, to, n in store.select(query).rows:
+        if p is None or n is None:
+            continue
+        if (ts is not None and ts.value in META_CLASSES) or (to is not None and to.value in META_CLASSES):
+            continue
+        pairs.setdefault(p.value, []).append(
+            (ts.value if ts is not None else None, to.value if to is not None else None, int(n.value))
+        )
+    for rows in pairs.values():
+        rows.sort(key=lambda row: -row[2])
+    return pairs
+
+
+def _first(values: dict[str, list[str]], iri: str) -> str | None:
+    found = values.get(iri)
+    return found[0] if found else None
+
+
+def compute_schema(store: Store, profile: Profile) -> Schema:
+    """Aggregate the schema of ``store`` (a full scan: run at ingest, not per question)."""
+    name_predicates = set(profile.label_predicates) | set(profile.alias_predicates) | set(profile.text_predicates)
+    predicate_rows = _predicate_counts(store)
+    type_rows = _type_counts(store, profile.type_predicate)
+    pairs = _relation_pairs(store, profile.type_predicate)
+    described = [p for p, _, _ in predicate_rows] + [t for t, _ in type_rows]
+    labels = _annotations(store, described, RDFS.label.value)
+    comments = _annotations(store, described, RDFS.comment.value)
+    aliases = _annotations(store, described, SKOS.altLabel.value)
+    domains = _annotations(store, described, RDFS.domain.value)
+    ranges = _annotations(store, described, RDFS.range.value)
+    relations = [
+        RelationInfo(
+            iri=p, label=_first(labels, p) or humanize(local_name(p)), count=n,
+            kind="literal" if lit * 2 > n else "object", pairs=pairs.get(p, []),
+            comment=_first(comments, p), aliases=aliases.get(p, []),
+            domain=_first(domains, p), range=_first(ranges, p),
+        )
+        for p, n, lit in predicate_rows
+        if p not in name_predicates and p != profile.type_predicate and p not in SCHEMA_PREDICATES
+    ]
+    relations.sort(key=lambda r: (-r.count, r.iri))
+    types = [TypeInfo(iri=t, label=_first(labels, t) or humanize(local_name(t)), count=n,
+                      comment=_first(comments, t)) for t, n in type_rows]
+    types.sort(key=lambda t: (-t.count, t.iri))
+    present = {p for p, _, _ in predicate_rows}
+    return Schema(
+        types=types, relations=relations,
+        label_predicates=[p for p in profile.label_predicates if p in present],
+        alias_predicates=[p for p in profile.alias_predicates if p in present],
+        text_predicates=[p for p in profile.text_predicates if p in present],
+        type_predicate=profile.type_predicate,
+        triple_count=sum(n for _, n, _ in predicate_rows),
+        node_count=_count(store, "SELECT (COUNT(DISTINCT ?s) AS ?n) WHERE { ?s ?p ?o FILTER(!isLiteral(?s)) }"),
+    )
