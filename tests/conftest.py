@@ -27,3 +27,17 @@ def shared_data() -> Path:
     if not SHARED_DATA.is_dir():
         pytest.skip("../shared/data is not beside the repository")
     return SHARED_DATA
+
+
+@pytest.fixture
+def movies_ttl() -> Path:
+    """A tiny typed movie KB with text (tests/fixtures/movies.ttl)."""
+    return FIXTURES / "movies.ttl"
+
+
+@pytest.fixture
+def movies_kb(movies_ttl: Path):  # type: ignore[no-untyped-def]
+    """The movie fixture ingested as the on-disk KB 'movies' (private $SPARQLQA_HOME)."""
+    from sparqlqa.ingest import ingest
+
+    return ingest([movies_ttl], kb="movies")

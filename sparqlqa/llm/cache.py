@@ -1,0 +1,334 @@
+"""The LLM response cache: SQLite under ``$SPARQLQA_HOME/llm-cache.sqlite``.
+
+Three tables:
+
+* ``responses`` — answers by cache key (see :func:`sparqlqa.llm.base.cache_key`);
+* ``pending`` — prompts asked in ``--llm-cache only`` mode that had no answer,
+  exported with :meth:`LLMCache.export_pending` and answered with
+  :meth:`LLMCache.import_answers`;
+* ``usage`` — one row per call (hits, misses and failures) for ``sparqlqa llm stats``.
+
+The database runs in WAL mode with a busy timeout and every operation opens
+its own short-lived connection, so threads and processes (parallel eval
+workers) can read and write at the same time without corrupting it.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from sparqlqa.errors import ConfigError, LLMError, LLMParseError
+from sparqlqa.llm.structured import parse_structured, validate_structured
+from sparqlqa.paths import atomic_write_text, sparqlqa_home
+
+if TYPE_CHECKING:
+    from sparqlqa.llm.base import LLMCall
+
+CACHE_FILENAME = "llm-cache.sqlite"
+_BUSY_TIMEOUT_S = 60.0
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS responses (
+    key TEXT PRIMARY KEY,
+    backend TEXT NOT NULL,
+    model TEXT NOT NULL,
+    text TEXT NOT NULL,
+    data TEXT,
+    input_tokens INTEGER NOT NULL DEFAULT 0,
+    output_tokens INTEGER NOT NULL DEFAULT 0,
+    source TEXT NOT NULL DEFAULT 'api',
+    created REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS pending (
+    key TEXT PRIMARY KEY,
+    backend TEXT NOT NULL,
+    model TEXT NOT NULL,
+    request TEXT NOT NULL,
+    misses INTEGER NOT NULL DEFAULT 1,
+    created REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS usage (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    ts REAL NOT NULL,
+    backend TEXT NOT NULL,
+    model TEXT NOT NULL,
+    key TEXT,
+    cache_hit INTEGER NOT NULL,
+    input_tokens INTEGER NOT NULL,
+    output_tokens INTEGER NOT NULL,
+    cost_usd REAL,
+    latency_ms REAL NOT NULL,
+    error TEXT
+);
+"""
+
+
+@dataclass(frozen=True)
+class CachedAnswer:
+    """A stored answer."""
+
+    text: str
+    data: Any | None
+    input_tokens: int
+    output_tokens: int
+    backend: str
+    model: str
+    source: str
+
+
+@dataclass
+class ImportReport:
+    """What :meth:`LLMCache.import_answers` did, line by line problems in ``errors``."""
+
+    imported: int = 0
+    invalid: int = 0
+    unknown: int = 0
+    unanswered: int = 0
+    errors: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"imported": self.imported, "invalid": self.invalid, "unknown": self.unknown,
+                "unanswered": self.unanswered, "errors": list(self.errors)}
+
+
+class LLMCache:
+    """The response cache; safe to share between threads and processes."""
+
+    def __init__(self, path: Path | None = None) -> None:
+        self.path = Path(path) if path is not None else sparqlqa_home() / CACHE_FILENAME
+        self._ready = False
+        self._init_lock = threading.Lock()
+
+    def __repr__(self) -> str:
+        return f"LLMCache({str(self.path)!r})"
+
+    # --- connections ------------------------------------------------------------------
+
+    @contextmanager
+    def _connect(self) -> Iterator[sqlite3.Connection]:
+        self._ensure_schema()
+        conn = self._open()
+        try:
+            yield conn
+        finally:
+            conn.close()
+
+    def _open(self) -> sqlite3.Connection:
+        try:
+            conn = sqlite3.connect(self.path, timeout=_BUSY_TIMEOUT_S, isolation_level=None)
+        except sqlite3.Error as exc:
+            raise ConfigError(f"cannot open the LLM cache {self.path}: {exc}",
+                              hint="check that $SPARQLQA_HOME is writable") from None
+        conn.execute(f"PRAGMA busy_timeout = {int(_BUSY_TIMEOUT_S * 1000)}")
+        conn.execute("PRAGMA synchronous = NORMAL")
+        return conn
+
+    def _ensure_schema(self) -> None:
+        if self._ready:
+            return
+        with self._init_lock:
+            if self._ready:
+                return
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            conn = self._open()
+            try:
+                conn.execute("PRAGMA journal_mode = WAL")
+                conn.executescript(_SCHEMA)
+            finally:
+                conn.close()
+            self._ready = True
+
+    @contextmanager
+    def _write(self) -> Iterator[sqlite3.Connection]:
+        """A connection inside ``BEGIN IMMEDIATE`` … ``COMMIT`` (rolled back on error)."""
+        with self._connect() as conn:
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield conn
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+            conn.execute("COMMIT")
+
+    # --- answers ------------------------------------------------------------------------
+
+    def get(self, key: str) -> CachedAnswer | None:
+        """The stored answer for ``key``, or None."""
+        with self._connect() as conn:
+            row = conn.execute(
+                "SELECT text, data, input_tokens, output_tokens, backend, model, source "
+                "FROM responses WHERE key = ?", (key,)).fetchone()
+        if row is None:
+            return None
+        data = json.loads(row[1]) if row[1] is not None else None
+        return CachedAnswer(text=row[0], data=data, input_tokens=row[2], output_tokens=row[3],
+                            backend=row[4], model=row[5], source=row[6])
+
+    def put(self, key: str, *, backend: str, model: str, text: str, data: Any | None = None,
+            input_tokens: int = 0, output_tokens: int = 0, source: str = "api") -> None:
+        """Store an answer (replacing any older one) and clear its pending prompt."""
+        data_json = json.dumps(data, ensure_ascii=False) if data is not None else None
+        with self._write() as conn:
+            conn.execute(
+                "INSERT OR REPLACE INTO responses "
+                "(key, backend, model, text, data, input_tokens, output_tokens, source, created) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (key, backend, model, text, data_json, input_tokens, output_tokens, source, time.time()))
+            conn.execute("DELETE FROM pending WHERE key = ?", (key,))
+
+    def __contains__(self, key: object) -> bool:
+        return isinstance(key, str) and self.get(key) is not None
+
+    # --- pending prompts ----------------------------------------------------------------
+
+    def add_pending(self, key: str, *, backend: str, model: str, request: dict[str, Any]) -> None:
+        """Record a prompt that missed in ``only`` mode (a repeat miss bumps its counter)."""
+        with self._write() as conn:
+            conn.execute(
+                "INSERT INTO pending (key, backend, model, request, created) VALUES (?, ?, ?, ?, ?) "
+                "ON CONFLICT(key) DO UPDATE SET misses = misses + 1",
+                (key, backend, model, json.dumps(request, ensure_ascii=False), time.time()))
+
+    def pending(self) -> list[dict[str, Any]]:
+        """Pending prompts, oldest first: id, backend, model, system, messages, options, schema."""
+        with self._connect() as conn:
+            rows = conn.execute(
+                "SELECT key, backend, model, request FROM pending ORDER BY created, key").fetchall()
+        return [{"id": key, "backend": backend, "model": model, **json.loads(request)}
+                for key, backend, model, request in rows]
+
+    def export_pending(self, path: Path) -> int:
+        """Write pending prompts to ``path`` as JSONL (``"response": null`` to fill in); their count."""
+        records = self.pending()
+        lines = [json.dumps({**record, "response": None}, ensure_ascii=False) for record in records]
+        atomic_write_text(Path(path), "".join(line + "\n" for line in lines))
+        return len(records)
+
+    def import_answers(self, path: Path) -> ImportReport:
+        """Load answers (``{"id": ..., "response": text-or-JSON}`` per line), validated against schemas."""
+        report = ImportReport()
+        try:
+            lines = Path(path).read_text(encoding="utf-8").splitlines()
+        except OSError as exc:
+            raise ConfigError(f"cannot read answers file {path}: {exc.strerror or exc}") from None
+        pending = {record["id"]: record for record in self.pending()}
+        for number, line in enumerate(lines, start=1):
+            if line.strip():
+                self._import_line(line, f"{path}:{number}", pending, report)
+        return report
+
+    def _import_line(self, line: str, where: str, pending: dict[str, dict[str, Any]],
+                     report: ImportReport) -> None:
+        try:
+            record = json.loads(line)
+        except ValueError as exc:
+            report.invalid += 1
+            report.errors.append(f"{where}: not JSON ({exc.msg})")
+            return
+        if not isinstance(record, dict) or not isinstance(record.get("id"), str):
+            report.invalid += 1
+            report.errors.append(f"{where}: expected an object with a string 'id'")
+            return
+        response = next((record[k] for k in ("response", "text", "data") if record.get(k) is not None), None)
+        prompt = pending.get(record["id"])
+        if response is None:
+            report.unanswered += 1
+            return
+        if prompt is None:
+            report.unknown += 1
+            report.errors.append(f"{where}: id {record['id'][:12]} is not a pending prompt (already "
+                                 "imported, or exported from another cache)")
+            return
+        try:
+            text, data = _checked_answer(response, prompt.get("schema"))
+        except LLMError as exc:
+            report.invalid += 1
+            report.errors.append(f"{where}: id {record['id'][:12]}: {exc}")
+            return
+        self.put(record["id"], backend=prompt["backend"], model=prompt["model"], text=text, data=data,
+                 source="import")
+        report.imported += 1
+
+    # --- usage --------------------------------------------------------------------------
+
+    def record_usage(self, call: LLMCall) -> None:
+        """Append one accounting row (no prompt or response text, no keys)."""
+        with self._write() as conn:
+            conn.execute(
+                "INSERT INTO usage (ts, backend, model, key, cache_hit, input_tokens, output_tokens, "
+                "cost_usd, latency_ms, error) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (time.time(), call.backend, call.model, call.key, int(call.cache_hit), call.input_tokens,
+                 call.output_tokens, call.cost_usd, call.latency_ms, call.error))
+
+    def stats(self) -> dict[str, Any]:
+        """Summary of stored answers, pending prompts and recorded usage."""
+        with self._connect() as conn:
+            responses = conn.execute(
+                "SELECT backend, model, source, COUNT(*) FROM responses "
+                "GROUP BY backend, model, source ORDER BY backend, model, source").fetchall()
+            pending = conn.execute("SELECT COUNT(*) FROM pending").fetchone()[0]
+            usage = conn.execute(
+                "SELECT backend, model, COUNT(*), SUM(cache_hit), SUM(error IS NOT NULL), "
+                "SUM(input_tokens), SUM(output_tokens), SUM(cost_usd), "
+                "AVG(CASE WHEN cache_hit = 0 AND error IS NULL THEN latency_ms END) "
+                "FROM usage GROUP BY backend, model ORDER BY backend, model").fetchall()
+        by_model = [_usage_row(row) for row in usage]
+        return {
+            "path": str(self.path),
+            "size_bytes": _size(self.path),
+            "responses": sum(row[3] for row in responses),
+            "responses_by_model": [{"backend": b, "model": m, "source": s, "count": n}
+                                   for b, m, s, n in responses],
+            "pending": pending,
+            "usage": _usage_total(by_model),
+            "usage_by_model": by_model,
+        }
+
+
+def _checked_answer(response: Any, schema: dict[str, Any] | None) -> tuple[str, Any | None]:
+    """(text, data) for an imported answer; LLMParseError if it does not match ``schema``."""
+    if schema is None:
+        if not isinstance(response, str):
+            raise LLMParseError("this prompt expects a text answer, not JSON", raw=json.dumps(response))
+        return response, None
+    if isinstance(response, str):
+        return response, parse_structured(response, schema)
+    text = json.dumps(response, ensure_ascii=False)
+    return text, validate_structured(response, schema, raw=text)
+
+
+def _usage_row(row: tuple[Any, ...]) -> dict[str, Any]:
+    backend, model, calls, hits, errors, tokens_in, tokens_out, cost, latency = row
+    return {"backend": backend, "model": model, "calls": calls, "cache_hits": hits or 0,
+            "errors": errors or 0, "input_tokens": tokens_in or 0, "output_tokens": tokens_out or 0,
+            "cost_usd": round(cost, 6) if cost is not None else None,
+            "avg_latency_ms": round(latency, 1) if latency is not None else None}
+
+
+def _usage_total(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    costs = [row["cost_usd"] for row in rows if row["cost_usd"] is not None]
+    return {
+        "calls": sum(row["calls"] for row in rows),
+        "cache_hits": sum(row["cache_hits"] for row in rows),
+        "errors": sum(row["errors"] for row in rows),
+        "input_tokens": sum(row["input_tokens"] for row in rows),
+        "output_tokens": sum(row["output_tokens"] for row in rows),
+        "cost_usd": round(sum(costs), 6) if costs else None,
+    }
+
+
+def _size(path: Path) -> int:
+    total = 0
+    for suffix in ("", "-wal", "-shm"):
+        part = path.with_name(path.name + suffix)
+        if part.exists():
+            total += part.stat().st_size
+    return total
