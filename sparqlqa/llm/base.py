@@ -39,7 +39,7 @@ Role = Literal["user", "assistant"]
 CacheMode = Literal["use", "only", "off"]
 CACHE_MODES: tuple[str, ...] = ("use", "only", "off")
 #: the model used for ``anthropic`` without ``:MODEL`` and by :func:`resolve_llm_spec`
-DEFAULT_ANTHROPIC_MODEL = "claude-sonnet-4-5"
+DEFAULT_ANTHROPIC_MODEL = "claude-sonnet-5-5"
 
 
 @dataclass(frozen=True)
@@ -306,7 +306,8 @@ def _as_messages(prompt: str | Sequence[Message] | Sequence[dict[str, str]]) -> 
         if isinstance(item, Message):
             messages.append(item)
         elif isinstance(item, dict) and item.get("role") in ("user", "assistant"):
-            messages.append(Message(item["role"], str(item.get("content", ""))))
+            role: Role = "user" if item["role"] == "user" else "assistant"
+            messages.append(Message(role, str(item.get("content", ""))))
         else:
             raise ConfigError(f"not a chat message: {item!r}",
                               hint="pass a string or Message(role='user'|'assistant', content=...)")

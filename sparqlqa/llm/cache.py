@@ -231,7 +231,7 @@ class LLMCache:
             record = json.loads(line)
         except ValueError as exc:
             report.invalid += 1
-            report.errors.append(f"{where}: not JSON ({exc.msg})")
+            report.errors.append(f"{where}: not JSON ({exc})")
             return
         if not isinstance(record, dict) or not isinstance(record.get("id"), str):
             report.invalid += 1

@@ -15,7 +15,7 @@ import json
 import threading
 from collections import deque
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING, Any, ClassVar, Union
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from sparqlqa.errors import LLMError
 from sparqlqa.llm.base import LLM, LLMOptions, LLMRequest, LLMResponse, llms
@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 
 #: a queued answer: text, a JSON object/array (becomes ``data``), a function of the
 #: request returning either, or an exception to raise
-FakeAnswer = Union[str, dict[str, Any], list[Any], Callable[[LLMRequest], Any], BaseException]
+FakeAnswer = str | dict[str, Any] | list[Any] | Callable[[LLMRequest], Any] | BaseException
 
 
 @llms.register("fake")

@@ -3,8 +3,8 @@
 Prices are US dollars per million tokens (input, output), list prices without
 batch or prompt-caching discounts.  Unknown models get ``None``: no guess.
 
->>> estimate_cost("anthropic", "claude-sonnet-4-5", 1_000_000, 0)
-3.0
+>>> estimate_cost("anthropic", "claude-sonnet-5-5", 1_000_000, 0)
+2.0
 >>> estimate_cost("openai", "llama3.1", 10, 10) is None
 True
 """
@@ -13,6 +13,13 @@ from __future__ import annotations
 
 #: model-name prefix → (USD per 1M input tokens, USD per 1M output tokens); longest prefix wins
 ANTHROPIC_PRICES: dict[str, tuple[float, float]] = {
+    "claude-fable-5-1": (10.0, 50.0),
+    "claude-opus-5-5": (4.0, 20.0),
+    "claude-opus-5": (5.0, 25.0),
+    "claude-sonnet-5": (2.0, 10.0),
+    "claude-opus-4-8": (5.0, 25.0),
+    "claude-opus-4-7": (5.0, 25.0),
+    "claude-opus-4-6": (5.0, 25.0),
     "claude-opus-4-5": (5.0, 25.0),
     "claude-opus-4-1": (15.0, 75.0),
     "claude-opus-4": (15.0, 75.0),

@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TypeVar
 
-from sparqlqa.errors import LLMError
+from sparqlqa.errors import LLMAuthError, LLMBadRequest, LLMError, LLMOverloaded, LLMRateLimited
 
 T = TypeVar("T")
 
@@ -100,3 +100,56 @@ def parse_retry_after(headers: Mapping[str, str]) -> float | None:
     except (TypeError, ValueError):
         return None
     return max(0.0, when.timestamp() - time.time())
+
+
+def status_error(
+    status: int,
+    *,
+    provider: str,
+    detail: str,
+    request_desc: str,
+    auth_hint: str,
+    retry_after: float | None = None,
+    overloaded: bool = False,
+) -> Exception:
+    """Our error for an HTTP error status; transient ones come wrapped in :class:`RetryableFailure`.
+
+    ``detail`` is the server's own explanation, ``request_desc`` says which
+    request failed (model, message count, prompt start) without any key.
+    """
+    if status in (401, 403):
+        what = "rejected the API key" if status == 401 else "refused access (permission denied)"
+        return LLMAuthError(f"{provider} {what} ({status}: {detail})", hint=auth_hint)
+    if status == 529 or overloaded:
+        error: LLMError = LLMOverloaded(
+            f"{provider} is overloaded ({status}: {detail})",
+            hint="try again in a few minutes, use fewer parallel workers, "
+            "or answer from the cache with --llm-cache only",
+        )
+        return RetryableFailure(error, retry_after=retry_after)
+    if status == 429:
+        error = LLMRateLimited(
+            f"{provider} rate limit hit (429: {detail})",
+            hint="wait a minute, lower the number of parallel workers, or raise your rate limit",
+        )
+        return RetryableFailure(error, retry_after=retry_after)
+    if status in RETRYABLE_STATUSES or status >= 500:
+        error = LLMError(f"{provider} server error ({status}: {detail}) for {request_desc}",
+                         hint="this is usually temporary; try again later")
+        return RetryableFailure(error, retry_after=retry_after)
+    hint = {
+        404: "check the model name and the base URL",
+        413: "the prompt is too large: shorten it or lower the number of candidates",
+    }.get(status, "the request was malformed or unsupported; check the model name and options")
+    return LLMBadRequest(f"{provider} refused the request ({status}: {detail}); request: {request_desc}",
+                         hint=hint)
+
+
+def describe_request(url: str, model: str, n_messages: int, max_tokens: int, schema_name: str | None,
+                     preview: str) -> str:
+    """One line saying which request this was (for error messages; never includes keys)."""
+    parts = [f"POST {url}", f"model={model!r}", f"{n_messages} message(s)", f"max_tokens={max_tokens}"]
+    if schema_name:
+        parts.append(f"schema={schema_name!r}")
+    parts.append(f"prompt {preview!r}")
+    return ", ".join(parts)

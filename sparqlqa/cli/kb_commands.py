@@ -1,0 +1,237 @@
+"""``sparqlqa ingest``, ``kbs``, ``schema`` and ``sparql``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import click
+
+from sparqlqa.cli.output import byte_progress, console, note, print_json
+from sparqlqa.errors import ConfigError
+
+
+def _parse_options(pairs: tuple[str, ...]) -> dict[str, Any]:
+    options: dict[str, Any] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise ConfigError(f"bad option {pair!r}", hint="write options as KEY=VALUE, e.g. -o dataset=prime")
+        options[key.strip()] = value
+    return options
+
+
+def _manifest_summary(manifest: Any) -> dict[str, Any]:
+    return {"name": manifest.name, "store": manifest.store.get("kind"), "counts": manifest.counts,
+            "created_at": manifest.created_at, "base_iri": manifest.base_iri,
+            "sources": [s.get("path") for s in manifest.sources]}
+
+
+@click.command()
+@click.argument("sources", nargs=-1, required=True)
+@click.option("--kb", "kb_name", required=True, help="Name of the knowledge base to create.")
+@click.option("--format", "fmt", help="rdf, nt, nq, turtle, trig, rdfxml, n3, jsonld, triples or stark "
+              "(default: from the file name).")
+@click.option("--sep", help="Field separator for --format triples (default: tab or '|', guessed).")
+@click.option("--replace", is_flag=True, help="Rebuild an existing KB (the old one stays until the new one is complete).")
+@click.option("--base-iri", help="Base IRI for minted nodes and relations.")
+@click.option("--ontology", "ontologies", multiple=True, type=click.Path(exists=True, dir_okay=False),
+              help="Extra ontology file (Turtle) with labels/comments for classes and relations. Repeatable.")
+@click.option("--profile", "profile_name", help="Naming profile (e.g. wikidata, freebase) for dumps of those stores.")
+@click.option("-o", "--option", "extra", multiple=True, help="Format option KEY=VALUE (e.g. -o dataset=prime).")
+@click.option("--json", "as_json", is_flag=True, help="Print the manifest as JSON.")
+def ingest(sources: tuple[str, ...], kb_name: str, fmt: str | None, sep: str | None, replace: bool,
+           base_iri: str | None, ontologies: tuple[str, ...], profile_name: str | None,
+           extra: tuple[str, ...], as_json: bool) -> None:
+    """Build knowledge base KB from SOURCES (RDF files, delimited triples, STaRK SKBs; .gz/.bz2 ok)."""
+    from sparqlqa.ingest import ingest as run_ingest
+    from sparqlqa.profile import DEFAULT_PROFILE
+
+    options = _parse_options(extra)
+    if sep is not None:
+        options["sep"] = sep
+    profile = DEFAULT_PROFILE
+    if profile_name:
+        from sparqlqa.remote.profiles import load_profile
+
+        profile = load_profile(profile_name)
+    with byte_progress("loading") as progress:
+        kb = run_ingest(list(sources), kb=kb_name, format=fmt, replace=replace, options=options,
+                        base_iri=base_iri, ontologies=[Path(o) for o in ontologies], progress=progress,
+                        profile=profile)
+    if as_json:
+        print_json(kb.manifest.to_dict())
+        return
+    counts = kb.manifest.counts
+    console().print(f"[bold green]built[/] KB [bold]{kb.name}[/]: {counts.get('triples', 0):,} triples, "
+                    f"{counts.get('nodes', 0):,} nodes, {counts.get('types', 0)} types, "
+                    f"{counts.get('relations', 0)} relations")
+
+
+@click.group(invoke_without_command=True)
+@click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
+@click.pass_context
+def kbs(ctx: click.Context, as_json: bool) -> None:
+    """List knowledge bases (subcommands: remove, add)."""
+    if ctx.invoked_subcommand is not None:
+        return
+    from sparqlqa.kb import list_kbs
+
+    manifests = list_kbs()
+    if as_json:
+        print_json([_manifest_summary(m) for m in manifests])
+        return
+    if not manifests:
+        note("no knowledge bases yet: create one with 'sparqlqa ingest FILE --kb NAME'")
+        return
+    from rich.table import Table
+
+    table = Table("name", "store", "triples", "nodes", "relations", "created")
+    for m in manifests:
+        table.add_row(m.name, m.store.get("kind", "?"), f"{m.counts.get('triples', 0):,}",
+                      f"{m.counts.get('nodes', 0):,}", str(m.counts.get("relations", 0)), m.created_at)
+    console().print(table)
+
+
+@kbs.command("remove")
+@click.argument("name")
+@click.option("--yes", is_flag=True, help="Do not ask for confirmation.")
+def kbs_remove(name: str, yes: bool) -> None:
+    """Delete knowledge base NAME and everything derived from it."""
+    from sparqlqa.kb import open_kb, remove_kb
+
+    open_kb(name)  # KBNotFound before asking
+    if not yes:
+        click.confirm(f"remove knowledge base {name!r}?", abort=True)
+    remove_kb(name)
+    note(f"removed {name}")
+
+
+@kbs.command("add")
+@click.argument("name")
+@click.option("--endpoint", required=True, help="URL of a SPARQL 1.1 endpoint.")
+@click.option("--profile", "profile_name", default="generic", show_default=True,
+              help="wikidata, freebase, generic, or a profile file.")
+@click.option("--replace", is_flag=True, help="Replace an existing KB of that name.")
+@click.option("--json", "as_json", is_flag=True)
+def kbs_add(name: str, endpoint: str, profile_name: str, replace: bool, as_json: bool) -> None:
+    """Register a remote SPARQL endpoint as knowledge base NAME (schema sampled, never scanned)."""
+    from sparqlqa.remote import add_remote_kb
+
+    kb = add_remote_kb(name, endpoint, profile_name, replace=replace)
+    if as_json:
+        print_json(kb.manifest.to_dict())
+    else:
+        console().print(f"[bold green]added[/] remote KB [bold]{kb.name}[/] → {endpoint}")
+
+
+def _render_schema(kb: Any) -> None:
+    from rich.table import Table
+
+    from sparqlqa.results_format import shorten
+    from sparqlqa.store import NamedNode
+
+    schema = kb.schema
+    prefixes = _kb_prefixes(kb)
+    out = console()
+    out.print(f"[bold]{kb.name}[/]: {schema.triple_count:,} triples, {schema.node_count:,} nodes")
+    types = Table("node type", "label", "nodes", title="Node types")
+    for info in schema.types:
+        types.add_row(shorten(NamedNode(info.iri), prefixes), info.label, f"{info.count:,}")
+    out.print(types)
+    relations = Table("relation", "label", "count", "kind", "domain → range (count)", title="Relations")
+    for rel in schema.relations:
+        pairs = ", ".join(f"{schema.type_label(d)} → {schema.type_label(r)} ({n:,})" for d, r, n in rel.pairs[:3])
+        relations.add_row(shorten(NamedNode(rel.iri), prefixes), rel.label, f"{rel.count:,}", rel.kind, pairs)
+    out.print(relations)
+    for title, predicates in (("labels", schema.label_predicates), ("aliases", schema.alias_predicates),
+                              ("text", schema.text_predicates)):
+        out.print(f"{title}: {', '.join(predicates) or '(none)'}")
+
+
+@click.command()
+@click.argument("name")
+@click.option("--json", "as_json", is_flag=True, help="Print the schema as JSON.")
+def schema(name: str, as_json: bool) -> None:
+    """Show the schema of knowledge base NAME: node types, relations, name predicates."""
+    from sparqlqa.kb import open_kb
+
+    kb = open_kb(name)
+    if as_json:
+        print_json({"kb": kb.name, **kb.schema.to_dict()})
+    else:
+        _render_schema(kb)
+
+
+def _read_query(query: str) -> str:
+    if query.startswith("@"):
+        path = Path(query[1:])
+        try:
+            return path.read_text("utf-8")
+        except OSError as exc:
+            raise ConfigError(f"cannot read query file {path}: {exc.strerror or exc}") from exc
+    if query == "-":
+        return click.get_text_stream("stdin").read()
+    return query
+
+
+def _kb_prefixes(kb: Any) -> dict[str, str]:
+    from sparqlqa.vocab import PREFIXES
+
+    base = kb.manifest.base_iri
+    extra = {"kb": base, "rel": f"{base}relation/", "ent": f"{base}entity/", "node": f"{base}node/"} if base else {}
+    return {**PREFIXES, **extra, **kb.profile.prefixes}
+
+
+def with_default_prefixes(query: str, prefixes: dict[str, str]) -> str:
+    """Declare the well-known prefixes (rdf, rdfs, skos, sqa, kb, ...) the query uses but does not declare."""
+    import re
+
+    declared = {m.lower() for m in re.findall(r"(?i)\bPREFIX\s+([A-Za-z][\w.-]*|):", query)}
+    lines = [f"PREFIX {name}: <{iri}>" for name, iri in prefixes.items()
+             if name.lower() not in declared and re.search(rf"(?<![\w<]){re.escape(name)}:", query)]
+    return "\n".join([*lines, query]) if lines else query
+
+
+def _print_table(result: Any, prefixes: dict[str, str]) -> None:
+    from rich.table import Table
+
+    from sparqlqa.results_format import shorten, to_ntriples
+
+    if result.form == "ASK":
+        console().print("yes" if result.boolean else "no")
+        return
+    if result.form != "SELECT":
+        click.echo(to_ntriples(result), nl=False)
+        return
+    table = Table(*result.variables)
+    for row in result.rows:
+        table.add_row(*(shorten(term, prefixes) for term in row))
+    console().print(table)
+    note(f"{len(result.rows):,} row(s) in {result.elapsed_ms:.1f} ms")
+
+
+@click.command()
+@click.argument("name")
+@click.argument("query")
+@click.option("--format", "fmt", type=click.Choice(["table", "json", "csv", "tsv"]), default="table",
+              show_default=True)
+@click.option("--json", "as_json", is_flag=True, help="Same as --format json.")
+def sparql(name: str, query: str, fmt: str, as_json: bool) -> None:
+    """Run a SPARQL query (text, @file.rq or - for stdin) on knowledge base NAME.
+
+    Only SELECT, ASK, CONSTRUCT and DESCRIBE run; updates are refused. The usual
+    prefixes (rdf, rdfs, owl, xsd, skos, schema, sqa, and kb: for the KB's own
+    base IRI) may be used without declaring them.
+    """
+    from sparqlqa.kb import open_kb
+    from sparqlqa.results_format import FORMATTERS
+
+    kb = open_kb(name)
+    prefixes = _kb_prefixes(kb)
+    result = kb.query(with_default_prefixes(_read_query(query), prefixes))
+    fmt = "json" if as_json else fmt
+    if fmt == "table":
+        _print_table(result, prefixes)
+    else:
+        click.echo(FORMATTERS[fmt](result), nl=False)

@@ -1,0 +1,343 @@
+"""Benchmarks behind one interface: a :class:`Dataset` loads :class:`Question` objects.
+
+Gold answers are KB node IRIs (STaRK: node id ``N`` → ``{base_iri}node/N``) or
+labels matched to nodes case-insensitively (MetaQA, PathQuestion, WC2014).
+
+>>> import tempfile, pathlib
+>>> src = pathlib.Path(tempfile.mkdtemp()) / "qa.txt"
+>>> _ = src.write_text("what movies did [Tom Hanks] act in\\tBig|Splash\\n")
+>>> [q] = load_questions("metaqa", src)
+>>> q.id, q.text, sorted(q.gold_labels), q.meta["topic"]
+('1', 'what movies did Tom Hanks act in', ['Big', 'Splash'], 'Tom Hanks')
+"""
+
+from __future__ import annotations
+
+import ast
+import csv
+import json
+import re
+import sys
+from abc import ABC, abstractmethod
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar
+
+from sparqlqa.errors import DatasetError
+from sparqlqa.registry import Registry
+
+#: the splits ``--split`` accepts (``human``: STaRK's human-generated set)
+SPLITS: tuple[str, ...] = ("test", "val", "dev", "train", "human", "all")
+
+
+@dataclass(frozen=True)
+class Question:
+    """One benchmark question and its gold answers."""
+
+    id: str
+    text: str
+    gold_iris: frozenset[str] = frozenset()
+    gold_labels: frozenset[str] = frozenset()
+    meta: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "question": self.text, "gold_iris": sorted(self.gold_iris),
+                "gold_labels": sorted(self.gold_labels), **({"meta": self.meta} if self.meta else {})}
+
+
+class Dataset(ABC):
+    """One benchmark format.  Options (``base_iri``, ``split``, ``test_ratio``) come to the constructor."""
+
+    name: ClassVar[str] = ""
+    #: "retrieval" (STaRK metrics) or "kgqa" (Hits@1, F1)
+    kind: ClassVar[str] = "kgqa"
+
+    def __init__(self, *, base_iri: str = "", split: str | None = None, test_ratio: float = 1.0) -> None:
+        if split is not None and split not in SPLITS:
+            raise DatasetError(f"unknown split {split!r}", hint="use one of: " + ", ".join(SPLITS))
+        if not 0.0 < test_ratio <= 1.0:
+            raise DatasetError(f"--test-ratio must be in (0, 1], not {test_ratio}")
+        self.base_iri = base_iri
+        self.split = split
+        self.test_ratio = test_ratio
+
+    @abstractmethod
+    def load(self, source: Path) -> list[Question]:
+        """The questions of ``source`` (a file or folder), in file order."""
+
+    def _ratio(self, questions: list[Question]) -> list[Question]:
+        """STaRK's ``--test-ratio``: the first ``int(n * ratio)`` questions of the split."""
+        if self.test_ratio >= 1.0:
+            return questions
+        return questions[: int(len(questions) * self.test_ratio)]
+
+
+datasets: Registry[type[Dataset]] = Registry("dataset", ("sparqlqa.evaluation.datasets",))
+
+
+def load_questions(name: str, source: str | Path, **options: Any) -> list[Question]:
+    """Load ``source`` with the dataset format registered as ``name``."""
+    path = Path(source).expanduser()
+    if not path.exists():
+        raise DatasetError(f"{path}: no such file or folder")
+    questions = datasets.get(name)(**options).load(path)
+    seen: set[str] = set()
+    for question in questions:
+        if question.id in seen:
+            raise DatasetError(f"{path}: question id {question.id!r} appears twice",
+                               hint="every question needs a unique id")
+        seen.add(question.id)
+    return questions
+
+
+def _lines(path: Path) -> Iterator[tuple[int, str]]:
+    """(line number, line) of the non-blank lines of a UTF-8 text file."""
+    try:
+        with path.open(encoding="utf-8-sig") as handle:
+            for number, line in enumerate(handle, start=1):
+                line = line.rstrip("\r\n")
+                if line.strip():
+                    yield number, line
+    except UnicodeDecodeError as exc:
+        raise DatasetError(f"{path}: not UTF-8 text ({exc.reason})") from None
+    except OSError as exc:
+        raise DatasetError(f"{path}: cannot read: {exc.strerror or exc}") from None
+
+
+def _pick_file(source: Path, candidates: list[str], what: str) -> Path:
+    if source.is_file():
+        return source
+    for name in candidates:
+        if (source / name).is_file():
+            return source / name
+    raise DatasetError(f"{source}: no {what} file here (looked for {', '.join(candidates)})",
+                       hint="pass the question file itself, or a folder holding one of those")
+
+
+# --- STaRK ------------------------------------------------------------------------------
+
+
+def parse_answer_ids(text: str, where: str) -> list[int]:
+    """STaRK's ``answer_ids`` cell: a list literal of node ids, parsed without ``eval``.
+
+    >>> parse_answer_ids("[95312, 35882]", "x")
+    [95312, 35882]
+    """
+    try:
+        value = json.loads(text)
+    except ValueError:
+        try:
+            value = ast.literal_eval(text.strip())
+        except (ValueError, SyntaxError, MemoryError, RecursionError):
+            value = None
+    if not isinstance(value, list) or not all(isinstance(v, int) and not isinstance(v, bool) for v in value):
+        raise DatasetError(f"{where}: answer_ids must be a list of node ids, found {text[:60]!r}")
+    return value
+
+
+class StarkDataset(Dataset):
+    """STaRK QA: ``stark_qa/stark_qa.csv`` + ``split/{train,val,test}.index``, or the human set.
+
+    ``source`` is the dataset's folder (``…/stark/primekg``), the STaRK root
+    (holding ``prime``/``primekg``, ``mag``, ``amazon``), or a QA CSV file.
+    """
+
+    kind = "retrieval"
+    folders: ClassVar[tuple[str, ...]] = ()
+
+    def load(self, source: Path) -> list[Question]:
+        root = self._root(source)
+        split = self.split or "test"
+        if split == "human":
+            csv_path = source if source.is_file() else root / "stark_qa" / "stark_qa_human_generated_eval.csv"
+            return self._ratio(list(self._read_csv(csv_path).values()))
+        csv_path = source if source.is_file() else root / "stark_qa" / "stark_qa.csv"
+        rows = self._read_csv(csv_path)
+        if split == "all":
+            return self._ratio([rows[key] for key in sorted(rows, key=int)])
+        split_name = "val" if split == "dev" else split
+        split_dir = root / "split" if source.is_dir() else csv_path.parent.parent / "split"
+        ids = self._read_index(split_dir / f"{split_name}.index")
+        missing = [i for i in ids if i not in rows]
+        if missing:
+            raise DatasetError(f"{split_dir / (split_name + '.index')}: {len(missing)} id(s) not in "
+                               f"{csv_path.name}, e.g. {missing[0]}",
+                               hint="use the split files that came with this QA file")
+        return self._ratio([rows[i] for i in ids])
+
+    def _root(self, source: Path) -> Path:
+        if source.is_file():
+            return source.parent.parent
+        if (source / "stark_qa").is_dir():
+            return source
+        for name in self.folders:
+            if (source / name / "stark_qa").is_dir():
+                return source / name
+        raise DatasetError(f"{source}: not a STaRK {self.name} folder (no stark_qa/ inside)",
+                           hint=f"pass the folder holding stark_qa/ and split/ (e.g. …/stark/{self.folders[-1]})")
+
+    @staticmethod
+    def _read_index(path: Path) -> list[str]:
+        if not path.is_file():
+            raise DatasetError(f"{path}: split file missing", hint="download the split files with the QA set")
+        ids = [line.strip() for _, line in _lines(path)]
+        bad = [i for i in ids if not i.isdigit()]
+        if bad:
+            raise DatasetError(f"{path}: split files hold one numeric id per line, found {bad[0]!r}")
+        return ids
+
+    def _read_csv(self, path: Path) -> dict[str, Question]:
+        if not path.is_file():
+            raise DatasetError(f"{path}: QA file missing")
+        rows: dict[str, Question] = {}
+        csv.field_size_limit(min(sys.maxsize, 2**31 - 1))
+        with path.open(encoding="utf-8-sig", newline="") as handle:
+            reader = csv.DictReader(handle)
+            needed = {"id", "query", "answer_ids"}
+            if not needed <= set(reader.fieldnames or ()):
+                raise DatasetError(f"{path}: expected columns id,query,answer_ids, found "
+                                   f"{','.join(reader.fieldnames or ())}")
+            for row in reader:
+                where = f"{path}:{reader.line_num}"
+                qid = (row["id"] or "").strip()
+                if not qid.isdigit():
+                    raise DatasetError(f"{where}: id must be a number, found {qid!r}")
+                answers = parse_answer_ids(row["answer_ids"] or "", where)
+                iris = frozenset(f"{self.base_iri}node/{n}" for n in answers)
+                rows[qid] = Question(qid, row["query"] or "", iris, frozenset(), {"answer_ids": answers})
+        return rows
+
+
+@datasets.register("stark-prime")
+class StarkPrime(StarkDataset):
+    name = "stark-prime"
+    folders = ("prime", "primekg")
+
+
+@datasets.register("stark-mag")
+class StarkMag(StarkDataset):
+    name = "stark-mag"
+    folders = ("mag",)
+
+
+@datasets.register("stark-amazon")
+class StarkAmazon(StarkDataset):
+    name = "stark-amazon"
+    folders = ("amazon",)
+
+
+# --- KGQA text formats ------------------------------------------------------------------
+
+_TOPIC = re.compile(r"\[([^\]]+)\]")
+_PAREN_ANSWERS = re.compile(r"^(?P<main>.*?)\((?P<all>[^()]*)\)\s*$")
+
+
+@datasets.register("metaqa")
+class MetaQA(Dataset):
+    """MetaQA (1/2/3-hop, vanilla and NTM): ``question with [entity] TAB ans1|ans2``.
+
+    The brackets are removed from the question text; the topic entity is kept
+    in ``meta["topic"]``.  A folder holds ``qa_{split}.txt`` (default: test, then dev).
+    """
+
+    name = "metaqa"
+
+    def load(self, source: Path) -> list[Question]:
+        names = [f"qa_{self.split}.txt"] if self.split else ["qa_test.txt", "qa_dev.txt"]
+        path = _pick_file(source, names, "MetaQA question")
+        questions = []
+        for number, line in _lines(path):
+            fields = line.split("\t")
+            if len(fields) != 2 or not fields[1].strip():
+                raise DatasetError(f"{path}:{number}: expected 'question TAB ans1|ans2', found {line[:80]!r}")
+            topic = _TOPIC.search(fields[0])
+            text = _TOPIC.sub(lambda m: m.group(1), fields[0]).strip()
+            labels = frozenset(a.strip() for a in fields[1].split("|") if a.strip())
+            meta = {"topic": topic.group(1)} if topic else {}
+            questions.append(Question(str(number), text, frozenset(), labels, meta))
+        return self._ratio(questions)
+
+
+def parse_path_answers(field_text: str) -> frozenset[str]:
+    """PathQuestion/WC2014 answers: ``main(a/b/)`` → {a, b}; else split on ``|`` or ``/``.
+
+    >>> sorted(parse_path_answers("female(male/female/)")), sorted(parse_path_answers("spain/italy"))
+    (['female', 'male'], ['italy', 'spain'])
+    """
+    text = field_text.strip()
+    match = _PAREN_ANSWERS.match(text)
+    if match:
+        inside = [a.strip() for a in match.group("all").split("/") if a.strip()]
+        return frozenset(inside or [match.group("main").strip()])
+    separator = "|" if "|" in text else "/"
+    return frozenset(a.strip() for a in text.split(separator) if a.strip())
+
+
+class TabbedPathDataset(Dataset):
+    """``question TAB answers TAB path…`` (PathQuestion PQ/PQL, WorldCup2014)."""
+
+    def load(self, source: Path) -> list[Question]:
+        path = _pick_file(source, [f"{self.split}.txt"] if self.split else [], f"{self.name} question")
+        questions = []
+        for number, line in _lines(path):
+            fields = line.split("\t")
+            labels = parse_path_answers(fields[1]) if len(fields) >= 2 else frozenset()
+            if len(fields) < 2 or not fields[0].strip() or not labels:
+                raise DatasetError(f"{path}:{number}: expected 'question TAB answers TAB path', "
+                                   f"found {line[:80]!r}")
+            meta = {"path": fields[2].strip()} if len(fields) > 2 else {}
+            questions.append(Question(str(number), fields[0].strip(), frozenset(), labels, meta))
+        return self._ratio(questions)
+
+
+@datasets.register("pathquestion")
+class PathQuestion(TabbedPathDataset):
+    name = "pathquestion"
+
+
+@datasets.register("wc2014")
+class WorldCup2014(TabbedPathDataset):
+    name = "wc2014"
+
+
+# --- users' own sets --------------------------------------------------------------------
+
+_IRI = re.compile(r"^<?[A-Za-z][A-Za-z0-9+.-]*:[^\s<>\"]+>?$")
+
+
+def _is_iri(text: str) -> bool:
+    """Absolute IRIs (``scheme:…`` with ``//`` or ``urn:``, optionally in ``<>``) are gold nodes."""
+    return bool(_IRI.match(text)) and ("://" in text or text.lstrip("<").startswith("urn:"))
+
+
+@datasets.register("jsonl")
+class JsonlDataset(Dataset):
+    """One JSON object per line: ``{"id": …, "question": …, "answers": [IRI or label, …]}``.
+
+    ``id`` defaults to the line number; answers that are absolute IRIs are
+    matched by IRI, the others by label.
+    """
+
+    name = "jsonl"
+
+    def load(self, source: Path) -> list[Question]:
+        path = _pick_file(source, [f"{self.split}.jsonl"] if self.split else [], "JSONL question")
+        questions = []
+        for number, line in _lines(path):
+            where = f"{path}:{number}"
+            try:
+                obj = json.loads(line)
+            except ValueError as exc:
+                raise DatasetError(f"{where}: not valid JSON ({exc})") from None
+            text, answers = (obj.get("question"), obj.get("answers")) if isinstance(obj, dict) else (None, None)
+            if not isinstance(text, str) or not text.strip():
+                raise DatasetError(f"{where}: needs a non-empty \"question\" string")
+            if not isinstance(answers, list) or not all(isinstance(a, str) for a in answers):
+                raise DatasetError(f"{where}: \"answers\" must be a list of strings (IRIs or labels)")
+            iris = frozenset(a.strip().strip("<>") for a in answers if _is_iri(a.strip()))
+            labels = frozenset(a.strip() for a in answers if a.strip() and not _is_iri(a.strip()))
+            qid = str(obj.get("id", number))
+            extra = {k: v for k, v in obj.items() if k not in ("id", "question", "answers")}
+            questions.append(Question(qid, text.strip(), iris, labels, extra))
+        return self._ratio(questions)

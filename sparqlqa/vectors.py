@@ -1,0 +1,432 @@
+"""Node texts and the node vector index: built once per KB, searched exactly with numpy.
+
+A node's text is its document (``sqa:text`` or the profile's text predicates)
+when it has one, else its label plus a short verbalisation of its relations
+("Alien directed by Ridley Scott; Alien starred actors Sigourney Weaver"), so
+text-less KBs such as MetaQA still embed well.
+
+On-disk KBs keep the index in ``kb.artifacts_dir("embeddings")/<model_id>/``::
+
+    ids.txt            one node IRI per line (row order)
+    types.json         {type IRI: [row, ...]}
+    chunk-00000.npy    float32 rows [0, chunk_size), written atomically
+    progress.json      chunk size, dimension, chunks done, complete flag
+
+A killed build resumes where it stopped (finished chunks are skipped).
+In-memory KBs keep their index in memory.
+
+>>> from sparqlqa.store import OxigraphStore
+>>> from sparqlqa.kb import KnowledgeBase
+>>> from sparqlqa.embed import get_embedder
+>>> store = OxigraphStore.in_memory()
+>>> store.oxstore.update('INSERT DATA { <urn:a> <http://www.w3.org/2000/01/rdf-schema#label> "green tea" }')
+>>> index = load_index(KnowledgeBase.in_memory("demo", store), get_embedder("fake"))
+>>> index.search(embed_query(get_embedder("fake"), "green tea"), 1)[0][0]
+'urn:a'
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import weakref
+from collections import OrderedDict
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from pyoxigraph import NamedNode
+
+from sparqlqa.embed import Embedder
+from sparqlqa.errors import KBError
+from sparqlqa.kb import KnowledgeBase
+from sparqlqa.paths import atomic_write_bytes, atomic_write_json, atomic_write_text
+from sparqlqa.schema import humanize, local_name
+from sparqlqa.vocab import META_CLASSES, RDFS, SQA
+
+INDEX_FORMAT = 1
+CHUNK_SIZE = 1024
+VALUES_BATCH = 500
+#: relation values listed per relation in a verbalisation, and its length cap
+MAX_VALUES = 5
+MAX_TEXT_CHARS = 2000
+#: ``progress(done_nodes, total_nodes)``
+Progress = Callable[[int, int], None]
+#: records of helper queries: ``sink(QueryResult.history())``
+QuerySink = Callable[[dict[str, Any]], None]
+
+
+# --- node texts ------------------------------------------------------------------------------
+
+
+@dataclass
+class NodeFacts:
+    """What is known about one node: labels, types, texts, relations (as labels)."""
+
+    label: str = ""
+    types: list[str] = field(default_factory=list)
+    texts: list[str] = field(default_factory=list)
+    outgoing: dict[str, list[str]] = field(default_factory=dict)  # relation label -> object labels
+    incoming: dict[str, list[str]] = field(default_factory=dict)  # relation label -> subject labels
+
+
+def _values(iris: Iterable[str]) -> str:
+    return " ".join(str(NamedNode(i)) for i in iris)
+
+
+def _run(kb: KnowledgeBase, sparql: str, sink: QuerySink | None) -> list[tuple[Any, ...]]:
+    result = kb.query(sparql)
+    if sink is not None:
+        sink(result.history())
+    return result.rows
+
+
+def _label_predicates(kb: KnowledgeBase) -> list[str]:
+    return list(kb.schema.label_predicates) or [RDFS.label.value]
+
+
+def fetch_labels(kb: KnowledgeBase, iris: Sequence[str], *, sink: QuerySink | None = None,
+                 ) -> tuple[dict[str, str], dict[str, list[str]]]:
+    """Labels and types of ``iris`` (one query per 500 IRIs)."""
+    labels: dict[str, str] = {}
+    types: dict[str, list[str]] = {}
+    label_values = _values(_label_predicates(kb))
+    type_p = NamedNode(kb.schema.type_predicate)
+    for start in range(0, len(iris), VALUES_BATCH):
+        query = (f"SELECT ?s ?l ?t WHERE {{ VALUES ?s {{ {_values(iris[start:start + VALUES_BATCH])} }} "
+                 f"OPTIONAL {{ VALUES ?lp {{ {label_values} }} ?s ?lp ?l }} OPTIONAL {{ ?s {type_p} ?t }} }}")
+        for s, label, kind in _run(kb, query, sink):
+            if s is None:
+                continue
+            if label is not None and s.value not in labels:
+                labels[s.value] = label.value
+            if isinstance(kind, NamedNode) and kind.value not in META_CLASSES:
+                known = types.setdefault(s.value, [])
+                if kind.value not in known:
+                    known.append(kind.value)
+    return labels, types
+
+
+def _relation_label(kb: KnowledgeBase, iri: str) -> str:
+    rel = kb.schema.relation(iri)
+    return rel.label if rel is not None else humanize(local_name(iri))
+
+
+def _fetch_relations(kb: KnowledgeBase, iris: Sequence[str], facts: dict[str, NodeFacts],
+                     sink: QuerySink | None) -> None:
+    label_p = NamedNode(_label_predicates(kb)[0])
+    skip = f"FILTER(?p != {NamedNode(kb.schema.type_predicate)})"
+    values = _values(iris)
+    out_q = (f"SELECT ?s ?p ?o ?ol WHERE {{ VALUES ?s {{ {values} }} ?s ?p ?o FILTER(isIRI(?o)) {skip} "
+             f"OPTIONAL {{ ?o {label_p} ?ol }} }}")
+    in_q = (f"SELECT ?o ?p ?s ?sl WHERE {{ VALUES ?o {{ {values} }} ?s ?p ?o FILTER(isIRI(?s)) {skip} "
+            f"OPTIONAL {{ ?s {label_p} ?sl }} }}")
+    for query, attr in ((out_q, "outgoing"), (in_q, "incoming")):
+        for node, pred, other, other_label in _run(kb, query, sink):
+            if node is None or pred is None or other is None or node.value not in facts:
+                continue
+            name = other_label.value if other_label is not None else local_name(other.value)
+            bucket = getattr(facts[node.value], attr).setdefault(_relation_label(kb, pred.value), [])
+            if name not in bucket:
+                bucket.append(name)
+
+
+def _fetch_texts(kb: KnowledgeBase, iris: Sequence[str], facts: dict[str, NodeFacts],
+                 sink: QuerySink | None) -> None:
+    predicates = list(kb.schema.text_predicates)
+    if not predicates:
+        return
+    query = (f"SELECT ?s ?t WHERE {{ VALUES ?s {{ {_values(iris)} }} VALUES ?p {{ {_values(predicates)} }} "
+             "?s ?p ?t FILTER(isLiteral(?t)) }")
+    for s, text in _run(kb, query, sink):
+        if s is not None and text is not None and s.value in facts:
+            facts[s.value].texts.append(text.value)
+
+
+def fetch_facts(kb: KnowledgeBase, iris: Sequence[str], *, relations: bool = True,
+                sink: QuerySink | None = None) -> dict[str, NodeFacts]:
+    """Labels, types, texts and (optionally) relations of ``iris``."""
+    iris = list(dict.fromkeys(iris))
+    facts = {iri: NodeFacts() for iri in iris}
+    labels, types = fetch_labels(kb, iris, sink=sink)
+    for iri in iris:
+        facts[iri].label = labels.get(iri) or local_name(iri)
+        facts[iri].types = types.get(iri, [])
+    for start in range(0, len(iris), VALUES_BATCH):
+        batch = iris[start:start + VALUES_BATCH]
+        _fetch_texts(kb, batch, facts, sink)
+        if relations:
+            _fetch_relations(kb, batch, facts, sink)
+    return facts
+
+
+def verbalize(facts: NodeFacts, schema_type_label: Callable[[str], str], *, max_values: int = MAX_VALUES,
+              with_text: bool = True, with_relations: bool = True, max_chars: int = MAX_TEXT_CHARS) -> str:
+    """One node as text: label (type), its document, and a sentence per relation."""
+    kinds = [schema_type_label(t) for t in facts.types if t != SQA.Entity.value]
+    head = f"{facts.label} ({', '.join(kinds)})" if kinds else facts.label
+    parts = [head]
+    if with_text:
+        parts.extend(text for text in facts.texts if text.strip())
+    if with_relations:
+        for relation, names in sorted(facts.outgoing.items()):
+            parts.append(f"{facts.label} {relation} {_listing(names, max_values)}")
+        for relation, names in sorted(facts.incoming.items()):
+            parts.append(f"{_listing(names, max_values)} {relation} {facts.label}")
+    text = ". ".join(p.strip().rstrip(".") for p in parts if p.strip()) + "."
+    return text if len(text) <= max_chars else text[: max_chars - 1].rstrip() + "…"
+
+
+def _listing(names: list[str], limit: int) -> str:
+    shown = ", ".join(names[:limit])
+    return f"{shown} and {len(names) - limit} more" if len(names) > limit else shown
+
+
+def node_texts(kb: KnowledgeBase, iris: Sequence[str], *, mode: str = "index",
+               sink: QuerySink | None = None, max_chars: int = MAX_TEXT_CHARS) -> dict[str, str]:
+    """Texts of ``iris``.  ``index``: the document, else label + relations; ``full``: both."""
+    facts = fetch_facts(kb, iris, relations=True, sink=sink)
+    texts = {}
+    for iri, fact in facts.items():
+        relations = mode == "full" or not any(t.strip() for t in fact.texts)
+        texts[iri] = verbalize(fact, kb.schema.type_label, with_relations=relations, max_chars=max_chars)
+    return texts
+
+
+# --- the index -------------------------------------------------------------------------------
+
+
+@dataclass
+class NodeIndex:
+    """Unit vectors of every node of a KB, searched exactly (a dot product per row)."""
+
+    model_id: str
+    ids: list[str]
+    vectors: np.ndarray
+    type_rows: dict[str, np.ndarray] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.row_of: dict[str, int] = {iri: row for row, iri in enumerate(self.ids)}
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def rows_for(self, type_iri: str | None) -> np.ndarray | None:
+        """Row indexes of nodes of ``type_iri`` (``None``: every row)."""
+        if type_iri is None:
+            return None
+        return self.type_rows.get(type_iri, np.zeros(0, dtype=np.int64))
+
+    def search(self, query: np.ndarray, k: int, *, type_iri: str | None = None,
+               exclude: Iterable[str] = ()) -> list[tuple[str, float]]:
+        """The ``k`` nodes most similar to ``query`` (ties: lower row first), optionally of one type."""
+        rows = self.rows_for(type_iri)
+        skip = {self.row_of[i] for i in exclude if i in self.row_of}
+        if k <= 0 or len(self.ids) == 0:
+            return []
+        matrix = self.vectors if rows is None else self.vectors[rows]
+        scores = matrix @ query.astype(np.float32)
+        want = min(len(scores), k + len(skip))
+        if want == 0:
+            return []
+        top = np.argpartition(-scores, want - 1)[:want] if want < len(scores) else np.arange(len(scores))
+        top = top[np.lexsort((top, -scores[top]))]
+        picked = top if rows is None else rows[top]
+        found = [(self.ids[int(r)], float(s)) for r, s in zip(picked, scores[top]) if int(r) not in skip]
+        return found[:k]
+
+    def similarities(self, query: np.ndarray, iris: Iterable[str]) -> dict[str, float]:
+        """Cosine similarity of ``query`` to each of ``iris`` that the index holds."""
+        known = [(iri, self.row_of[iri]) for iri in iris if iri in self.row_of]
+        if not known:
+            return {}
+        rows = np.fromiter((r for _, r in known), dtype=np.int64, count=len(known))
+        scores = self.vectors[rows] @ query.astype(np.float32)
+        return {iri: float(s) for (iri, _), s in zip(known, scores)}
+
+    def dominant_type(self, iris: Iterable[str]) -> str | None:
+        """The type most of ``iris`` share (``None`` when they have none)."""
+        rows = np.fromiter((self.row_of[i] for i in iris if i in self.row_of), dtype=np.int64)
+        if len(rows) == 0 or not self.type_rows:
+            return None
+        counts = {t: int(np.isin(rows, members, assume_unique=False).sum()) for t, members in self.type_rows.items()}
+        best = max(counts, key=lambda t: (counts[t], -len(self.type_rows[t])))
+        return best if counts[best] > 0 else None
+
+
+def index_nodes(kb: KnowledgeBase) -> tuple[list[str], dict[str, list[str]]]:
+    """Every answerable node (labelled or typed, not a class/property), sorted, and its types."""
+    schema = kb.schema
+    excluded = {t.iri for t in schema.types} | {r.iri for r in schema.relations}
+    type_p = NamedNode(schema.type_predicate)
+    query = (f"SELECT DISTINCT ?s WHERE {{ {{ VALUES ?lp {{ {_values(_label_predicates(kb))} }} ?s ?lp ?l }} "
+             f"UNION {{ ?s {type_p} ?t }} FILTER(isIRI(?s)) }}")
+    nodes = {row[0].value for row in kb.query(query).rows if row[0] is not None}
+    types: dict[str, list[str]] = {}
+    for s, t in kb.query(f"SELECT ?s ?t WHERE {{ ?s {type_p} ?t FILTER(isIRI(?s) && isIRI(?t)) }}").rows:
+        types.setdefault(s.value, []).append(t.value)  # type: ignore[union-attr]
+    meta_only = {s for s, ts in types.items() if ts and all(t in META_CLASSES for t in ts)}
+    ids = sorted(nodes - excluded - meta_only)
+    kept = {s: [t for t in types.get(s, []) if t not in META_CLASSES] for s in ids}
+    return ids, kept
+
+
+def _type_rows(ids: list[str], types: dict[str, list[str]]) -> dict[str, list[int]]:
+    rows: dict[str, list[int]] = {}
+    for row, iri in enumerate(ids):
+        for kind in types.get(iri, []):
+            rows.setdefault(kind, []).append(row)
+    return rows
+
+
+def _embed_rows(kb: KnowledgeBase, embedder: Embedder, iris: Sequence[str]) -> np.ndarray:
+    texts = node_texts(kb, iris, mode="index")
+    return embedder.embed([texts[i] for i in iris])
+
+
+def _index_folder(kb: KnowledgeBase, embedder: Embedder) -> Path | None:
+    root = kb.artifacts_dir("embeddings")
+    if root is None:
+        return None
+    folder = root / embedder.model_id
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+def _read_progress(folder: Path) -> dict[str, Any]:
+    try:
+        return dict(json.loads((folder / "progress.json").read_text("utf-8")))
+    except (OSError, ValueError):
+        return {}
+
+
+def _prepare(folder: Path, kb: KnowledgeBase, embedder: Embedder, chunk_size: int) -> dict[str, Any]:
+    """The progress record, writing ids and types first when starting afresh."""
+    progress = _read_progress(folder)
+    ok = (progress.get("format") == INDEX_FORMAT and progress.get("chunk_size") == chunk_size
+          and (folder / "ids.txt").is_file() and (folder / "types.json").is_file())
+    if ok:
+        return progress
+    for stale in folder.glob("chunk-*.npy"):
+        stale.unlink()
+    ids, types = index_nodes(kb)
+    atomic_write_text(folder / "ids.txt", "".join(f"{iri}\n" for iri in ids))
+    atomic_write_json(folder / "types.json", _type_rows(ids, types))
+    progress = {"format": INDEX_FORMAT, "model_id": embedder.model_id, "chunk_size": chunk_size,
+                "count": len(ids), "chunks": (len(ids) + chunk_size - 1) // chunk_size,
+                "dimension": None, "chunks_done": 0, "complete": False}
+    atomic_write_json(folder / "progress.json", progress)
+    return progress
+
+
+def _chunk_path(folder: Path, number: int) -> Path:
+    return folder / f"chunk-{number:05d}.npy"
+
+
+def _save_array(path: Path, array: np.ndarray) -> None:
+    buffer = io.BytesIO()
+    np.save(buffer, np.ascontiguousarray(array, dtype=np.float32))
+    atomic_write_bytes(path, buffer.getvalue())
+
+
+def build_index(kb: KnowledgeBase, embedder: Embedder, *, progress: Progress | None = None,
+                chunk_size: int = CHUNK_SIZE) -> NodeIndex:
+    """Build (or finish building) the node index of an on-disk KB, then load it."""
+    folder = _index_folder(kb, embedder)
+    if folder is None:
+        return _build_in_memory(kb, embedder, progress)
+    record = _prepare(folder, kb, embedder, chunk_size)
+    ids = _read_ids(folder)
+    total = len(ids)
+    for number in range(record["chunks"]):
+        path = _chunk_path(folder, number)
+        done = min((number + 1) * chunk_size, total)
+        if not path.is_file():
+            vectors = _embed_rows(kb, embedder, ids[number * chunk_size:done])
+            _save_array(path, vectors)
+            record.update(chunks_done=number + 1, dimension=int(vectors.shape[1]))
+            atomic_write_json(folder / "progress.json", record)
+        if progress is not None:
+            progress(done, total)
+    record.update(chunks_done=record["chunks"], complete=True)
+    atomic_write_json(folder / "progress.json", record)
+    return _load_folder(folder, embedder)
+
+
+def _build_in_memory(kb: KnowledgeBase, embedder: Embedder, progress: Progress | None) -> NodeIndex:
+    ids, types = index_nodes(kb)
+    parts = []
+    for start in range(0, len(ids), CHUNK_SIZE):
+        parts.append(_embed_rows(kb, embedder, ids[start:start + CHUNK_SIZE]))
+        if progress is not None:
+            progress(min(start + CHUNK_SIZE, len(ids)), len(ids))
+    vectors = np.concatenate(parts) if parts else np.zeros((0, embedder.dimension), dtype=np.float32)
+    rows = {t: np.asarray(r, dtype=np.int64) for t, r in _type_rows(ids, types).items()}
+    return NodeIndex(embedder.model_id, ids, vectors, rows)
+
+
+def _read_ids(folder: Path) -> list[str]:
+    return [line for line in (folder / "ids.txt").read_text("utf-8").split("\n") if line]
+
+
+def _load_folder(folder: Path, embedder: Embedder) -> NodeIndex:
+    record = _read_progress(folder)
+    ids = _read_ids(folder)
+    parts = [np.load(_chunk_path(folder, n)) for n in range(int(record.get("chunks", 0)))]
+    vectors = np.concatenate(parts) if parts else np.zeros((0, embedder.dimension), dtype=np.float32)
+    if vectors.shape[0] != len(ids):
+        raise KBError(f"the node index in {folder} is inconsistent ({vectors.shape[0]} rows, {len(ids)} ids)",
+                      hint=f"delete {folder} and run 'sparqlqa index' again")
+    raw = json.loads((folder / "types.json").read_text("utf-8"))
+    rows = {t: np.asarray(r, dtype=np.int64) for t, r in raw.items()}
+    return NodeIndex(embedder.model_id, ids, vectors.astype(np.float32, copy=False), rows)
+
+
+def index_status(kb: KnowledgeBase, embedder: Embedder) -> dict[str, Any]:
+    """Progress of the on-disk index (``{}`` for in-memory KBs or before any build)."""
+    root = kb.artifacts_dir("embeddings")
+    if root is None or not (root / embedder.model_id).is_dir():
+        return {}
+    return _read_progress(root / embedder.model_id)
+
+
+_disk_cache: dict[tuple[str, str], NodeIndex] = {}
+_memory_cache: weakref.WeakKeyDictionary[KnowledgeBase, dict[str, NodeIndex]] = weakref.WeakKeyDictionary()
+
+
+def load_index(kb: KnowledgeBase, embedder: Embedder, *, progress: Progress | None = None) -> NodeIndex:
+    """The node index of ``kb`` for ``embedder``: from this process, from disk, or built now."""
+    if kb.directory is None:
+        per_kb = _memory_cache.setdefault(kb, {})
+        if embedder.model_id not in per_kb:
+            per_kb[embedder.model_id] = _build_in_memory(kb, embedder, progress)
+        return per_kb[embedder.model_id]
+    key = (str(kb.directory), embedder.model_id)
+    if key not in _disk_cache:
+        status = index_status(kb, embedder)
+        folder = _index_folder(kb, embedder)
+        if status.get("complete") and folder is not None:
+            _disk_cache[key] = _load_folder(folder, embedder)
+        else:
+            _disk_cache[key] = build_index(kb, embedder, progress=progress)
+    return _disk_cache[key]
+
+
+_query_cache: OrderedDict[tuple[str, str], np.ndarray] = OrderedDict()
+QUERY_CACHE_SIZE = 4096
+
+
+def embed_query(embedder: Embedder, text: str) -> np.ndarray:
+    """The unit vector of a question (cached per process)."""
+    key = (embedder.model_id, text)
+    hit = _query_cache.get(key)
+    if hit is not None:
+        _query_cache.move_to_end(key)
+        return hit
+    vector = embedder.embed([text])[0]
+    _query_cache[key] = vector
+    if len(_query_cache) > QUERY_CACHE_SIZE:
+        _query_cache.popitem(last=False)
+    return vector

@@ -1,0 +1,68 @@
+"""CLI: ingest, kbs, schema, sparql — clean errors, --json, formats."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from sparqlqa.cli import main
+
+
+def run(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(main, list(args))
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_ingest_schema_sparql_roundtrip(movies_ttl: Path) -> None:
+    code, out, _ = run("ingest", str(movies_ttl), "--kb", "movies", "--json")
+    assert code == 0, out
+    assert json.loads(out)["counts"]["types"] == 3
+    code, out, _ = run("schema", "movies", "--json")
+    schema = json.loads(out)
+    assert {r["label"] for r in schema["relations"]} == {"directed by", "starred actors", "has genre"}
+    code, out, _ = run("sparql", "movies", 'SELECT ?m WHERE { ?m rdfs:label "Alien" }', "--format", "json")
+    bindings = json.loads(out)["results"]["bindings"]
+    assert bindings == [{"m": {"type": "uri", "value": "https://example.org/movies/alien"}}]
+    code, out, _ = run("sparql", "movies", "SELECT (COUNT(*) AS ?n) WHERE { ?s a ?t }", "--format", "csv")
+    assert out.splitlines()[0] == "n" and int(out.splitlines()[1]) > 19
+    code, out, _ = run("kbs", "--json")
+    assert [k["name"] for k in json.loads(out)] == ["movies"]
+
+
+def test_query_from_file_and_tsv(movies_kb, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    rq = tmp_path / "q.rq"
+    rq.write_text('PREFIX rdfs: <http://www.w3.org/2000/01/rdf-schema#>\nASK { ?m rdfs:label "Avatar" }\n')
+    code, out, _ = run("sparql", "movies", f"@{rq}", "--format", "tsv")
+    assert code == 0 and out.splitlines() == ["?boolean", "true"]
+
+
+def test_user_mistakes_exit_cleanly(movies_kb) -> None:  # type: ignore[no-untyped-def]
+    code, _, err = run("sparql", "nope", "SELECT * WHERE { ?s ?p ?o }")
+    assert code == 1 and "no knowledge base named 'nope'" in err and "Traceback" not in err
+    code, _, err = run("sparql", "movies", "DELETE WHERE { ?s ?p ?o }")
+    assert code == 1 and "refused" in err
+    code, _, err = run("sparql", "movies", "SELECT WHERE {")
+    assert code == 1 and "invalid SPARQL" in err
+    code, _, err = run("ingest", "/nonexistent.ttl", "--kb", "x")
+    assert code == 1 and "no such file" in err
+
+
+def test_kbs_remove(movies_kb) -> None:  # type: ignore[no-untyped-def]
+    code, _, _ = run("kbs", "remove", "movies", "--yes")
+    assert code == 0
+    code, out, _ = run("kbs", "--json")
+    assert json.loads(out) == []
+
+
+def test_help_is_light() -> None:
+    """`sparqlqa --help` must not import torch, sentence-transformers or anthropic."""
+    code = ("import sys; from sparqlqa.cli import main\n"
+            "heavy = [m for m in ('torch', 'sentence_transformers', 'anthropic', 'matplotlib', 'rdflib')"
+            " if m in sys.modules]\n"
+            "print(','.join(heavy))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == ""
