@@ -135,8 +135,8 @@ class SentenceTransformerEmbedder(Embedder):
                 raise ConfigError(f"cannot load embedding model {self.model_name!r}: {exc}",
                                   hint="check the name; models other than all-MiniLM-L6-v2 need network "
                                   "the first time") from exc
-            self.dimension = int(getattr(self._model, "get_embedding_dimension", None) and self._model.get_embedding_dimension()
-                                 or self._model.get_sentence_embedding_dimension())
+            dimension = getattr(self._model, "get_embedding_dimension", None)
+            self.dimension = int((dimension or self._model.get_sentence_embedding_dimension)())
         return self._model
 
     def _embed(self, texts: list[str], batch_size: int) -> np.ndarray:

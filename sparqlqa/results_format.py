@@ -16,6 +16,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+from collections.abc import Callable
 from typing import Any
 
 from pyoxigraph import BlankNode, Literal, NamedNode, Triple
@@ -110,4 +111,4 @@ def shorten(term: Term | None, prefixes: dict[str, str]) -> str:
     return str(term)
 
 
-FORMATTERS = {"json": to_json, "csv": to_csv, "tsv": to_tsv}
+FORMATTERS: dict[str, Callable[[QueryResult], str]] = {"json": to_json, "csv": to_csv, "tsv": to_tsv}

@@ -16,15 +16,16 @@ from abc import ABC, abstractmethod
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar, Union
+from typing import Any, ClassVar
 
-from pyoxigraph import BlankNode, Literal, NamedNode, QueryBoolean, QuerySolutions, Store as OxStore, Triple
+from pyoxigraph import BlankNode, Literal, NamedNode, QueryBoolean, QuerySolutions, Triple
+from pyoxigraph import Store as OxStore
 
 from sparqlqa.errors import KBBusy, QueryError
 from sparqlqa.registry import Registry
 from sparqlqa.sparql_guard import query_form
 
-Term = Union[NamedNode, BlankNode, Literal, Triple]
+Term = NamedNode | BlankNode | Literal | Triple
 
 
 @dataclass

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +34,8 @@ def _manifest_summary(manifest: Any) -> dict[str, Any]:
 @click.option("--format", "fmt", help="rdf, nt, nq, turtle, trig, rdfxml, n3, jsonld, triples or stark "
               "(default: from the file name).")
 @click.option("--sep", help="Field separator for --format triples (default: tab or '|', guessed).")
-@click.option("--replace", is_flag=True, help="Rebuild an existing KB (the old one stays until the new one is complete).")
+@click.option("--replace", is_flag=True,
+              help="Rebuild an existing KB (the old one stays until the new one is complete).")
 @click.option("--base-iri", help="Base IRI for minted nodes and relations.")
 @click.option("--ontology", "ontologies", multiple=True, type=click.Path(exists=True, dir_okay=False),
               help="Extra ontology file (Turtle) with labels/comments for classes and relations. Repeatable.")
@@ -171,7 +173,7 @@ def _read_query(query: str) -> str:
         except OSError as exc:
             raise ConfigError(f"cannot read query file {path}: {exc.strerror or exc}") from exc
     if query == "-":
-        return click.get_text_stream("stdin").read()
+        return sys.stdin.read()
     return query
 
 

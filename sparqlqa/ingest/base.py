@@ -13,10 +13,11 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any, ClassVar
+from typing import IO, Any, ClassVar, cast
 from urllib.parse import quote
 
-from pyoxigraph import Literal, NamedNode, Quad, Store as OxStore
+from pyoxigraph import Literal, NamedNode, Quad
+from pyoxigraph import Store as OxStore
 
 from sparqlqa.errors import IngestError
 from sparqlqa.registry import Registry
@@ -136,7 +137,7 @@ def open_source(source: Path, progress: Progress | None = None) -> IO[bytes]:
     counted: IO[bytes] = io.BufferedReader(CountingReader(raw, source.stat().st_size, progress), 1 << 20)
     name = source.name.lower()
     if name.endswith(".gz"):
-        return gzip.GzipFile(fileobj=counted)  # type: ignore[return-value]
+        return cast(IO[bytes], gzip.GzipFile(fileobj=counted))
     if name.endswith(".bz2"):
-        return bz2.BZ2File(counted)  # type: ignore[return-value]
+        return bz2.BZ2File(counted)
     return counted
