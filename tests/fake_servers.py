@@ -25,6 +25,11 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from sparqlqa.llm.retry import RetryPolicy
+
+#: retries without waiting, for backends under test: the retry logic runs, the suite stays fast
+FAST_RETRY = RetryPolicy(backoff_base=0.001, backoff_max=0.01, retry_after_cap=0.01, jitter=False)
+
 
 @dataclass
 class Reply:
@@ -61,7 +66,7 @@ class Recorded:
         if "x-api-key" in self.headers:
             return self.headers["x-api-key"]
         auth = self.headers.get("authorization", "")
-        return auth[len("Bearer "):] if auth.startswith("Bearer ") else None
+        return auth[len("Bearer ") :] if auth.startswith("Bearer ") else None
 
 
 class FakeHTTPServer:
@@ -88,8 +93,12 @@ class FakeHTTPServer:
 
     def start(self) -> FakeHTTPServer:
         if self._thread is None:
-            self._thread = threading.Thread(target=self._server.serve_forever, name="fake-llm-server",
-                                            kwargs={"poll_interval": 0.05}, daemon=True)
+            self._thread = threading.Thread(
+                target=self._server.serve_forever,
+                name="fake-llm-server",
+                kwargs={"poll_interval": 0.01},
+                daemon=True,
+            )
             self._thread.start()
         return self
 
@@ -114,8 +123,9 @@ class FakeHTTPServer:
             self._replies.extend(replies)
         return self
 
-    def reply(self, status: int = 200, body: Any = b"", headers: dict[str, str] | None = None,
-              delay: float = 0.0) -> FakeHTTPServer:
+    def reply(
+        self, status: int = 200, body: Any = b"", headers: dict[str, str] | None = None, delay: float = 0.0
+    ) -> FakeHTTPServer:
         """Queue one raw reply."""
         return self.push(Reply(status, body, dict(headers or {}), delay))
 
@@ -129,8 +139,16 @@ class FakeHTTPServer:
             self.requests.append(recorded)
             if self._replies:
                 return self._replies.pop(0)
-        return Reply(500, {"type": "error", "error": {
-            "type": "api_error", "message": f"fake server: no reply queued for {recorded.path}"}})
+        return Reply(
+            500,
+            {
+                "type": "error",
+                "error": {
+                    "type": "api_error",
+                    "message": f"fake server: no reply queued for {recorded.path}",
+                },
+            },
+        )
 
 
 def _handler_for(server: FakeHTTPServer) -> type[BaseHTTPRequestHandler]:
@@ -146,7 +164,8 @@ def _handler_for(server: FakeHTTPServer) -> type[BaseHTTPRequestHandler]:
         def _answer(self) -> None:
             length = int(self.headers.get("content-length") or 0)
             body = self.rfile.read(length) if length else b""
-            recorded = Recorded(self.command, self.path, {k.lower(): v for k, v in self.headers.items()}, body)
+            headers = {k.lower(): v for k, v in self.headers.items()}
+            recorded = Recorded(self.command, self.path, headers, body)
             reply = server._next_reply(recorded)
             if reply.delay:
                 time.sleep(reply.delay)
@@ -171,23 +190,37 @@ def _handler_for(server: FakeHTTPServer) -> type[BaseHTTPRequestHandler]:
 class FakeAnthropicServer(FakeHTTPServer):
     """Speaks the Anthropic Messages API.  Point the SDK at :attr:`url`."""
 
-    def reply_text(self, text: str, *, input_tokens: int = 10, output_tokens: int = 5,
-                   model: str = "claude-test") -> FakeAnthropicServer:
+    def reply_text(
+        self, text: str, *, input_tokens: int = 10, output_tokens: int = 5, model: str = "claude-test"
+    ) -> FakeAnthropicServer:
         """Queue a 200 reply with one text block."""
-        self.reply(200, message_body([{"type": "text", "text": text}], input_tokens=input_tokens,
-                                     output_tokens=output_tokens, model=model))
+        self.reply(
+            200,
+            message_body(
+                [{"type": "text", "text": text}],
+                input_tokens=input_tokens,
+                output_tokens=output_tokens,
+                model=model,
+            ),
+        )
         return self
 
-    def reply_tool(self, tool_input: Any, *, name: str = "answer", input_tokens: int = 20,
-                   output_tokens: int = 8) -> FakeAnthropicServer:
+    def reply_tool(
+        self, tool_input: Any, *, name: str = "answer", input_tokens: int = 20, output_tokens: int = 8
+    ) -> FakeAnthropicServer:
         """Queue a 200 reply that calls tool ``name`` with ``tool_input`` (structured output)."""
         block = {"type": "tool_use", "id": "toolu_test", "name": name, "input": tool_input}
-        self.reply(200, message_body([block], input_tokens=input_tokens, output_tokens=output_tokens,
-                                     stop_reason="tool_use"))
+        self.reply(
+            200,
+            message_body(
+                [block], input_tokens=input_tokens, output_tokens=output_tokens, stop_reason="tool_use"
+            ),
+        )
         return self
 
-    def reply_error(self, status: int, error_type: str, message: str = "",
-                    headers: dict[str, str] | None = None) -> FakeAnthropicServer:
+    def reply_error(
+        self, status: int, error_type: str, message: str = "", headers: dict[str, str] | None = None
+    ) -> FakeAnthropicServer:
         """Queue an API error, e.g. ``(529, "overloaded_error")`` or ``(401, "authentication_error")``."""
         body = {"type": "error", "error": {"type": error_type, "message": message or error_type}}
         self.reply(status, body, {"request-id": "req_test", **(headers or {})})
@@ -195,8 +228,12 @@ class FakeAnthropicServer(FakeHTTPServer):
 
     def rate_limited(self, retry_after: float = 0.0) -> FakeAnthropicServer:
         """Queue a 429 with a ``retry-after`` header."""
-        return self.reply_error(429, "rate_limit_error", "Number of requests has exceeded your rate limit",
-                                {"retry-after": f"{retry_after:g}"})
+        return self.reply_error(
+            429,
+            "rate_limit_error",
+            "Number of requests has exceeded your rate limit",
+            {"retry-after": f"{retry_after:g}"},
+        )
 
     def overloaded(self, times: int = 1) -> FakeAnthropicServer:
         """Queue ``times`` 529 overloaded replies."""
@@ -205,12 +242,23 @@ class FakeAnthropicServer(FakeHTTPServer):
         return self
 
 
-def message_body(content: list[dict[str, Any]], *, input_tokens: int = 10, output_tokens: int = 5,
-                 model: str = "claude-test", stop_reason: str = "end_turn") -> dict[str, Any]:
+def message_body(
+    content: list[dict[str, Any]],
+    *,
+    input_tokens: int = 10,
+    output_tokens: int = 5,
+    model: str = "claude-test",
+    stop_reason: str = "end_turn",
+) -> dict[str, Any]:
     """A Messages API response body."""
     return {
-        "id": "msg_test", "type": "message", "role": "assistant", "model": model,
-        "content": content, "stop_reason": stop_reason, "stop_sequence": None,
+        "id": "msg_test",
+        "type": "message",
+        "role": "assistant",
+        "model": model,
+        "content": content,
+        "stop_reason": stop_reason,
+        "stop_sequence": None,
         "usage": {"input_tokens": input_tokens, "output_tokens": output_tokens},
     }
 
@@ -222,27 +270,49 @@ class FakeOpenAIServer(FakeHTTPServer):
     def base_url(self) -> str:
         return f"{self.url}/v1"
 
-    def reply_text(self, text: str | None, *, prompt_tokens: int = 12, completion_tokens: int = 4,
-                   model: str = "local-model") -> FakeOpenAIServer:
+    def reply_text(
+        self,
+        text: str | None,
+        *,
+        prompt_tokens: int = 12,
+        completion_tokens: int = 4,
+        model: str = "local-model",
+    ) -> FakeOpenAIServer:
         """Queue a 200 reply whose first choice says ``text``."""
-        self.reply(200, completion_body(text, prompt_tokens=prompt_tokens,
-                                        completion_tokens=completion_tokens, model=model))
+        self.reply(
+            200,
+            completion_body(
+                text, prompt_tokens=prompt_tokens, completion_tokens=completion_tokens, model=model
+            ),
+        )
         return self
 
-    def reply_error(self, status: int, message: str, *, error_type: str = "invalid_request_error",
-                    headers: dict[str, str] | None = None) -> FakeOpenAIServer:
+    def reply_error(
+        self,
+        status: int,
+        message: str,
+        *,
+        error_type: str = "invalid_request_error",
+        headers: dict[str, str] | None = None,
+    ) -> FakeOpenAIServer:
         """Queue an OpenAI-style error."""
         self.reply(status, {"error": {"message": message, "type": error_type, "code": None}}, headers)
         return self
 
 
-def completion_body(text: str | None, *, prompt_tokens: int = 12, completion_tokens: int = 4,
-                    model: str = "local-model") -> dict[str, Any]:
+def completion_body(
+    text: str | None, *, prompt_tokens: int = 12, completion_tokens: int = 4, model: str = "local-model"
+) -> dict[str, Any]:
     """A chat-completions response body."""
     return {
-        "id": "chatcmpl-test", "object": "chat.completion", "created": 0, "model": model,
-        "choices": [{"index": 0, "finish_reason": "stop",
-                     "message": {"role": "assistant", "content": text}}],
-        "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
-                  "total_tokens": prompt_tokens + completion_tokens},
+        "id": "chatcmpl-test",
+        "object": "chat.completion",
+        "created": 0,
+        "model": model,
+        "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": text}}],
+        "usage": {
+            "prompt_tokens": prompt_tokens,
+            "completion_tokens": completion_tokens,
+            "total_tokens": prompt_tokens + completion_tokens,
+        },
     }

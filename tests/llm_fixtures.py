@@ -1,8 +1,10 @@
-"""Pytest fixtures for the LLM layer; import the ones a test module uses.
+"""Pytest fixtures for the LLM layer: ``llm_env``, ``llm_cache``, ``anthropic_server``, ``openai_server``.
 
-    from llm_fixtures import anthropic_server, llm_env  # noqa: F401
+Use them from a test module with::
 
-(or list ``"llm_fixtures"`` in ``pytest_plugins`` of the root conftest.)
+    pytest_plugins = ["llm_fixtures"]
+
+(or add ``"llm_fixtures"`` to ``pytest_plugins`` in the root conftest).
 """
 
 from __future__ import annotations
@@ -11,19 +13,24 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from fake_servers import FakeAnthropicServer, FakeOpenAIServer
+from fake_servers import FAST_RETRY, FakeAnthropicServer, FakeOpenAIServer
 
 from sparqlqa.llm import LLMCache
-from sparqlqa.llm.retry import RetryPolicy
 
 #: environment variables that would leak a developer's setup into tests
-LLM_ENV_VARS = (
-    "ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL", "ANTHROPIC_PROFILE",
-    "ANTHROPIC_CONFIG_DIR", "OPENAI_API_KEY", "OPENAI_BASE_URL", "SPARQLQA_LLM", "SPARQLQA_LLM_CACHE",
-)
+__all__ = ["FAST_RETRY", "LLM_ENV_VARS", "anthropic_server", "llm_cache", "llm_env", "openai_server"]
 
-#: retries without waiting: tests stay fast while the retry logic still runs
-FAST_RETRY = RetryPolicy(backoff_base=0.001, backoff_max=0.01, retry_after_cap=0.01, jitter=False)
+LLM_ENV_VARS = (
+    "ANTHROPIC_API_KEY",
+    "ANTHROPIC_AUTH_TOKEN",
+    "ANTHROPIC_BASE_URL",
+    "ANTHROPIC_PROFILE",
+    "ANTHROPIC_CONFIG_DIR",
+    "OPENAI_API_KEY",
+    "OPENAI_BASE_URL",
+    "SPARQLQA_LLM",
+    "SPARQLQA_LLM_CACHE",
+)
 
 
 @pytest.fixture

@@ -6,8 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from fake_servers import FakeAnthropicServer, message_body
-from llm_fixtures import FAST_RETRY
+from fake_servers import FAST_RETRY, FakeAnthropicServer, message_body
 
 from sparqlqa.errors import (
     LLMAuthError,
@@ -42,12 +41,18 @@ def make_llm(server: FakeAnthropicServer, **kwargs: object) -> AnthropicLLM:
 def test_plain_text(anthropic_server: FakeAnthropicServer, llm_env: Path) -> None:
     anthropic_server.reply_text("Paris", input_tokens=11, output_tokens=1)
     llm = make_llm(anthropic_server)
-    reply = llm.complete("Capital of France?", system="Answer briefly.",
-                         options=LLMOptions(max_tokens=50, temperature=0.2))
+    reply = llm.complete(
+        "Capital of France?", system="Answer briefly.", options=LLMOptions(max_tokens=50, temperature=0.2)
+    )
     assert reply.text == "Paris"
     assert reply.data is None
     call = reply.call
-    assert (call.backend, call.model, call.input_tokens, call.output_tokens) == ("anthropic", "claude-test", 11, 1)
+    assert (call.backend, call.model, call.input_tokens, call.output_tokens) == (
+        "anthropic",
+        "claude-test",
+        11,
+        1,
+    )
     assert call.cache_hit is False and call.latency_ms > 0 and call.error is None
     sent = anthropic_server.requests[0]
     assert sent.path == "/v1/messages"
@@ -62,7 +67,9 @@ def test_plain_text(anthropic_server: FakeAnthropicServer, llm_env: Path) -> Non
 
 def test_multi_turn_messages_are_sent_in_order(anthropic_server: FakeAnthropicServer, llm_env: Path) -> None:
     anthropic_server.reply_text("42")
-    make_llm(anthropic_server).complete([Message("user", "a"), Message("assistant", "b"), Message("user", "c")])
+    make_llm(anthropic_server).complete(
+        [Message("user", "a"), Message("assistant", "b"), Message("user", "c")]
+    )
     assert [m["content"] for m in anthropic_server.requests[0].json()["messages"]] == ["a", "b", "c"]
 
 
@@ -87,7 +94,9 @@ def test_structured_output_with_a_non_object_schema_is_wrapped(
     assert anthropic_server.requests[0].json()["tools"][0]["input_schema"]["properties"]["value"] == schema
 
 
-def test_structured_output_given_as_text_is_parsed(anthropic_server: FakeAnthropicServer, llm_env: Path) -> None:
+def test_structured_output_given_as_text_is_parsed(
+    anthropic_server: FakeAnthropicServer, llm_env: Path
+) -> None:
     anthropic_server.reply_text('Here you go:\n```json\n{"entities": ["Rome"]}\n```')
     assert make_llm(anthropic_server).complete("Extract", schema=SCHEMA).data == {"entities": ["Rome"]}
 
@@ -110,8 +119,9 @@ def test_garbage_text_for_a_schema_is_a_parse_error_with_the_raw_text(
     assert info.value.raw == "I cannot do that, Dave."
 
 
-def test_429_then_success_retries_honouring_retry_after(anthropic_server: FakeAnthropicServer,
-                                                        llm_env: Path) -> None:
+def test_429_then_success_retries_honouring_retry_after(
+    anthropic_server: FakeAnthropicServer, llm_env: Path
+) -> None:
     anthropic_server.rate_limited(retry_after=30).reply_text("ok")
     reply = make_llm(anthropic_server).complete("hi")  # retry-after 30 s is capped to 0.01 s
     assert reply.text == "ok"
@@ -130,7 +140,9 @@ def test_500_then_success(anthropic_server: FakeAnthropicServer, llm_env: Path) 
     assert make_llm(anthropic_server).complete("hi").text == "ok"
 
 
-def test_529_overloaded_exhausted_is_a_clear_error(anthropic_server: FakeAnthropicServer, llm_env: Path) -> None:
+def test_529_overloaded_exhausted_is_a_clear_error(
+    anthropic_server: FakeAnthropicServer, llm_env: Path
+) -> None:
     anthropic_server.overloaded(times=5)
     with pytest.raises(LLMOverloaded) as info:
         make_llm(anthropic_server).complete("hi")
@@ -166,8 +178,9 @@ def test_401_names_the_environment_variable(anthropic_server: FakeAnthropicServe
     assert len(anthropic_server.requests) == 1  # not retried
 
 
-def test_missing_key_is_an_auth_error_before_any_request(anthropic_server: FakeAnthropicServer,
-                                                         llm_env: Path) -> None:
+def test_missing_key_is_an_auth_error_before_any_request(
+    anthropic_server: FakeAnthropicServer, llm_env: Path
+) -> None:
     llm = AnthropicLLM("claude-test", base_url=anthropic_server.url, retry=FAST_RETRY)
     with pytest.raises(LLMAuthError, match="ANTHROPIC_API_KEY"):
         llm.complete("hi")
@@ -186,8 +199,9 @@ def test_400_shows_which_request(anthropic_server: FakeAnthropicServer, llm_env:
 
 
 @pytest.mark.parametrize("body", [b"this is not json", b'{"foo": 1}', b'{"content": "x"}', b"[1, 2]"])
-def test_malformed_body_is_a_parse_error(anthropic_server: FakeAnthropicServer, llm_env: Path,
-                                         body: bytes) -> None:
+def test_malformed_body_is_a_parse_error(
+    anthropic_server: FakeAnthropicServer, llm_env: Path, body: bytes
+) -> None:
     anthropic_server.reply(200, body)
     with pytest.raises(LLMParseError, match="malformed response") as info:
         make_llm(anthropic_server).complete("hi")
@@ -204,7 +218,7 @@ def test_missing_usage_counts_zero_tokens(anthropic_server: FakeAnthropicServer,
 
 def test_timeout(anthropic_server: FakeAnthropicServer, llm_env: Path) -> None:
     anthropic_server.reply(200, message_body([{"type": "text", "text": "late"}]), delay=1.0)
-    with pytest.raises(LLMTimeout, match="within 0.2 s"):
+    with pytest.raises(LLMTimeout, match=r"within 0\.2 s"):
         make_llm(anthropic_server).complete("hi", options=LLMOptions(timeout=0.2))
 
 
@@ -228,8 +242,9 @@ def test_base_url_from_environment_and_key_from_keys_file(
     assert anthropic_server.requests[0].api_key() == "sk-from-file"
 
 
-def test_base_url_option_wins(anthropic_server: FakeAnthropicServer, llm_env: Path,
-                              monkeypatch: pytest.MonkeyPatch) -> None:
+def test_base_url_option_wins(
+    anthropic_server: FakeAnthropicServer, llm_env: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("ANTHROPIC_BASE_URL", "http://127.0.0.1:9")  # would fail
     anthropic_server.reply_text("via option")
     llm = AnthropicLLM("claude-test", api_key=API_KEY, retry=FAST_RETRY)
@@ -237,8 +252,9 @@ def test_base_url_option_wins(anthropic_server: FakeAnthropicServer, llm_env: Pa
     assert reply.text == "via option"
 
 
-def test_env_key_wins_over_keys_file(anthropic_server: FakeAnthropicServer, llm_env: Path,
-                                     monkeypatch: pytest.MonkeyPatch) -> None:
+def test_env_key_wins_over_keys_file(
+    anthropic_server: FakeAnthropicServer, llm_env: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     set_key("anthropic", "sk-from-file")
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-from-env")
     anthropic_server.reply_text("ok")
@@ -246,7 +262,9 @@ def test_env_key_wins_over_keys_file(anthropic_server: FakeAnthropicServer, llm_
     assert anthropic_server.requests[0].api_key() == "sk-from-env"
 
 
-def test_keys_never_reach_records_or_cache(anthropic_server: FakeAnthropicServer, llm_cache: LLMCache) -> None:
+def test_keys_never_reach_records_or_cache(
+    anthropic_server: FakeAnthropicServer, llm_cache: LLMCache
+) -> None:
     anthropic_server.reply_text("secret-free")
     llm = make_llm(anthropic_server, cache=llm_cache)
     record = llm.complete("hi").call.to_dict()
@@ -261,7 +279,9 @@ def test_cost_is_estimated_for_known_models(anthropic_server: FakeAnthropicServe
     assert llm.complete("hi").call.cost_usd == pytest.approx(0.002 + 0.001)
 
 
-def test_failed_calls_are_recorded_as_usage(anthropic_server: FakeAnthropicServer, llm_cache: LLMCache) -> None:
+def test_failed_calls_are_recorded_as_usage(
+    anthropic_server: FakeAnthropicServer, llm_cache: LLMCache
+) -> None:
     anthropic_server.reply_error(400, "invalid_request_error", "nope")
     with pytest.raises(LLMError):
         make_llm(anthropic_server, cache=llm_cache).complete("hi")
@@ -277,17 +297,20 @@ def test_json_schema_mode_uses_output_config(anthropic_server: FakeAnthropicServ
     assert "tools" not in body
 
 
-def test_json_schema_mode_unwraps_non_object_schemas(anthropic_server: FakeAnthropicServer,
-                                                     llm_env: Path) -> None:
+def test_json_schema_mode_unwraps_non_object_schemas(
+    anthropic_server: FakeAnthropicServer, llm_env: Path
+) -> None:
     anthropic_server.reply_text('{"value": ["a", "b"]}')
     llm = make_llm(anthropic_server, structured_output="json_schema")
     assert llm.complete("List", schema={"type": "array", "items": {"type": "string"}}).data == ["a", "b"]
 
 
-def test_refused_forced_tool_falls_back_to_json_schema(anthropic_server: FakeAnthropicServer,
-                                                       llm_env: Path) -> None:
-    anthropic_server.reply_error(400, "invalid_request_error",
-                                 "Thinking may not be enabled when tool_choice forces tool use.")
+def test_refused_forced_tool_falls_back_to_json_schema(
+    anthropic_server: FakeAnthropicServer, llm_env: Path
+) -> None:
+    anthropic_server.reply_error(
+        400, "invalid_request_error", "Thinking may not be enabled when tool_choice forces tool use."
+    )
     anthropic_server.reply_text('{"entities": []}')
     assert make_llm(anthropic_server).complete("Extract", schema=SCHEMA).data == {"entities": []}
     assert "output_config" in anthropic_server.requests[1].json()

@@ -15,6 +15,7 @@ Importing this module does not import ``anthropic``; constructing the backend do
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -53,6 +54,9 @@ KEY_HINT = (
 )
 _TOOL_NAME_CHARS = re.compile(r"[^a-zA-Z0-9_-]")
 _WRAP_KEY = "value"
+#: SDK clients by (base URL, credential kind, SHA-256 of the credential) — never the key itself
+_CLIENTS: dict[tuple[str | None, str, str], Any] = {}
+_CLIENTS_LOCK = threading.Lock()
 
 
 @llms.register("anthropic")
@@ -85,8 +89,6 @@ class AnthropicLLM(LLM):
         self.base_url = base_url
         self.retry = retry or RetryPolicy()
         self.structured_output = structured_output
-        self._clients: dict[str | None, Any] = {}
-        self._lock = threading.Lock()
 
     def __repr__(self) -> str:  # no key in here, ever
         return f"<AnthropicLLM {self.spec} base_url={self.base_url!r} cache={self.cache_mode}>"
@@ -94,9 +96,9 @@ class AnthropicLLM(LLM):
     # --- the call -----------------------------------------------------------------------
 
     def _complete(self, request: LLMRequest) -> LLMResponse:
-        base_url = request.options.base_url or self.base_url
+        base_url = request.options.base_url or self.base_url or os.environ.get("ANTHROPIC_BASE_URL") or None
         client = self._client(base_url)
-        shown_url = (base_url or os.environ.get("ANTHROPIC_BASE_URL") or DEFAULT_BASE_URL).rstrip("/")
+        shown_url = (base_url or DEFAULT_BASE_URL).rstrip("/")
         mode = self.structured_output
         try:
             body = self._post(client, request, mode, shown_url)
@@ -113,20 +115,26 @@ class AnthropicLLM(LLM):
                                  max_retries=request.options.max_retries, policy=self.retry)
 
     def _client(self, base_url: str | None) -> Any:
-        """An SDK client for ``base_url`` (made once; the SDK's retries are off)."""
-        with self._lock:
-            if base_url in self._clients:
-                return self._clients[base_url]
-            key = self._api_key or get_key("anthropic")
-            token = os.environ.get("ANTHROPIC_AUTH_TOKEN", "").strip()
-            if key:
-                client = self._sdk.Anthropic(api_key=key, base_url=base_url, max_retries=0)
-            elif token:
-                client = self._sdk.Anthropic(auth_token=token, base_url=base_url, max_retries=0)
-            else:
-                raise LLMAuthError("no Anthropic API key: ANTHROPIC_API_KEY is not set and the keys "
-                                   "file has none", hint=KEY_HINT)
-            self._clients[base_url] = client
+        """An SDK client for ``base_url`` and the current key (the SDK's own retries off).
+
+        Clients are shared process-wide per (base URL, key digest): each one
+        owns a connection pool and a TLS context that are slow to build.
+        """
+        key = self._api_key or get_key("anthropic")
+        token = os.environ.get("ANTHROPIC_AUTH_TOKEN", "").strip()
+        if not key and not token:
+            raise LLMAuthError("no Anthropic API key: ANTHROPIC_API_KEY is not set and the keys "
+                               "file has none", hint=KEY_HINT)
+        kind, secret = ("api_key", key) if key else ("auth_token", token)
+        client_id = (base_url, kind, hashlib.sha256(secret.encode()).hexdigest())
+        with _CLIENTS_LOCK:
+            client = _CLIENTS.get(client_id)
+            if client is None:
+                if kind == "api_key":
+                    client = self._sdk.Anthropic(api_key=secret, base_url=base_url, max_retries=0)
+                else:
+                    client = self._sdk.Anthropic(auth_token=secret, base_url=base_url, max_retries=0)
+                _CLIENTS[client_id] = client
             return client
 
     def _attempt(self, client: Any, kwargs: dict[str, Any], request: LLMRequest, url: str) -> str:

@@ -55,7 +55,11 @@ class Message:
 
 @dataclass(frozen=True)
 class LLMOptions:
-    """Per-call settings.  Only model, temperature and max_tokens change the answer (and the cache key)."""
+    """Per-call settings.  Only model, temperature and max_tokens change the answer (and the cache key).
+
+    The Anthropic backend ignores ``temperature``: API version 2026-10-21, which
+    anthropic SDK 2.x speaks, has no sampling parameters.
+    """
 
     model: str | None = None
     temperature: float = 0.0

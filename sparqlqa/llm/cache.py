@@ -321,7 +321,7 @@ def _usage_total(rows: list[dict[str, Any]]) -> dict[str, Any]:
         "errors": sum(row["errors"] for row in rows),
         "input_tokens": sum(row["input_tokens"] for row in rows),
         "output_tokens": sum(row["output_tokens"] for row in rows),
-        "cost_usd": round(sum(costs), 6) if costs else None,
+        "cost_usd": round(sum(costs), 6) if costs or not rows else None,
     }
 
 
