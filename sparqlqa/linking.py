@@ -88,6 +88,10 @@ def normalize_label(text: str) -> str:
     >>> normalize_label("?!")  # nothing but punctuation: kept rather than emptied
     '?!'
     """
+    if text.isascii():  # fast path: most labels
+        folded = text.lower().replace("'", "").replace("`", "")
+        words = _NON_WORD.sub(" ", folded).split()
+        return " ".join(words) if words else " ".join(folded.split())
     folded = _strip_latin_accents(unicodedata.normalize("NFKC", text)).casefold()
     folded = _APOSTROPHES.sub("", folded)
     if folded.isascii():
@@ -375,6 +379,8 @@ def _schema_iris(schema: Schema) -> set[str]:
 def _keep_literal(term: Any, language: str | None) -> bool:
     if not isinstance(term, Literal) or not term.value.strip():
         return False
+    if language is None:
+        return True
     lang = term.language
     return language is None or not lang or lang.lower().split("-")[0] == language.lower().split("-")[0]
 
@@ -386,13 +392,16 @@ def _collect(rows: Sequence[tuple[Any, ...]], label_ps: list[str], type_p: str, 
     types: dict[str, list[str]] = {}
     rank = {p: i for i, p in enumerate(label_ps)}
     for s, p, o in rows:
-        if s is None or p is None or o is None or s.value in skip:
+        if s is None or p is None or o is None:
             continue
-        if p.value == type_p:
+        predicate = p.value
+        if predicate == type_p:
             if isinstance(o, NamedNode):
                 types.setdefault(s.value, []).append(o.value)
         elif _keep_literal(o, language):
-            names.setdefault(s.value, []).append((rank.get(p.value, len(rank)), o.value))
+            names.setdefault(s.value, []).append((rank.get(predicate, len(rank)), o.value))
+    for iri in skip:
+        names.pop(iri, None)
     data = _IndexData()
     type_number: dict[str, int] = {}
     for iri in sorted(names):
@@ -494,6 +503,10 @@ def link_constants(triplets: Triplets, kb: KnowledgeBase, *, embedder: Embedder 
     constants no label matches.  ``lookup`` defaults to the KB's :class:`LabelIndex`.
     """
     start = time.perf_counter()
+    if lookup is None and kb.manifest.store.get("kind") == "endpoint":  # remote KB: name queries, no index
+        from sparqlqa.remote.labels import RemoteLabelLookup
+
+        lookup = RemoteLabelLookup.for_kb(kb)
     lookup = lookup or LabelIndex.for_kb(kb)
     linked = LinkedConstants()
     for text, type_name in _constants(triplets):

@@ -10,8 +10,15 @@ from pyoxigraph import Literal, NamedNode, Quad
 
 from sparqlqa.kb import KnowledgeBase, open_kb
 from sparqlqa.linking import (
-    EMBEDDING_MIN_SCORE, LabelIndex, NodeLookup, NodeMatch, clear_cache, link_constants, link_one,
-    normalize_label, resolve_type,
+    EMBEDDING_MIN_SCORE,
+    LabelIndex,
+    NodeLookup,
+    NodeMatch,
+    clear_cache,
+    link_constants,
+    link_one,
+    normalize_label,
+    resolve_type,
 )
 from sparqlqa.store import OxigraphStore
 from sparqlqa.vocab import RDFS, SKOS
@@ -227,7 +234,9 @@ def test_link_constants_over_triplets(movies_kb: KnowledgeBase) -> None:
             Triplet(Term("constant", "Alien", "film thing"), "x", Term("constant", "Nothing Like It", None)),
         ],
     )
-    linked = link_constants(triplets, movies_kb)
+    from sparqlqa.embed import get_embedder
+
+    linked = link_constants(triplets, movies_kb, embedder=get_embedder("fake:4096"))
     assert linked.iris("ridley scott") == [EX + "ridley_scott"]
     assert linked.iris("Sci-Fi") == [EX + "scifi"]
     assert linked.iris("Alien")[0] == EX + "alien"

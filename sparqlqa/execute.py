@@ -1,0 +1,196 @@
+"""Stage 2: run the compiled triplet patterns on the KB and collect answer candidates by tier.
+
+Substitution (the paper's SUBSTITUTE) is done as one conjunctive query per tier:
+the join of all usable triplets binds each variable to exactly the nodes that
+satisfy every triplet together, which is the fixpoint SUBSTITUTE reaches by
+narrowing variable sets one triplet at a time (the same on tree-shaped patterns,
+tighter on cycles).  When a tier finds fewer than ``min_candidates`` targets the
+weakest triplet is dropped and the next tier runs; earlier tiers rank first.
+
+Per tier two queries run, both recorded in ``Candidates.queries``: the
+standalone target query (also kept as a :class:`CompiledQuery`) and an evidence
+query over the found targets that binds every edge connecting them to the
+linked constants.
+
+>>> from sparqlqa.store import OxigraphStore
+>>> from sparqlqa.kb import KnowledgeBase
+>>> from sparqlqa.triplets import parse_arrow_triplets
+>>> from sparqlqa.linking import LinkedConstants, NodeMatch
+>>> store = OxigraphStore.in_memory()
+>>> store.oxstore.update("INSERT DATA { <http://x/alien> <http://x/by> <http://x/ridley> }")
+>>> kb = KnowledgeBase.in_memory("demo", store)
+>>> t = parse_arrow_triplets("|?1| -> by -> 'Ridley Scott'", schema=kb.schema)
+>>> linked = LinkedConstants({"Ridley Scott": [NodeMatch("http://x/ridley", "Ridley Scott", 1.0, "exact")]})
+>>> found = find_candidates(t, linked, kb, ExecuteOptions())
+>>> [(c.iri, c.tier, c.evidence.triples) for c in found.items]
+[('http://x/alien', 0, [('http://x/alien', 'http://x/by', 'http://x/ridley')])]
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import asdict, dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from pyoxigraph import NamedNode
+
+from sparqlqa.compile import CompiledQuery, ExecuteOptions, Plan, compile_query, component, prepare
+from sparqlqa.errors import QueryError
+
+if TYPE_CHECKING:
+    from sparqlqa.kb import KnowledgeBase
+    from sparqlqa.linking import LinkedConstants
+    from sparqlqa.store import QueryResult
+    from sparqlqa.triplets import Triplets
+
+__all__ = ["Candidate", "Candidates", "CompiledQuery", "Evidence", "ExecuteOptions", "find_candidates"]
+
+#: evidence triples kept per candidate
+MAX_EVIDENCE = 20
+
+
+@dataclass
+class Evidence:
+    """Edges ``(s, p, o)`` (IRIs) connecting an answer to the linked constants."""
+
+    triples: list[tuple[str, str, str]] = field(default_factory=list)
+
+
+@dataclass
+class Candidate:
+    """A node that satisfies ``satisfied`` triplets (tier 0: all kept triplets)."""
+
+    iri: str
+    tier: int
+    satisfied: int
+    evidence: Evidence
+
+
+@dataclass
+class Candidates:
+    """Stage 2's result: candidates best tier first, every query that ran, what was dropped and why."""
+
+    target: str | None
+    items: list[Candidate] = field(default_factory=list)
+    queries: list[dict[str, Any]] = field(default_factory=list)
+    compiled: list[CompiledQuery] = field(default_factory=list)
+    dropped: list[int] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    elapsed_ms: float = 0.0
+
+    def iris(self, tier: int | None = None) -> list[str]:
+        return [c.iri for c in self.items if tier is None or c.tier == tier]
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["elapsed_ms"] = round(self.elapsed_ms, 3)
+        return data
+
+
+def find_candidates(triplets: Triplets, linked: LinkedConstants, kb: KnowledgeBase,
+                    options: ExecuteOptions | None = None) -> Candidates:
+    """Narrow the target variable with the triplets; relax tier by tier while too few are found."""
+    start = time.perf_counter()
+    options = options or ExecuteOptions()
+    result = Candidates(target=triplets.target)
+    plan = prepare(triplets, linked, kb.schema, options)
+    result.notes.extend(plan.notes)
+    kept = _initial(plan, result)
+    last_used: list[int] = []
+    tier = 0
+    while kept:
+        used = component(plan, kept)
+        if not any(s.nodes for i in used for s in (plan.patterns[i].head, plan.patterns[i].tail)):
+            result.notes.append(f"tier {tier}: no triplet ties the target to a known node; "
+                                "leaving the ranking to vector search")
+            break
+        last_used = used
+        if not _run_tier(kb, plan, used, tier, options, result):
+            break
+        if len(result.items) >= options.min_candidates or tier >= options.max_tiers or len(used) <= 1:
+            break
+        weakest = plan.relax_order(used)[0]
+        kept = [i for i in used if i != weakest]
+        tier += 1
+        result.notes.append(f"relaxing: dropped triplet {weakest} (least reliable) for tier {tier}")
+    result.dropped = [i for i in range(len(triplets.triplets)) if i not in last_used]
+    result.elapsed_ms = (time.perf_counter() - start) * 1000
+    return result
+
+
+def _initial(plan: Plan, result: Candidates) -> list[int]:
+    """The patterns connected to the target (others constrain nothing the answer depends on)."""
+    if plan.target is None:
+        result.notes.append("no target variable: no candidates from the KB (vector ranking takes over)")
+        return []
+    connected = component(plan, plan.usable)
+    for i in plan.usable:
+        if i not in connected:
+            result.notes.append(f"triplet {i} is not connected to the target: ignored")
+    if not connected:
+        result.notes.append("no usable triplet constrains the target: no candidates from the KB "
+                            "(vector ranking takes over)")
+    return connected
+
+
+def _run(kb: KnowledgeBase, sparql: str, result: Candidates) -> QueryResult | None:
+    try:
+        answer = kb.query(sparql)
+    except QueryError as exc:
+        result.notes.append(f"a query failed: {exc}")
+        return None
+    result.queries.append(answer.history())
+    return answer
+
+
+def _run_tier(kb: KnowledgeBase, plan: Plan, used: list[int], tier: int, options: ExecuteOptions,
+              result: Candidates) -> bool:
+    """Run one tier's target query and evidence query; add new candidates.  False if a query failed."""
+    note = f"tier {tier}: {len(used)} triplet(s) {used}"
+    compiled = compile_query(plan, used, options, tier=tier, note=note)
+    result.compiled.append(compiled)
+    answer = _run(kb, compiled.sparql, result)
+    if answer is None:
+        return False
+    have = {c.iri for c in result.items}
+    found = [t.value for t in answer.column(plan.target or "") if isinstance(t, NamedNode)]
+    new = [iri for iri in dict.fromkeys(found) if iri not in have]
+    if len(answer.rows) >= options.limit:
+        result.notes.append(f"tier {tier}: results cut at LIMIT {options.limit}")
+    if not new:
+        return True
+    evidence = _evidence(kb, plan, used, tier, options, new, result)
+    result.items.extend(Candidate(iri, tier, len(used), Evidence(evidence.get(iri, []))) for iri in new)
+    return True
+
+
+def _evidence(kb: KnowledgeBase, plan: Plan, used: list[int], tier: int, options: ExecuteOptions,
+              targets: list[str], result: Candidates) -> dict[str, list[tuple[str, str, str]]]:
+    """``{target: [(s, p, o), ...]}`` from one query binding every edge of the tier's patterns."""
+    query = compile_query(plan, used, options, tier=tier, evidence=True, restrict=targets[: options.limit])
+    answer = _run(kb, query.sparql, result)
+    found: dict[str, list[tuple[str, str, str]]] = {}
+    if answer is None:
+        return found
+    for row in answer.bindings():
+        target = row.get(plan.target or "")
+        if not isinstance(target, NamedNode):
+            continue
+        bucket = found.setdefault(target.value, [])
+        for i in used:
+            edge = _edge_of(plan, i, row, options)
+            if edge is not None and edge not in bucket and len(bucket) < MAX_EVIDENCE:
+                bucket.append(edge)
+    return found
+
+
+def _edge_of(plan: Plan, index: int, row: dict[str, Any], options: ExecuteOptions) -> tuple[str, str, str] | None:
+    pattern = plan.patterns[index]
+    head, tail = row.get(pattern.head.var), row.get(pattern.tail.var)
+    predicate = pattern.predicate if pattern.predicate is not None else row.get(f"p{index}")
+    if head is None or tail is None or predicate is None:
+        return None
+    direction = row.get(f"d{index}")
+    if options.undirected and direction is not None and direction.value == "0":
+        head, tail = tail, head
+    return (head.value, predicate.value, tail.value)
