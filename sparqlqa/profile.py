@@ -27,6 +27,15 @@ class Profile:
     language: str | None = None
     prefixes: dict[str, str] = field(default_factory=dict)
     name_search: str = "exact"
+    # appended for remote stores (sparqlqa.remote.profiles): all optional
+    description: str = ""
+    relations: dict[str, str] = field(default_factory=dict)  # relation IRI -> label, declared by the profile
+    types: dict[str, str] = field(default_factory=dict)  # node type IRI -> label, declared by the profile
+    exclude_predicates: tuple[str, ...] = ()  # bookkeeping predicates that are never relations
+    exclude_types: tuple[str, ...] = ()  # meta types that are never node types (Freebase type.type)
+    relation_entity_predicate: str | None = None  # property entity -> its relation (wikibase:directClaim)
+    search_limit: int = 50  # rows per engine name search
+    relation_prefixes: tuple[str, ...] = ()  # when set, only predicates under these IRIs are relations
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)

@@ -16,10 +16,10 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from pyoxigraph import Literal, NamedNode
+from pyoxigraph import Literal, NamedNode, Triple
 
 from sparqlqa.profile import Profile
-from sparqlqa.store import Store
+from sparqlqa.store import Store, Term
 from sparqlqa.vocab import META_CLASSES, OWL, RDF, RDFS, SKOS
 
 #: predicates that describe the schema itself, never listed as relations
@@ -125,6 +125,13 @@ def _count(store: Store, sparql: str) -> int:
     return int(term.value) if isinstance(term, Literal) else 0
 
 
+def _value(term: Term | None) -> str | None:
+    """The lexical value of a result term (``None`` when unbound)."""
+    if term is None:
+        return None
+    return str(term) if isinstance(term, Triple) else term.value
+
+
 def _annotations(store: Store, iris: Iterable[str], predicate: str) -> dict[str, list[str]]:
     """``{iri: [literal values of predicate]}`` for the given IRIs, in one query."""
     iris = list(iris)
@@ -133,20 +140,36 @@ def _annotations(store: Store, iris: Iterable[str], predicate: str) -> dict[str,
         values = " ".join(str(NamedNode(i)) for i in iris[start : start + 500])
         query = f"SELECT ?x ?v WHERE {{ VALUES ?x {{ {values} }} ?x {NamedNode(predicate)} ?v }}"
         for x, v in store.select(query).rows:
-            if x is not None and v is not None:
-                found.setdefault(x.value, []).append(v.value)
+            key, value = _value(x), _value(v)
+            if key is not None and value is not None:
+                found.setdefault(key, []).append(value)
     return found
 
 
-def _predicate_counts(store: Store) -> list[tuple[str, int, int]]:
+#: One row per predicate: ``(iri, triples, literal objects, objects that are not IRIs)``.
+PredicateRow = tuple[str, int, int, int]
+Pairs = dict[str, list[tuple[str | None, str | None, int]]]
+
+# Performance notes (Oxigraph 0.5; see benchmarks/RESULTS.md, "Ingest"): scans, joins and GROUP BY
+# run on internal term ids and are cheap, but every expression (isLiteral, isIRI, IF, ...) that
+# touches a term decodes it, which costs ~5 us per row.  So expressions run on pre-aggregated
+# rows (one per distinct (predicate, object) or per subject), never on every triple, and the
+# type joins are written as sub-SELECTs so Oxigraph hash-joins them instead of probing the
+# index once per edge.  The results are exactly those of the per-triple formulation.
+
+
+def _predicate_counts(store: Store) -> list[PredicateRow]:
+    """Triples per predicate, and how many of their objects are literals / not IRIs (exact)."""
     query = (
-        "SELECT ?p (COUNT(*) AS ?n) (SUM(IF(isLiteral(?o), 1, 0)) AS ?lit) "
-        "WHERE { ?s ?p ?o } GROUP BY ?p"
+        "SELECT ?p (SUM(?c) AS ?n) (SUM(IF(isLiteral(?o), ?c, 0)) AS ?lit) "
+        "(SUM(IF(isIRI(?o), 0, ?c)) AS ?other) "
+        "WHERE { { SELECT ?p ?o (COUNT(*) AS ?c) WHERE { ?s ?p ?o } GROUP BY ?p ?o } } GROUP BY ?p"
     )
     return [
-        (p.value, int(n.value), int(lit.value))
-        for p, n, lit in store.select(query).rows
-        if p is not None and n is not None and lit is not None
+        (p.value, int(n.value), int(lit.value), int(other.value))
+        for p, n, lit, other in store.select(query).rows
+        if isinstance(p, NamedNode) and isinstance(n, Literal) and isinstance(lit, Literal)
+        and isinstance(other, Literal)
     ]
 
 
@@ -155,28 +178,47 @@ def _type_counts(store: Store, type_predicate: str) -> list[tuple[str, int]]:
         f"SELECT ?t (COUNT(DISTINCT ?s) AS ?n) WHERE {{ ?s {NamedNode(type_predicate)} ?t }} GROUP BY ?t"
     )
     rows = store.select(query).rows
-    return [(t.value, int(n.value)) for t, n in rows if isinstance(t, NamedNode) and n is not None
+    return [(t.value, int(n.value)) for t, n in rows if isinstance(t, NamedNode) and isinstance(n, Literal)
             and t.value not in META_CLASSES]
 
 
-def _relation_pairs(store: Store, type_predicate: str) -> dict[str, list[tuple[str | None, str | None, int]]]:
+def _pair_query(type_predicate: str, edges: str, group: str) -> str:
+    """Count ``edges`` (binding ?s ?o) by the types of both ends; untyped ends group as unbound."""
     type_p = NamedNode(type_predicate)
-    query = (
-        "SELECT ?p ?ts ?to (COUNT(*) AS ?n) WHERE { ?s ?p ?o . FILTER(isIRI(?o)) "
-        f"FILTER(?p != {type_p}) OPTIONAL {{ ?s {type_p} ?ts }} OPTIONAL {{ ?o {type_p} ?to }} }} "
-        "GROUP BY ?p ?ts ?to"
+    return (
+        f"SELECT {group} ?ts ?to (COUNT(*) AS ?n) WHERE {{ {edges} "
+        f"OPTIONAL {{ SELECT ?s ?ts WHERE {{ ?s {type_p} ?ts }} }} "
+        f"OPTIONAL {{ SELECT ?o ?to WHERE {{ ?o {type_p} ?to }} }} }} GROUP BY {group} ?ts ?to"
     )
-    pairs: dict[str, list[tuple[str | None, str | None, int]]] = {}
-    for p, ts, to, n in store.select(query).rows:
-        if p is None or n is None:
-            continue
-        if (ts is not None and ts.value in META_CLASSES) or (to is not None and to.value in META_CLASSES):
-            continue
-        pairs.setdefault(p.value, []).append(
-            (ts.value if ts is not None else None, to.value if to is not None else None, int(n.value))
-        )
-    for rows in pairs.values():
-        rows.sort(key=lambda row: -row[2])
+
+
+def _pair_queries(type_predicate: str, rows: Iterable[PredicateRow]) -> Iterable[tuple[str | None, str]]:
+    """``(predicate or None, query)``: one query for all predicates whose objects are all IRIs,
+    one per predicate with mixed objects (those filter ``isIRI`` per edge), none for the rest."""
+    plain: list[str] = []
+    mixed: list[str] = []
+    for p, n, _, other in rows:
+        if p != type_predicate and other < n:
+            (plain if other == 0 else mixed).append(p)
+    for start in range(0, len(plain), 500):
+        values = " ".join(str(NamedNode(p)) for p in plain[start : start + 500])
+        yield None, _pair_query(type_predicate, f"VALUES ?p {{ {values} }} ?s ?p ?o .", "?p")
+    for p in mixed:
+        yield p, _pair_query(type_predicate, f"?s {NamedNode(p)} ?o . FILTER(isIRI(?o))", "")
+
+
+def _relation_pairs(store: Store, type_predicate: str, rows: Iterable[PredicateRow]) -> Pairs:
+    """Domain→range type pairs with edge counts (exact) for the predicates in ``rows``."""
+    pairs: Pairs = {}
+    for predicate, query in _pair_queries(type_predicate, rows):
+        for row in store.select(query).rows:
+            p, (ts, to, n) = (_value(row[0]), row[1:]) if predicate is None else (predicate, row)
+            domain, range_ = _value(ts), _value(to)
+            if p is None or not isinstance(n, Literal) or domain in META_CLASSES or range_ in META_CLASSES:
+                continue
+            pairs.setdefault(p, []).append((domain, range_, int(n.value)))
+    for found in pairs.values():
+        found.sort(key=lambda row: (-row[2], row[0] or "", row[1] or ""))
     return pairs
 
 
@@ -185,13 +227,22 @@ def _first(values: dict[str, list[str]], iri: str) -> str | None:
     return found[0] if found else None
 
 
+#: distinct non-literal subjects; the filter runs once per subject, after grouping (see notes above)
+NODE_COUNT_QUERY = (
+    "SELECT (COUNT(*) AS ?n) WHERE { { SELECT ?s (COUNT(*) AS ?c) WHERE { ?s ?p ?o } GROUP BY ?s } "
+    "FILTER(!isLiteral(?s)) }"
+)
+
+
 def compute_schema(store: Store, profile: Profile) -> Schema:
     """Aggregate the schema of ``store`` (a full scan: run at ingest, not per question)."""
     name_predicates = set(profile.label_predicates) | set(profile.alias_predicates) | set(profile.text_predicates)
     predicate_rows = _predicate_counts(store)
+    relation_rows = [row for row in predicate_rows if row[0] not in name_predicates
+                     and row[0] != profile.type_predicate and row[0] not in SCHEMA_PREDICATES]
     type_rows = _type_counts(store, profile.type_predicate)
-    pairs = _relation_pairs(store, profile.type_predicate)
-    described = [p for p, _, _ in predicate_rows] + [t for t, _ in type_rows]
+    pairs = _relation_pairs(store, profile.type_predicate, relation_rows)
+    described = [row[0] for row in predicate_rows] + [t for t, _ in type_rows]
     labels = _annotations(store, described, RDFS.label.value)
     comments = _annotations(store, described, RDFS.comment.value)
     aliases = _annotations(store, described, SKOS.altLabel.value)
@@ -204,20 +255,19 @@ def compute_schema(store: Store, profile: Profile) -> Schema:
             comment=_first(comments, p), aliases=aliases.get(p, []),
             domain=_first(domains, p), range=_first(ranges, p),
         )
-        for p, n, lit in predicate_rows
-        if p not in name_predicates and p != profile.type_predicate and p not in SCHEMA_PREDICATES
+        for p, n, lit, _ in relation_rows
     ]
     relations.sort(key=lambda r: (-r.count, r.iri))
     types = [TypeInfo(iri=t, label=_first(labels, t) or humanize(local_name(t)), count=n,
                       comment=_first(comments, t)) for t, n in type_rows]
     types.sort(key=lambda t: (-t.count, t.iri))
-    present = {p for p, _, _ in predicate_rows}
+    present = {row[0] for row in predicate_rows}
     return Schema(
         types=types, relations=relations,
         label_predicates=[p for p in profile.label_predicates if p in present],
         alias_predicates=[p for p in profile.alias_predicates if p in present],
         text_predicates=[p for p in profile.text_predicates if p in present],
         type_predicate=profile.type_predicate,
-        triple_count=sum(n for _, n, _ in predicate_rows),
-        node_count=_count(store, "SELECT (COUNT(DISTINCT ?s) AS ?n) WHERE { ?s ?p ?o FILTER(!isLiteral(?s)) }"),
+        triple_count=sum(row[1] for row in predicate_rows),
+        node_count=_count(store, NODE_COUNT_QUERY),
     )

@@ -93,7 +93,7 @@ class Store(ABC):
         """Release the store (file locks, connections)."""
 
 
-stores: Registry[type[Store]] = Registry("store", ("sparqlqa.store",))
+stores: Registry[type[Store]] = Registry("store", ("sparqlqa.store", "sparqlqa.remote.endpoint"))
 
 
 @stores.register("oxigraph")

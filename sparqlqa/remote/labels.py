@@ -1,0 +1,318 @@
+"""Name → node lookups against a remote endpoint: linking without a persisted full label index.
+
+A store with a hundred million labels cannot be copied into a local index, so
+:class:`RemoteLabelLookup` implements linking's :class:`~sparqlqa.linking.NodeLookup`
+with small queries instead:
+
+* :meth:`~RemoteLabelLookup.exact`: one query with ``VALUES`` over a few case
+  variants of the name (plain and in the profile's language), on every engine;
+* :meth:`~RemoteLabelLookup.fuzzy` / :meth:`~RemoteLabelLookup.containing`: the
+  engine's own name search when the profile names one (``bif:contains`` on
+  Virtuoso, ``mwapi`` EntitySearch on the Wikidata Query Service), scored with
+  rapidfuzz; exact matches only otherwise;
+* :meth:`~RemoteLabelLookup.prime`: every word n-gram of a question in one query, so
+  :meth:`~RemoteLabelLookup.normalized_keys` covers the names the question mentions
+  (mention detection by the offline strategy).
+
+Every query is built from term objects (``str(Literal(text))``), never by pasting text.
+Linking picks this class for KBs whose store kind is ``"endpoint"``: :func:`lookup_for_kb`.
+"""
+
+from __future__ import annotations
+
+import re
+import weakref
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Any
+
+from pyoxigraph import Literal, NamedNode
+
+from sparqlqa.linking import FUZZY_CUTOFF, LabelIndex, NodeLookup, NodeMatch, normalize_label
+from sparqlqa.profile import Profile
+from sparqlqa.store import Store, Term
+from sparqlqa.vocab import META_CLASSES
+
+if TYPE_CHECKING:
+    from sparqlqa.kb import KnowledgeBase
+
+__all__ = ["RemoteLabelLookup", "bif_contains_expression", "lookup_for_kb", "name_variants"]
+
+#: labels that merely contain the words must be at least this similar (as in linking)
+CONTAINMENT_MIN_SCORE = 0.5
+MAX_NGRAM = 6
+#: name variants per :meth:`RemoteLabelLookup.prime` query (each sent plain and language-tagged)
+PRIME_CHUNK = 200
+#: words Virtuoso's free-text index ignores (a query made only of them finds nothing)
+STOP_WORDS = frozenset({
+    "a", "an", "and", "are", "as", "at", "be", "by", "for", "from", "has", "have", "in", "is", "it", "its",
+    "of", "on", "or", "that", "the", "to", "was", "were", "which", "who", "with",
+})
+WIKIBASE = "http://wikiba.se/ontology#"
+BIGDATA = "http://www.bigdata.com/rdf#"
+MWAPI = "https://www.mediawiki.org/ontology#API/"
+
+
+def lookup_for_kb(kb: KnowledgeBase) -> NodeLookup:
+    """The KB's name lookup: queries for endpoint KBs, the persisted :class:`LabelIndex` otherwise."""
+    if kb.manifest.store.get("kind") == "endpoint":
+        return RemoteLabelLookup.for_kb(kb)
+    return LabelIndex.for_kb(kb)
+
+
+def name_variants(text: str) -> list[str]:
+    """Spellings worth an exact lookup: as written, lower case, title case, first letter up.
+
+    >>> name_variants("ridley SCOTT")
+    ['ridley SCOTT', 'ridley scott', 'Ridley Scott', 'Ridley SCOTT']
+    """
+    clean = " ".join(text.split())
+    if not clean:
+        return []
+    first_up = clean[0].upper() + clean[1:]
+    return list(dict.fromkeys([clean, clean.lower(), clean.title(), first_up]))
+
+
+def bif_contains_expression(text: str, *, operator: str = "AND", max_words: int = 8) -> str | None:
+    """A Virtuoso ``bif:contains`` expression over the words of ``text`` (None: nothing to search).
+
+    Only letters and digits survive, each word is double-quoted, so the user's text can
+    never change the expression's syntax; the expression is sent as a SPARQL Literal.
+    ``operator`` is ``AND`` (every word) or ``OR`` (any word).
+
+    >>> bif_contains_expression('The "Top" Hat!')
+    '"top" AND "hat"'
+    >>> bif_contains_expression("Top Hatt", operator="OR")
+    '"top" OR "hatt"'
+    >>> bif_contains_expression("of the") is None
+    True
+    """
+    if operator not in ("AND", "OR"):
+        raise ValueError(f"operator must be AND or OR, not {operator!r}")
+    words = [w.replace("_", "") for w in re.findall(r"\w+", text.casefold())]
+    words = [w for w in dict.fromkeys(words) if len(w) > 1 and w not in STOP_WORDS][:max_words]
+    return f" {operator} ".join(f'"{w}"' for w in words) or None
+
+
+def _iri(term: Term | None) -> str | None:
+    return term.value if isinstance(term, NamedNode) else None
+
+
+class RemoteLabelLookup(NodeLookup):
+    """Linking lookups answered by an endpoint (label/alias predicates and language from a profile)."""
+
+    def __init__(self, store: Store, profile: Profile, *, skip: Iterable[str] = ()) -> None:
+        self.store = store
+        self.profile = profile
+        self.limit = max(1, int(profile.search_limit))
+        self._skip = set(skip) | set(META_CLASSES)
+        self._skip_types = set(profile.exclude_types) | set(META_CLASSES)
+        self._labels: dict[str, str] = {}
+        self._types: dict[str, list[str]] = {}
+        self._keys: dict[str, list[str]] = {}  # normalised name → IRIs, for everything looked up
+        self._searches: dict[tuple[str, str | None, str], list[tuple[str, str]]] = {}
+        self.notes: list[str] = []
+
+    @classmethod
+    def for_kb(cls, kb: KnowledgeBase) -> RemoteLabelLookup:
+        """One lookup per open KB (its caches live as long as the KB object)."""
+        found = _CACHE.get(kb)
+        if found is None:
+            skip = {t.iri for t in kb.schema.types} | {r.iri for r in kb.schema.relations}
+            found = _CACHE[kb] = cls(kb.store, kb.profile, skip=skip)
+        return found
+
+    # -- query building ---------------------------------------------------------------------
+
+    def _name_predicates(self) -> str:
+        predicates = dict.fromkeys([*self.profile.label_predicates, *self.profile.alias_predicates])
+        return " ".join(str(NamedNode(p)) for p in predicates)
+
+    def _literals(self, texts: Iterable[str]) -> list[Literal]:
+        language = self.profile.language
+        found: list[Literal] = []
+        for text in texts:
+            found.append(Literal(text))
+            if language:
+                found.append(Literal(text, language=language))
+        return found
+
+    def _type_pattern(self, type_iri: str | None) -> str:
+        if type_iri is None:
+            return ""
+        return f"?node {NamedNode(self.profile.type_predicate)} {NamedNode(type_iri)} ."
+
+    def _select_names(self, names: Sequence[Literal], type_iri: str | None, limit: int) -> list[tuple[str, str]]:
+        """(node IRI, matched name) for nodes whose label or alias is one of ``names``."""
+        values = " ".join(str(n) for n in names)
+        query = (f"SELECT DISTINCT ?node ?name WHERE {{ VALUES ?name {{ {values} }} "
+                 f"VALUES ?p {{ {self._name_predicates()} }} ?node ?p ?name . "
+                 f"{self._type_pattern(type_iri)} FILTER(isIRI(?node)) }} LIMIT {limit}")
+        rows = self.store.select(query).rows
+        return [(node.value, name.value) for node, name in rows
+                if isinstance(node, NamedNode) and isinstance(name, Literal)]
+
+    # -- the NodeLookup interface ------------------------------------------------------------
+
+    def exact(self, text: str, type_iri: str | None = None) -> list[NodeMatch]:
+        """Nodes whose label or alias equals ``text`` up to case and punctuation."""
+        key = normalize_label(text)
+        variants = name_variants(text)
+        if not variants:
+            return []
+        pairs = self._select_names(self._literals(variants), type_iri, self.limit)
+        iris = [iri for iri, name in pairs if normalize_label(name) == key]
+        self._remember(key, iris)
+        return self._matches(((iri, 1.0) for iri in iris), "exact")
+
+    def fuzzy(self, text: str, type_iri: str | None = None, cutoff: float = FUZZY_CUTOFF,
+              limit: int = 5) -> list[NodeMatch]:
+        """Names at least ``cutoff`` similar to ``text``, from the engine's name search (any word)."""
+        return self._scored(text, type_iri, cutoff, limit, "OR")
+
+    def containing(self, text: str, type_iri: str | None = None, limit: int = 5) -> list[NodeMatch]:
+        """Names containing every word of ``text`` (engine name search; [] without one)."""
+        return self._scored(text, type_iri, CONTAINMENT_MIN_SCORE, limit, "AND")
+
+    def types_of(self, iri: str) -> list[str]:
+        if iri not in self._types:
+            self._describe([iri])
+        return list(self._types.get(iri, []))
+
+    def label_of(self, iri: str) -> str | None:
+        if iri not in self._labels:
+            self._describe([iri])
+        return self._labels.get(iri)
+
+    def normalized_keys(self) -> Iterable[str]:
+        """The normalised names looked up so far that matched a node (a remote store cannot list all)."""
+        return [key for key, iris in self._keys.items() if iris]
+
+    def nodes_for_key(self, key: str) -> list[str]:
+        return list(self._keys.get(key, []))
+
+    def prime(self, text: str, *, max_words: int = MAX_NGRAM) -> dict[str, list[str]]:
+        """Look up every word n-gram of ``text`` at once; ``{normalised name: IRIs}`` of those found."""
+        words = [w.strip(".,;:!?()[]\"'") for w in text.split()]
+        words = [w for w in words if w]
+        grams = [" ".join(words[i:j]) for i in range(len(words))
+                 for j in range(i + 1, min(len(words), i + max_words) + 1)]
+        variants = list(dict.fromkeys(v for gram in grams for v in name_variants(gram)))
+        found: dict[str, list[str]] = {}
+        for start in range(0, len(variants), PRIME_CHUNK):
+            chunk = self._literals(variants[start : start + PRIME_CHUNK])
+            for iri, name in self._select_names(chunk, None, self.limit * 10):
+                found.setdefault(normalize_label(name), []).append(iri)
+        for key, iris in found.items():
+            self._remember(key, iris)
+        return {key: self.nodes_for_key(key) for key in found}
+
+    # -- internals ---------------------------------------------------------------------------
+
+    def _remember(self, key: str, iris: Iterable[str]) -> None:
+        known = self._keys.setdefault(key, [])
+        known.extend(iri for iri in iris if iri not in known and iri not in self._skip)
+
+    def _scored(self, text: str, type_iri: str | None, cutoff: float, limit: int,
+                operator: str) -> list[NodeMatch]:
+        from rapidfuzz import fuzz
+
+        key = normalize_label(text)
+        best: dict[str, float] = {}
+        for iri, name in self._search(text, type_iri, operator):
+            score = fuzz.ratio(key, normalize_label(name)) / 100
+            if score >= cutoff:
+                best[iri] = max(score, best.get(iri, 0.0))
+        ranked = sorted(best.items(), key=lambda pair: (-pair[1], pair[0]))
+        return self._matches(ranked, "fuzzy")[:limit]
+
+    def _search(self, text: str, type_iri: str | None, operator: str) -> list[tuple[str, str]]:
+        """(IRI, name) rows from the engine's name search, cached per text, type and operator."""
+        cache_key = (normalize_label(text), type_iri, operator)
+        if cache_key not in self._searches:
+            mode = self.profile.name_search
+            query = (self._bif_query(text, type_iri, operator) if mode == "bif:contains"
+                     else self._mwapi_query(text, type_iri) if mode == "mwapi" else None)
+            rows = []
+            if query is not None:
+                rows = [(node.value, name.value) for node, name in self.store.select(query).rows
+                        if isinstance(node, NamedNode) and isinstance(name, Literal)]
+            self._searches[cache_key] = rows
+        return self._searches[cache_key]
+
+    def _bif_query(self, text: str, type_iri: str | None, operator: str) -> str | None:
+        expression = bif_contains_expression(text, operator=operator)
+        if expression is None:
+            return None
+        lang = self._language_filter("?name")
+        return (f"SELECT DISTINCT ?node ?name WHERE {{ VALUES ?p {{ {self._name_predicates()} }} "
+                f"?node ?p ?name . ?name <bif:contains> {Literal(expression)} . "
+                f"{self._type_pattern(type_iri)} FILTER(isIRI(?node)) {lang} }} LIMIT {self.limit}")
+
+    def _mwapi_query(self, text: str, type_iri: str | None) -> str | None:
+        if not text.strip():
+            return None
+        w, bd, api = WIKIBASE, BIGDATA, MWAPI
+        language = Literal(self.profile.language or "en")
+        service = (f"SERVICE {NamedNode(w + 'mwapi')} {{ {NamedNode(bd + 'serviceParam')} "
+                   f"{NamedNode(w + 'endpoint')} {Literal('www.wikidata.org')} ; "
+                   f"{NamedNode(w + 'api')} {Literal('EntitySearch')} ; "
+                   f"{NamedNode(api + 'search')} {Literal(' '.join(text.split()))} ; "
+                   f"{NamedNode(api + 'language')} {language} . "
+                   f"?node {NamedNode(w + 'apiOutputItem')} {NamedNode(api + 'item')} . }}")
+        label = NamedNode(self.profile.label_predicates[0])
+        return (f"SELECT DISTINCT ?node ?name WHERE {{ {service} ?node {label} ?name . "
+                f"{self._type_pattern(type_iri)} {self._language_filter('?name')} }} LIMIT {self.limit}")
+
+    def _language_filter(self, variable: str) -> str:
+        language = self.profile.language
+        if not language:
+            return f"FILTER(lang({variable}) = {Literal('')})"
+        return f"FILTER(lang({variable}) = {Literal('')} || langMatches(lang({variable}), {Literal(language)}))"
+
+    def _describe(self, iris: Sequence[str]) -> None:
+        """Fetch display labels and types of ``iris`` (one query per 100)."""
+        label_ps = list(self.profile.label_predicates)
+        rank = {p: i for i, p in enumerate(label_ps)}
+        type_p = NamedNode(self.profile.type_predicate)
+        for start in range(0, len(iris), 100):
+            chunk = list(iris[start : start + 100])
+            values = " ".join(str(NamedNode(i)) for i in chunk)
+            preds = " ".join(str(NamedNode(p)) for p in label_ps)
+            query = (f"SELECT ?node ?p ?v WHERE {{ VALUES ?node {{ {values} }} "
+                     f"{{ VALUES ?p {{ {preds} }} ?node ?p ?v {self._language_filter('?v')} }} "
+                     f"UNION {{ ?node {type_p} ?v BIND({type_p} AS ?p) }} }} LIMIT {len(chunk) * 200}")
+            names: dict[str, list[tuple[int, int, str]]] = {}
+            for iri in chunk:
+                self._types.setdefault(iri, [])
+            for node, p, v in self.store.select(query).rows:
+                self._absorb(node, p, v, rank, names)
+            for iri, found in names.items():
+                self._labels[iri] = sorted(found)[0][2]
+
+    def _absorb(self, node: Any, p: Any, v: Any, rank: dict[str, int],
+                names: dict[str, list[tuple[int, int, str]]]) -> None:
+        iri, predicate = _iri(node), _iri(p)
+        if iri is None or predicate is None or v is None:
+            return
+        if predicate == self.profile.type_predicate and isinstance(v, NamedNode):
+            if v.value not in self._types[iri]:
+                self._types[iri].append(v.value)
+        elif isinstance(v, Literal):
+            preferred = 0 if v.language and self.profile.language else 1
+            names.setdefault(iri, []).append((rank.get(predicate, len(rank)), preferred, v.value))
+
+    def _matches(self, scored: Iterable[tuple[str, float]], method: str) -> list[NodeMatch]:
+        """NodeMatches with display labels, schema and meta nodes left out, best first."""
+        best: dict[str, float] = {}
+        for iri, score in scored:
+            if iri not in self._skip:
+                best[iri] = max(score, best.get(iri, 0.0))
+        missing = [iri for iri in best if iri not in self._labels or iri not in self._types]
+        if missing:
+            self._describe(missing)
+        kept = [(iri, s) for iri, s in best.items() if not set(self._types.get(iri, [])) & self._skip_types]
+        kept.sort(key=lambda pair: (-pair[1], self._labels.get(pair[0], ""), pair[0]))
+        return [NodeMatch(iri, self._labels.get(iri, iri), s, method) for iri, s in kept]
+
+
+_CACHE: weakref.WeakKeyDictionary[Any, RemoteLabelLookup] = weakref.WeakKeyDictionary()

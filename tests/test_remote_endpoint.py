@@ -1,0 +1,329 @@
+"""EndpointStore against a scripted, misbehaving SPARQL server on 127.0.0.1 (no Virtuoso needed)."""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+import time
+import urllib.parse
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import pytest
+from pyoxigraph import BlankNode, Literal, NamedNode, Triple
+
+from sparqlqa.errors import EndpointError, UpdateRefused
+from sparqlqa.remote.endpoint import EndpointStore, ensure_limit, json_term, parse_retry_after
+from sparqlqa.store import stores
+
+SELECT_BODY = {
+    "head": {"vars": ["s", "l", "n", "b", "d"]},
+    "results": {"bindings": [
+        {"s": {"type": "uri", "value": "http://www.wikidata.org/entity/Q42"},
+         "l": {"type": "literal", "value": "Douglas Adams", "xml:lang": "en"},
+         "n": {"type": "typed-literal", "value": "42", "datatype": "http://www.w3.org/2001/XMLSchema#integer"},
+         "b": {"type": "bnode", "value": "nodeID://b1001"}},
+        {"s": {"type": "uri", "value": "http://www.wikidata.org/entity/Q5"},
+         "d": {"type": "literal", "value": "plain"}},
+    ]},
+}
+
+
+@dataclass
+class Scripted:
+    """One scripted answer: status, body, headers, a delay, or a body cut short."""
+
+    status: int = 200
+    body: bytes | str | dict[str, Any] = b""
+    headers: dict[str, str] = field(default_factory=dict)
+    delay: float = 0.0
+    truncate: bool = False  # announce the full length, send half, close
+    content_type: str = "application/sparql-results+json"
+
+
+@dataclass
+class Seen:
+    method: str
+    path: str
+    headers: dict[str, str]
+    body: bytes
+
+    def params(self) -> dict[str, list[str]]:
+        query = urllib.parse.urlsplit(self.path).query
+        if self.method == "POST":
+            query = self.body.decode()
+        return urllib.parse.parse_qs(query)
+
+
+class FakeSparqlServer:
+    """A threaded HTTP server answering from a queue of :class:`Scripted` replies."""
+
+    def __init__(self) -> None:
+        self.replies: list[Scripted] = []
+        self.seen: list[Seen] = []
+        owner = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def do_GET(self) -> None:
+                owner._answer(self)
+
+            def do_POST(self) -> None:
+                owner._answer(self)
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd.daemon_threads = True
+        self.thread = threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.01},
+                                       daemon=True)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.httpd.server_address[1]}/sparql"
+
+    def script(self, *replies: Scripted) -> None:
+        self.replies.extend(replies)
+
+    def _answer(self, handler: BaseHTTPRequestHandler) -> None:
+        length = int(handler.headers.get("content-length") or 0)
+        body = handler.rfile.read(length) if length else b""
+        self.seen.append(Seen(handler.command, handler.path, {k.lower(): v for k, v in handler.headers.items()},
+                              body))
+        reply = self.replies.pop(0) if self.replies else Scripted(500, b"nothing scripted")
+        time.sleep(reply.delay)
+        payload = reply.body if isinstance(reply.body, bytes) else (
+            reply.body.encode() if isinstance(reply.body, str) else json.dumps(reply.body).encode())
+        try:
+            handler.send_response(reply.status)
+            for name, value in {"Content-Type": reply.content_type, **reply.headers}.items():
+                handler.send_header(name, value)
+            handler.send_header("Content-Length", str(len(payload)))
+            if reply.truncate:
+                handler.send_header("Connection", "close")
+            handler.end_headers()
+            handler.wfile.write(payload[: len(payload) // 2] if reply.truncate else payload)
+            if reply.truncate:
+                handler.close_connection = True
+        except (BrokenPipeError, ConnectionResetError):
+            pass
+
+
+@pytest.fixture
+def server() -> Iterator[FakeSparqlServer]:
+    fake = FakeSparqlServer()
+    fake.thread.start()
+    yield fake
+    fake.httpd.shutdown()
+    fake.httpd.server_close()
+
+
+def make_store(url: str, **options: Any) -> tuple[EndpointStore, list[float]]:
+    """A store with tiny timeouts and a recorded (not real) sleep."""
+    waits: list[float] = []
+    store = EndpointStore(url, **{"timeout": 2.0, "max_retries": 2, "backoff": 0.01, "backoff_cap": 0.05,
+                                  **options})
+    store.sleep = waits.append
+    return store, waits
+
+
+def test_select_parses_terms_like_the_local_store(server: FakeSparqlServer) -> None:
+    server.script(Scripted(body=SELECT_BODY))
+    store, _ = make_store(server.url)
+    result = store.query("SELECT * WHERE { ?s ?p ?o }")
+    assert result.variables == ["s", "l", "n", "b", "d"]
+    first, second = result.rows
+    assert first[0] == NamedNode("http://www.wikidata.org/entity/Q42")
+    assert first[1] == Literal("Douglas Adams", language="en")
+    assert first[2] == Literal("42", datatype=NamedNode("http://www.w3.org/2001/XMLSchema#integer"))
+    assert isinstance(first[3], BlankNode) and first[4] is None
+    assert second[4] == Literal("plain") and second[1] is None
+    assert result.store == f"endpoint:{server.url}"
+
+
+def test_request_is_polite_get_with_json_and_limit(server: FakeSparqlServer) -> None:
+    server.script(Scripted(body=SELECT_BODY))
+    store, _ = make_store(server.url, max_rows=77, default_graphs=["urn:g"])
+    result = store.query("SELECT ?s WHERE { ?s ?p ?o }")
+    seen = server.seen[0]
+    assert seen.method == "GET"
+    assert seen.params()["query"] == ["SELECT ?s WHERE { ?s ?p ?o }\nLIMIT 77"]
+    assert seen.params()["default-graph-uri"] == ["urn:g"]
+    assert "application/sparql-results+json" in seen.headers["accept"]
+    assert seen.headers["user-agent"].startswith("sparqlqa/") and "SPARQLWrapper" in seen.headers["user-agent"]
+    assert result.query.endswith("LIMIT 77")
+
+
+def test_post_and_auto_post_for_long_queries(server: FakeSparqlServer) -> None:
+    server.script(Scripted(body=SELECT_BODY), Scripted(body=SELECT_BODY))
+    store, _ = make_store(server.url, method="POST", user_agent="my-bot/1.0 (me@example.org)")
+    store.query("SELECT ?s WHERE { ?s ?p ?o } LIMIT 1")
+    long_values = " ".join(f"<http://e/{i}>" for i in range(200))
+    make_store(server.url)[0].query(f"SELECT ?s WHERE {{ VALUES ?s {{ {long_values} }} }}")
+    assert [s.method for s in server.seen] == ["POST", "POST"]
+    assert server.seen[0].headers["user-agent"] == "my-bot/1.0 (me@example.org)"
+    assert server.seen[0].params()["query"] == ["SELECT ?s WHERE { ?s ?p ?o } LIMIT 1"]
+
+
+def test_ask_construct_and_virtuoso_ask_rows(server: FakeSparqlServer) -> None:
+    virtuoso_ask = {"head": {"vars": ["__ASK_RETVAL"]}, "results": {"bindings": [
+        {"__ASK_RETVAL": {"type": "typed-literal", "value": "1"}}]}}
+    server.script(Scripted(body={"head": {}, "boolean": False}), Scripted(body=virtuoso_ask),
+                  Scripted(body=b"<http://a> <http://b> \"c\"@en .\n", content_type="application/n-triples"),
+                  Scripted(body=b"@prefix e: <http://e/> . e:a e:b e:c .", content_type="text/turtle"))
+    store, _ = make_store(server.url)
+    assert store.query("ASK { ?s ?p ?o }").boolean is False
+    assert store.query("ASK { ?s ?p ?o }").boolean is True
+    triples = store.query("CONSTRUCT { ?s ?p ?o } WHERE { ?s ?p ?o }").triples
+    assert triples[0].object == Literal("c", language="en")
+    assert store.query("DESCRIBE <http://e/a>").triples[0].subject == NamedNode("http://e/a")
+    assert "n-triples" in server.seen[2].headers["accept"]
+    assert "LIMIT" not in server.seen[2].params()["query"][0]  # only SELECTs get a LIMIT
+
+
+@pytest.mark.parametrize("update", [
+    "INSERT DATA { <http://a> <http://b> <http://c> }",
+    "DELETE WHERE { ?s ?p ?o }",
+    "PREFIX e: <http://e/> CLEAR ALL",
+    "LOAD <http://example.org/data.ttl>",
+    "SELECT * WHERE { ?s ?p ?o } ; DROP ALL",
+])
+def test_updates_are_refused_before_any_request(server: FakeSparqlServer, update: str) -> None:
+    store, _ = make_store(server.url)
+    with pytest.raises(UpdateRefused):
+        store.query(update)
+    with pytest.raises(UpdateRefused):  # even bypassing Store.query
+        store._execute(update, "SELECT")
+    assert server.seen == []
+
+
+def test_503_then_success_retries_with_backoff(server: FakeSparqlServer) -> None:
+    server.script(Scripted(503, b"busy"), Scripted(503, b"busy"), Scripted(body=SELECT_BODY))
+    store, waits = make_store(server.url)
+    assert len(store.query("SELECT * WHERE { ?s ?p ?o }").rows) == 2
+    assert len(server.seen) == 3
+    assert waits == [0.01, 0.02]
+
+
+def test_429_honours_retry_after_seconds(server: FakeSparqlServer) -> None:
+    server.script(Scripted(429, b"slow down", {"Retry-After": "3"}), Scripted(body=SELECT_BODY))
+    store, waits = make_store(server.url)
+    store.query("SELECT * WHERE { ?s ?p ?o }")
+    assert waits == [3.0]
+
+
+def test_retry_after_too_long_fails_at_once(server: FakeSparqlServer) -> None:
+    server.script(Scripted(429, b"", {"Retry-After": "3600"}))
+    store, waits = make_store(server.url, max_retry_after=10)
+    with pytest.raises(EndpointError, match="wait 3600 s") as caught:
+        store.query("SELECT * WHERE { ?s ?p ?o }")
+    assert caught.value.endpoint == server.url and waits == [] and len(server.seen) == 1
+
+
+def test_retries_are_bounded_and_the_error_names_the_endpoint(server: FakeSparqlServer) -> None:
+    server.script(*[Scripted(503, b"down for maintenance")] * 5)
+    store, waits = make_store(server.url, max_retries=2)
+    with pytest.raises(EndpointError) as caught:
+        store.query("SELECT * WHERE { ?s ?p ?o }")
+    assert len(server.seen) == 3 and len(waits) == 2
+    message = caught.value.full_message()
+    assert server.url in message and "503" in message and "after 3 attempts" in message
+    assert "hint:" in message
+
+
+def test_truncated_json_is_retried_then_succeeds(server: FakeSparqlServer) -> None:
+    server.script(Scripted(body=SELECT_BODY, truncate=True), Scripted(body=b'{"head": {"vars": ["s"]}, "res'),
+                  Scripted(body=SELECT_BODY))
+    store, waits = make_store(server.url)
+    assert len(store.query("SELECT * WHERE { ?s ?p ?o }").rows) == 2
+    assert len(server.seen) == 3 and len(waits) == 2
+
+
+def test_truncated_json_every_time_is_a_clear_error(server: FakeSparqlServer) -> None:
+    server.script(*[Scripted(body=b'{"head": {"vars": ["s"]}, "results": {"bind')] * 3)
+    store, _ = make_store(server.url)
+    with pytest.raises(EndpointError, match="truncated or invalid JSON") as caught:
+        store.query("SELECT * WHERE { ?s ?p ?o }")
+    assert server.url in str(caught.value)
+
+
+def test_timeout_is_retried_and_reported(server: FakeSparqlServer) -> None:
+    server.script(*[Scripted(body=SELECT_BODY, delay=1.0)] * 2)
+    store, waits = make_store(server.url, timeout=0.2, max_retries=1)
+    with pytest.raises(EndpointError, match="timed out") as caught:
+        store.query("SELECT * WHERE { ?s ?p ?o }")
+    assert len(waits) == 1 and caught.value.endpoint == server.url
+
+
+def test_connection_refused_is_retried_and_reported() -> None:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    url = f"http://127.0.0.1:{port}/sparql"
+    store, waits = make_store(url, max_retries=2)
+    with pytest.raises(EndpointError, match="connection refused") as caught:
+        store.query("SELECT * WHERE { ?s ?p ?o }")
+    assert len(waits) == 2 and url in str(caught.value) and store.requests_sent == 3
+
+
+@pytest.mark.parametrize(("status", "fragment"), [(400, "rejected the query"), (404, "no SPARQL service"),
+                                                  (500, "failed to run the query"), (403, "HTTP 403")])
+def test_client_and_server_errors_are_not_retried(server: FakeSparqlServer, status: int, fragment: str) -> None:
+    server.script(Scripted(status, b"Virtuoso 37000 Error SP030: syntax error"))
+    store, waits = make_store(server.url)
+    with pytest.raises(EndpointError, match=fragment) as caught:
+        store.query("SELECT * WHERE { ?s ?p ?o }")
+    assert waits == [] and len(server.seen) == 1
+    assert caught.value.hint
+    if status in (400, 500):
+        assert "SP030" in str(caught.value)  # the server's own message is kept
+
+
+def test_html_instead_of_results_is_not_retried(server: FakeSparqlServer) -> None:
+    server.script(Scripted(body=b"<html>login</html>", content_type="text/html"))
+    store, waits = make_store(server.url)
+    with pytest.raises(EndpointError, match="not SPARQL JSON results: <html>login"):
+        store.query("ASK { ?s ?p ?o }")
+    assert waits == [] and len(server.seen) == 1
+
+
+def test_from_config_and_registry() -> None:
+    store_cls = stores.get("endpoint")
+    assert store_cls is EndpointStore
+    store = store_cls.from_config({"kind": "endpoint", "url": "http://127.0.0.1:1/sparql", "method": "post",
+                                   "timeout": 5, "max_retries": 1, "user_agent": "x/1"}, None)
+    assert isinstance(store, EndpointStore)
+    assert store.config.method == "POST" and store.config.user_agent == "x/1"
+
+
+@pytest.mark.parametrize("config", [{"url": "ftp://x/sparql"}, {"url": "http://x/sparql", "method": "PUT"},
+                                    {"url": "http://x/sparql", "bogus": 1}, {}])
+def test_bad_config_is_a_clear_error(config: dict[str, Any]) -> None:
+    from sparqlqa.errors import ConfigError
+
+    with pytest.raises(ConfigError):
+        EndpointStore.from_config({"kind": "endpoint", **config}, None)
+
+
+def test_ensure_limit_only_at_top_level() -> None:
+    assert ensure_limit("SELECT * { ?s ?p ?o } LIMIT 5", 10).endswith("LIMIT 5")
+    assert ensure_limit("SELECT * { ?s ?p 'LIMIT 3' } # LIMIT 4", 10).endswith("LIMIT 10")
+    assert ensure_limit("SELECT * { { SELECT ?s { ?s ?p ?o } LIMIT 5 } }", 10).endswith("LIMIT 10")
+    with_values = ensure_limit("SELECT ?s { ?s ?p ?o } VALUES ?s { <http://a> }", 10)
+    assert with_values == "SELECT ?s { ?s ?p ?o } LIMIT 10\nVALUES ?s { <http://a> }"
+
+
+def test_retry_after_http_date_and_json_terms() -> None:
+    assert parse_retry_after("soon") is None and parse_retry_after(None) is None
+    assert parse_retry_after("Wed, 21 Oct 2015 07:28:00 GMT") == 0.0  # in the past
+    assert json_term({"type": "literal", "value": "x", "xml:lang": "en_bad!"}) == Literal("x")
+    assert json_term({"type": "uri", "value": "http://e/a b"}) == NamedNode("http://e/a%20b")
+    triple = json_term({"type": "triple", "value": {"subject": {"type": "uri", "value": "http://a"},
+                                                    "predicate": {"type": "uri", "value": "http://b"},
+                                                    "object": {"type": "literal", "value": "c"}}})
+    assert triple == Triple(NamedNode("http://a"), NamedNode("http://b"), Literal("c"))
