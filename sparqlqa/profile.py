@@ -15,6 +15,10 @@ from typing import Any
 from sparqlqa.vocab import RDF, RDFS, SKOS, SQA
 
 
+TUPLE_FIELDS = ("label_predicates", "alias_predicates", "text_predicates", "exclude_predicates",
+                "exclude_types", "relation_prefixes")
+
+
 @dataclass(frozen=True)
 class Profile:
     """Predicates (as IRI strings) that carry names, aliases, text and types."""
@@ -39,14 +43,14 @@ class Profile:
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
-        for key in ("label_predicates", "alias_predicates", "text_predicates"):
+        for key in TUPLE_FIELDS:
             data[key] = list(data[key])
         return data
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Profile:
         known = {k: v for k, v in data.items() if k in cls.__dataclass_fields__}
-        for key in ("label_predicates", "alias_predicates", "text_predicates"):
+        for key in TUPLE_FIELDS:
             if key in known:
                 known[key] = tuple(known[key])
         return cls(**known)
