@@ -411,6 +411,8 @@ def test_hf_source_downloads_then_loads(tmp_path: Path, monkeypatch: pytest.Monk
     monkeypatch.setattr(huggingface_hub, "hf_hub_download", lambda **kwargs: str(archive))
     _, report = memory_load(Path("hf:mag"))
     assert (report["dataset"], report["nodes"]) == ("mag", 6)
+    kb = ingest(["hf:mag"], kb="mag-from-hub")  # through the orchestrator: format detected, then downloaded
+    assert kb.manifest.sources[0]["path"] == str(archive.resolve())
 
 
 def test_missing_huggingface_hub(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -26,7 +26,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from pyoxigraph import RdfFormat, Store as OxStore
+from pyoxigraph import RdfFormat
+from pyoxigraph import Store as OxStore
 
 from sparqlqa import __version__
 from sparqlqa.errors import IngestError, KBBusy, KBExists
@@ -80,9 +81,10 @@ def _load_sources(store: OxStore, sources: Sequence[Path], fmt: str | None, opti
                   base_iri: str, progress: SourceProgress | None) -> list[dict[str, Any]]:
     reports = []
     for source in sources:
+        loader = resolve_format(source, fmt, options)
+        source = loader.prepare(source)
         if not source.exists():
             raise IngestError("no such file or folder", path=str(source))
-        loader = resolve_format(source, fmt, options)
         step = (lambda done, total, _n=source.name: progress(_n, done, total)) if progress else None
         target = IngestTarget(store=store, base_iri=base_iri, progress=step)
         report = loader.load(source, target)
@@ -107,6 +109,10 @@ def _build(directory: Path, name: str, sources: Sequence[Path], fmt: str | None,
     reports = _load_sources(store, sources, fmt, options, base_iri, progress)
     store.flush()
     schema = compute_schema(OxigraphStore(store), profile)
+    if profile != DEFAULT_PROFILE:  # a dump of a known store: its own names, no bookkeeping predicates
+        from sparqlqa.remote.schema_sampling import apply_profile
+
+        schema = apply_profile(schema, OxigraphStore(store), profile)
     manifest = Manifest(
         name=name, generation=directory.name, store={"kind": "oxigraph"}, base_iri=base_iri,
         sources=reports, schema=schema.to_dict(), profile=profile.to_dict(),

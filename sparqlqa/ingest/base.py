@@ -78,6 +78,10 @@ class IngestFormat(ABC):
     def load(self, source: Path, target: IngestTarget) -> dict[str, Any]:
         """Add ``source``'s content to ``target``; return a small report (counts)."""
 
+    def prepare(self, source: Path) -> Path:
+        """The local path to read for ``source`` (a format may download pseudo-sources like ``hf:prime``)."""
+        return source
+
     @classmethod
     def recognises(cls, source: Path) -> bool:
         name = strip_compression(source.name.lower())

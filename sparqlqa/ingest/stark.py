@@ -472,6 +472,9 @@ class StarkSKB(IngestFormat):
         except (zipfile.BadZipFile, OSError):
             return False
 
+    def prepare(self, source: Path) -> Path:
+        return resolve_source(source)
+
     def load(self, source: Path, target: IngestTarget) -> dict[str, Any]:
         source = resolve_source(source)
         dataset = self.options.get("dataset")
