@@ -49,7 +49,7 @@ from dataclasses import dataclass
 #: metric names in report order, for retrieval (STaRK) and KGQA datasets
 RETRIEVAL_METRICS: tuple[str, ...] = ("hit@1", "hit@5", "recall@20", "mrr")
 KGQA_METRICS: tuple[str, ...] = ("hits@1", "f1")
-ALL_METRICS: tuple[str, ...] = (*RETRIEVAL_METRICS, "f1")
+ALL_METRICS: tuple[str, ...] = (*RETRIEVAL_METRICS, "hits@1", "f1")
 
 _SPACES = re.compile(r"\s+")
 

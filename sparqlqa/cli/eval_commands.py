@@ -1,0 +1,153 @@
+"""``sparqlqa eval DATASET FILE|DIR --kb NAME --strategy a,b --out DIR``."""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import click
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+
+from sparqlqa.cli.llm_commands import llm_options
+from sparqlqa.cli.output import console, err_console, note, print_json
+from sparqlqa.errors import ConfigError
+
+DATASET_NAMES = ("stark-prime", "stark-mag", "stark-amazon", "metaqa", "pathquestion", "wc2014", "jsonl")
+SPLIT_NAMES = ("test", "val", "dev", "train", "human", "all")
+
+
+def parse_strategies(text: str) -> list[str]:
+    """``"offline, vss"`` → ``["offline", "vss"]`` (order kept, duplicates dropped).
+
+    >>> parse_strategies("4step,vss+rerank, 4step")
+    ['4step', 'vss+rerank']
+    """
+    names = [part.strip() for part in text.split(",") if part.strip()]
+    if not names:
+        raise ConfigError("--strategy names no strategy", hint="e.g. --strategy 4step,offline,vss,vss+rerank")
+    return list(dict.fromkeys(names))
+
+
+def _check_strategies(names: list[str]) -> None:
+    """Unknown names fail before any question runs (when the pipeline's registry is there)."""
+    try:
+        from sparqlqa.strategies import strategies
+    except ImportError:
+        return
+    from sparqlqa.errors import UnknownNameError
+
+    for name in names:
+        if name not in strategies:
+            raise UnknownNameError("strategy", name, strategies.names())
+
+
+ProgressHooks = tuple[Callable[[int, int], None], Callable[[Any], None]]
+
+
+@contextmanager
+def _progress() -> Iterator[ProgressHooks]:
+    """(on_start, on_outcome): a rich bar with ETA on a terminal, else a log line every 5%."""
+    if not sys.stderr.isatty():
+        yield _plain_progress()
+        return
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+               TextColumn("ETA"), TimeRemainingColumn())
+    with Progress(*columns, console=err_console(), transient=True) as bar:
+        task = bar.add_task("answering", total=None)
+
+        def start(todo: int, total: int) -> None:
+            bar.update(task, total=todo, description=f"answering ({total - todo} already done)")
+
+        yield start, lambda outcome: bar.advance(task)
+
+
+def _plain_progress() -> ProgressHooks:
+    state: dict[str, Any] = {"total": 0, "seen": 0, "start": time.monotonic()}
+
+    def start(todo: int, total: int) -> None:
+        state.update(total=todo, start=time.monotonic())
+        note(f"{todo} of {total} (question, strategy) pairs to answer")
+
+    def step(outcome: Any) -> None:
+        state["seen"] += 1
+        seen, total = state["seen"], state["total"]
+        if total and (seen == total or seen % max(1, total // 20) == 0):
+            elapsed = time.monotonic() - state["start"]
+            eta = elapsed / seen * (total - seen)
+            note(f"answered {seen}/{total} ({100 * seen // total}%)  elapsed {elapsed:.0f}s  ETA {eta:.0f}s")
+
+    return start, step
+
+
+@click.command("eval")
+@click.argument("dataset", type=click.Choice(DATASET_NAMES))
+@click.argument("source", type=click.Path(exists=True, path_type=Path))
+@click.option("--kb", "kb_name", required=True, help="Knowledge base to answer from.")
+@click.option("--strategy", "strategy_text", default="4step", show_default=True,
+              help="Comma-separated strategies run side by side: 4step, offline, vss, vss+rerank.")
+@click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False, path_type=Path),
+              help="Report folder; rerunning with the same folder resumes the run.")
+@click.option("--limit", type=click.IntRange(min=1), help="Only the first N questions (after --sample).")
+@click.option("--sample", type=click.IntRange(min=1), help="A random subset of N questions (see --seed).")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of --sample.")
+@click.option("--workers", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Questions answered at once (bounds concurrent LLM calls).")
+@click.option("--k", "k", type=click.IntRange(min=1), default=20, show_default=True,
+              help="Answers ranked per question (MRR is computed over these).")
+@click.option("--split", type=click.Choice(SPLIT_NAMES),
+              help="STaRK: test (default), val, train, human, all; MetaQA/PQ/JSONL folders: qa_SPLIT file.")
+@click.option("--test-ratio", type=click.FloatRange(min=0, max=1, min_open=True), default=1.0,
+              show_default=True, help="Use the first fraction of the split (as STaRK's runner).")
+@click.option("--no-plots", is_flag=True, help="Skip the PNG plots (no matplotlib needed).")
+@llm_options
+@click.option("--json", "as_json", is_flag=True, help="Print metrics.json instead of the table.")
+def eval_(dataset: str, source: Path, kb_name: str, strategy_text: str, out_dir: Path, limit: int | None,
+          sample: int | None, seed: int, workers: int, k: int, split: str | None, test_ratio: float,
+          no_plots: bool, llm_spec: str | None, llm_cache: str | None, as_json: bool) -> None:
+    """Run strategies on a benchmark DATASET (questions in SOURCE, a file or folder) and report.
+
+    Writes OUT/metrics.json, OUT/report.md (metric × strategy), OUT/questions.jsonl (one row per
+    question and strategy: rank of the first gold answer, triplets, SPARQL, evidence) and PNG plots.
+    A killed run resumes when rerun with the same --out.
+    """
+    from sparqlqa.evaluation import evaluate
+
+    strategies = parse_strategies(strategy_text)
+    _check_strategies(strategies)
+    with _progress() as (on_start, on_outcome):
+        result = evaluate(dataset, source, kb=kb_name, strategies=strategies, out_dir=out_dir, k=k,
+                          llm=llm_spec, llm_cache=llm_cache, split=split, test_ratio=test_ratio, limit=limit,
+                          sample=sample, seed=seed, workers=workers, plots=not no_plots, ask=None,
+                          on_start=on_start, on_outcome=on_outcome)
+    _finish(result, as_json)
+
+
+def _finish(result: Any, as_json: bool) -> None:
+    stats = result.stats
+    if as_json:
+        print_json({**result.metrics, "out_dir": str(result.out_dir), "files": [str(f) for f in result.files]})
+    else:
+        console().print(result.markdown, markup=False, highlight=False)
+        note(f"report in {result.out_dir}: " + ", ".join(f.name for f in result.files)
+             + " + questions.jsonl")
+    if stats.errors:
+        note(f"{stats.errors} answer(s) failed and count as misses (see 'error' in questions.jsonl)")
+    if stats.failed:
+        note(f"{stats.failed} pair(s) failed transiently and were not recorded; rerun to retry. "
+             + "; ".join(stats.messages[:3]))
+    if stats.pending:
+        note(f"{stats.pending} pair(s) wait for LLM answers (--llm-cache only): "
+             "'sparqlqa llm export-pending FILE', answer them, 'sparqlqa llm import FILE', then rerun")
+    if result.plot_error:
+        err_console().print(f"plots skipped: {result.plot_error}", style="yellow", markup=False)

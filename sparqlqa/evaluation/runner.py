@@ -1,0 +1,443 @@
+"""Run strategies over questions; one JSONL row per (question, strategy), resumable.
+
+Every finished (question, strategy) pair is appended to ``questions.jsonl`` in
+the output folder (write + flush + fsync per row).  A run that is killed —
+even with SIGKILL mid-write — resumes where it stopped: pairs already written
+are skipped and a truncated last line is cut off.  Answers that still wait for
+LLM responses (``--llm-cache only`` misses) are *not* written, so the pair runs
+again once the answers are imported; the LLM cache makes every call made
+before the kill a cache hit.
+
+The answer function is injectable (``ask=``) so tests and benchmarks can run
+the harness with a stand-in; the default is :func:`sparqlqa.pipeline.ask`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import threading
+import time
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from sparqlqa.errors import (
+    ConfigError,
+    DatasetError,
+    LLMAuthError,
+    LLMConnectionError,
+    LLMOverloaded,
+    LLMRateLimited,
+    LLMTimeout,
+    NotInCache,
+    SparqlqaError,
+)
+from sparqlqa.evaluation.datasets import Question
+from sparqlqa.evaluation.metrics import RankedItem, answer_set, apply_tie_rule, question_metrics
+from sparqlqa.paths import atomic_write_json
+
+#: ``ask(kb, question, *, strategy=, llm=, k=, llm_cache=) -> Answer``
+AskFunction = Callable[..., Any]
+
+RESULTS_FILE = "questions.jsonl"
+RUN_FILE = "run.json"
+#: LLM errors that a later run may not see again: the pair is left for the rerun
+TRANSIENT_ERRORS = (LLMRateLimited, LLMOverloaded, LLMTimeout, LLMConnectionError)
+#: stop when this many pairs failed unexpectedly and none succeeded
+FAILURE_FUSE = 5
+
+
+class EvalError(SparqlqaError):
+    """The evaluation cannot go on (bad settings, a broken strategy)."""
+
+
+def default_ask() -> AskFunction:
+    """:func:`sparqlqa.pipeline.ask` (imported on first use)."""
+    try:
+        from sparqlqa.pipeline import ask
+    except ModuleNotFoundError as exc:
+        if exc.name == "sparqlqa.pipeline":
+            raise EvalError("the question-answering pipeline is not installed (sparqlqa.pipeline)") from None
+        raise
+    return ask
+
+
+@dataclass
+class RunSettings:
+    """What a run is; ``identity()`` must match when an output folder is resumed."""
+
+    dataset: str
+    source: str
+    kb: str
+    strategies: list[str]
+    k: int = 20
+    llm: str | None = None
+    llm_cache: str | None = None
+    split: str | None = None
+    test_ratio: float = 1.0
+    limit: int | None = None
+    sample: int | None = None
+    seed: int = 0
+    workers: int = 1
+    kb_generation: str = ""
+
+    def identity(self) -> dict[str, Any]:
+        """Settings that change answers or the question set's meaning (not their number)."""
+        return {"dataset": self.dataset, "source": self.source, "kb": self.kb, "k": self.k,
+                "llm": self.llm, "split": self.split, "test_ratio": self.test_ratio,
+                "kb_generation": self.kb_generation}
+
+
+def select_questions(questions: Sequence[Question], *, limit: int | None = None,
+                     sample: int | None = None, seed: int = 0) -> list[Question]:
+    """``--sample N --seed S`` (a seeded random subset, kept in file order), then ``--limit N``.
+
+    >>> qs = [Question(str(i), "q") for i in range(10)]
+    >>> [q.id for q in select_questions(qs, sample=3, seed=1)] == [q.id for q in select_questions(qs, sample=3, seed=1)]
+    True
+    >>> [q.id for q in select_questions(qs, limit=2)]
+    ['0', '1']
+    """
+    chosen = list(questions)
+    if sample is not None and sample < len(chosen):
+        keep = set(random.Random(seed).sample(range(len(chosen)), sample))
+        chosen = [q for i, q in enumerate(chosen) if i in keep]
+    if limit is not None:
+        chosen = chosen[:limit]
+    return chosen
+
+
+class ResultsFile:
+    """Append-only JSONL of result rows, durable per row, tolerant of a torn last line."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._lock = threading.Lock()
+
+    def load(self) -> dict[tuple[str, str], dict[str, Any]]:
+        """Rows by (id, strategy); repairs a truncated last line in place."""
+        if not self.path.exists():
+            return {}
+        data = self.path.read_bytes()
+        rows: dict[tuple[str, str], dict[str, Any]] = {}
+        good_end = 0
+        for line in data.splitlines(keepends=True):
+            try:
+                row = json.loads(line)
+            except ValueError:
+                if good_end + len(line) < len(data):  # a bad line in the middle: not ours to fix
+                    raise DatasetError(f"{self.path}: corrupt line at byte {good_end}",
+                                       hint="remove that line, or start afresh in another --out") from None
+                break
+            if isinstance(row, dict) and "id" in row and "strategy" in row:
+                rows.setdefault((str(row["id"]), str(row["strategy"])), row)
+            good_end += len(line)
+        if good_end < len(data) or (data and not data.endswith(b"\n")):
+            self._repair(good_end, complete=good_end == len(data))
+        return rows
+
+    def _repair(self, good_end: int, *, complete: bool) -> None:
+        with self.path.open("r+b") as handle:
+            handle.truncate(good_end)
+            if complete:  # the last row parsed but lost its newline
+                handle.seek(0, os.SEEK_END)
+                handle.write(b"\n")
+            handle.flush()
+            os.fsync(handle.fileno())
+
+    def append(self, row: dict[str, Any]) -> None:
+        line = (json.dumps(row, ensure_ascii=False, default=str) + "\n").encode("utf-8")
+        with self._lock:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            with self.path.open("ab") as handle:
+                handle.write(line)
+                handle.flush()
+                os.fsync(handle.fileno())
+
+
+def _ranked_items(answer: Any) -> list[RankedItem]:
+    items = []
+    for item in getattr(answer, "items", None) or []:
+        score = getattr(item, "score", None)
+        items.append(RankedItem(iri=str(item.iri), label=str(getattr(item, "label", "") or ""),
+                                score=None if score is None else float(score),
+                                tier=getattr(item, "tier", None), source=str(getattr(item, "source", ""))))
+    return items
+
+
+def llm_usage(calls: Iterable[Any]) -> dict[str, Any]:
+    """Calls, tokens, cost and cache hits of a list of ``LLMCall`` records."""
+    calls = list(calls)
+    costs = [c.cost_usd for c in calls if getattr(c, "cost_usd", None) is not None]
+    return {
+        "calls": len(calls),
+        "input_tokens": sum(int(getattr(c, "input_tokens", 0) or 0) for c in calls),
+        "output_tokens": sum(int(getattr(c, "output_tokens", 0) or 0) for c in calls),
+        "cost_usd": float(sum(costs)) if costs else (0.0 if not calls else None),
+        "cache_hits": sum(1 for c in calls if getattr(c, "cache_hit", False)),
+    }
+
+
+def _jsonable(obj: Any) -> Any:
+    from sparqlqa.answer import to_jsonable
+
+    return to_jsonable(obj)
+
+
+def _sparql_texts(queries: Iterable[Any]) -> list[str]:
+    texts = []
+    for query in queries or []:
+        if isinstance(query, dict):
+            text = query.get("sparql") or query.get("query")
+            texts.append(str(text) if text is not None else json.dumps(_jsonable(query)))
+        else:
+            texts.append(str(query))
+    return texts
+
+
+def _evidence(answer: Any, iris: Iterable[str]) -> dict[str, Any]:
+    wanted = set(iris)
+    return {str(item.iri): _jsonable(getattr(item, "evidence", None))
+            for item in getattr(answer, "items", None) or []
+            if item.iri in wanted and getattr(item, "evidence", None) is not None}
+
+
+def result_row(question: Question, strategy: str, answer: Any, wall_ms: float, k: int) -> dict[str, Any]:
+    """The per-question record of one answer (metrics, ranking, triplets, SPARQL, evidence, cost)."""
+    items = _ranked_items(answer)
+    metrics = question_metrics(items, question.gold_iris, question.gold_labels)
+    ranked = apply_tie_rule(items)
+    top = [{"rank": i, "iri": it.iri, "label": it.label, "score": it.score, "tier": it.tier,
+            "source": it.source} for i, it in enumerate(ranked[: max(k, 1)], start=1)]
+    rank = metrics["rank"]
+    evidence_for = [ranked[0].iri] if ranked else []
+    if isinstance(rank, int):
+        evidence_for.append(ranked[rank - 1].iri)
+    timings = {str(k_): float(v) for k_, v in (getattr(answer, "timings_ms", None) or {}).items()}
+    triplets = getattr(answer, "triplets", None)
+    return {
+        "id": question.id, "strategy": strategy, "question": question.text,
+        "gold_iris": sorted(question.gold_iris), "gold_labels": sorted(question.gold_labels),
+        **metrics,
+        "answer_set": [it.iri for it in answer_set(ranked)],
+        "items": top,
+        "triplets": _jsonable(triplets),
+        "sparql": _sparql_texts(getattr(answer, "queries", None) or []),
+        "evidence": _evidence(answer, evidence_for),
+        "notes": [str(n) for n in getattr(answer, "notes", None) or []],
+        "llm": llm_usage(getattr(answer, "llm_calls", None) or []),
+        "latency_ms": float(timings.get("total", wall_ms)),
+        "wall_ms": wall_ms,
+        "timings_ms": timings,
+        "strategy_used": str(getattr(answer, "strategy", strategy)),
+        "error": None,
+    }
+
+
+def error_row(question: Question, strategy: str, error: BaseException, wall_ms: float) -> dict[str, Any]:
+    """The record of a pair whose strategy failed: every metric 0 (a miss), the error kept."""
+    metrics = question_metrics([], question.gold_iris, question.gold_labels)
+    return {
+        "id": question.id, "strategy": strategy, "question": question.text,
+        "gold_iris": sorted(question.gold_iris), "gold_labels": sorted(question.gold_labels),
+        **metrics, "answer_set": [], "items": [], "triplets": None, "sparql": [], "evidence": {},
+        "notes": [], "llm": llm_usage([]), "latency_ms": wall_ms, "wall_ms": wall_ms, "timings_ms": {},
+        "strategy_used": strategy, "error": f"{type(error).__name__}: {error}",
+    }
+
+
+def split_warm_up(tasks: Sequence[tuple[Question, str]],
+                  ) -> tuple[list[tuple[Question, str]], list[tuple[Question, str]]]:
+    """(the first pair of each strategy, the others), both in task order.
+
+    >>> q1, q2 = Question("1", "a"), Question("2", "b")
+    >>> warm, rest = split_warm_up([(q1, "x"), (q1, "y"), (q2, "x")])
+    >>> [(q.id, s) for q, s in warm], [(q.id, s) for q, s in rest]
+    ([('1', 'x'), ('1', 'y')], [('2', 'x')])
+    """
+    seen: set[str] = set()
+    warm: list[tuple[Question, str]] = []
+    rest: list[tuple[Question, str]] = []
+    for question, strategy in tasks:
+        (rest if strategy in seen else warm).append((question, strategy))
+        seen.add(strategy)
+    return warm, rest
+
+
+#: errors that say the run itself is wrong (settings, KB, key, extras): stop at once
+ABORT_ERRORS: tuple[type[BaseException], ...] = (ConfigError, LLMAuthError)
+
+
+def _is_abort(exc: BaseException) -> bool:
+    from sparqlqa.errors import KBError, MissingExtraError
+
+    return isinstance(exc, (*ABORT_ERRORS, KBError, MissingExtraError))
+
+
+@dataclass
+class Outcome:
+    """What happened to one (question, strategy) pair.
+
+    ``status``: ``done`` (row written), ``error`` (strategy failed on it: row
+    written, counted as a miss), ``pending`` (waits for imported LLM answers),
+    ``failed`` (transient or unexpected error: not written, retried on rerun).
+    """
+
+    question: Question
+    strategy: str
+    status: str
+    row: dict[str, Any] | None = None
+    message: str = ""
+
+
+@dataclass
+class RunStats:
+    """Counts of one invocation of :meth:`EvalRun.run`."""
+
+    total_pairs: int = 0
+    already_done: int = 0
+    done: int = 0
+    errors: int = 0
+    pending: int = 0
+    failed: int = 0
+    messages: list[str] = field(default_factory=list)
+    elapsed_s: float = 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+class EvalRun:
+    """One evaluation: questions × strategies against one KB, results in ``out_dir``."""
+
+    def __init__(self, kb: Any, questions: Sequence[Question], settings: RunSettings, out_dir: Path, *,
+                 ask: AskFunction | None = None, llm: dict[str, Any] | None = None) -> None:
+        self.kb = kb
+        self.questions = list(questions)
+        self.settings = settings
+        self.out_dir = out_dir
+        self.ask = ask
+        #: the ``llm=`` argument per strategy (an LLM object, ``"offline"``, or None: the default)
+        self.llm = llm or {}
+        self.results = ResultsFile(out_dir / RESULTS_FILE)
+
+    def prepare(self) -> list[tuple[Question, str]]:
+        """Check a previous run in ``out_dir`` is the same run; the pairs still to answer."""
+        self.out_dir.mkdir(parents=True, exist_ok=True)
+        run_path = self.out_dir / RUN_FILE
+        previous: dict[str, Any] = {}
+        if run_path.exists():
+            try:
+                previous = json.loads(run_path.read_text("utf-8"))
+            except ValueError:
+                previous = {}
+            old = previous.get("identity", {})
+            new = self.settings.identity()
+            changed = sorted(key for key in new if key in old and old[key] != new[key])
+            if changed:
+                raise EvalError(f"{self.out_dir} holds a run with other settings ({', '.join(changed)})",
+                                hint="use another --out folder, or delete this one to start afresh")
+        strategies = list(dict.fromkeys([*previous.get("strategies", []), *self.settings.strategies]))
+        atomic_write_json(run_path, {"identity": self.settings.identity(), "strategies": strategies,
+                                     "settings": asdict(self.settings)})
+        done = self.results.load()
+        return [(q, s) for q in self.questions for s in self.settings.strategies if (q.id, s) not in done]
+
+    def rows(self) -> list[dict[str, Any]]:
+        """The written rows of this run's questions and strategies, in question order."""
+        written = self.results.load()
+        return [written[(q.id, s)] for q in self.questions for s in self.settings.strategies
+                if (q.id, s) in written]
+
+    def answer_one(self, question: Question, strategy: str, *, warm_up: bool = False) -> Outcome:
+        """Ask one question with one strategy; never raises except for errors that end the run."""
+        ask = self.ask or default_ask()
+        start = time.perf_counter()
+        try:
+            answer = ask(self.kb, question.text, strategy=strategy, llm=self.llm.get(strategy), k=self.settings.k,
+                         llm_cache=self.settings.llm_cache)
+        except NotInCache:
+            return Outcome(question, strategy, "pending")
+        except TRANSIENT_ERRORS as exc:
+            return Outcome(question, strategy, "failed", message=f"{type(exc).__name__}: {exc}")
+        except SparqlqaError as exc:
+            if _is_abort(exc):
+                raise
+            wall = (time.perf_counter() - start) * 1000
+            return Outcome(question, strategy, "error", error_row(question, strategy, exc, wall), str(exc))
+        except Exception as exc:  # a bug in a strategy: left for the rerun, reported
+            return Outcome(question, strategy, "failed", message=f"{type(exc).__name__}: {exc}")
+        wall = (time.perf_counter() - start) * 1000
+        if getattr(answer, "pending_llm", None):
+            return Outcome(question, strategy, "pending")
+        row = result_row(question, strategy, answer, wall, self.settings.k)
+        row["warmup"] = warm_up
+        return Outcome(question, strategy, "done", row)
+
+    def _record(self, outcome: Outcome, stats: RunStats,
+                on_outcome: Callable[[Outcome], None] | None) -> None:
+        if outcome.row is not None:
+            self.results.append(outcome.row)
+        counter = {"done": "done", "error": "errors", "pending": "pending", "failed": "failed"}[outcome.status]
+        setattr(stats, counter, getattr(stats, counter) + 1)
+        if outcome.message and len(stats.messages) < 20:
+            stats.messages.append(f"{outcome.question.id}/{outcome.strategy}: {outcome.message}")
+        if on_outcome is not None:
+            on_outcome(outcome)
+        if stats.failed >= FAILURE_FUSE and stats.done + stats.errors == 0:
+            raise EvalError(f"the first {stats.failed} questions all failed; stopping",
+                            hint=f"first failure: {stats.messages[0] if stats.messages else '?'}")
+
+    def run(self, tasks: Sequence[tuple[Question, str]] | None = None,
+            on_outcome: Callable[[Outcome], None] | None = None) -> RunStats:
+        """Answer ``tasks`` (default: :meth:`prepare`'s), ``settings.workers`` at a time.
+
+        The first pair of each strategy runs alone and is marked ``warmup``
+        (it builds the KB's indexes and loads models: its latency is not
+        representative and the report leaves it out of the percentiles); the
+        rest run in a bounded thread pool: at most ``workers`` questions — so at
+        most ``workers`` concurrent LLM calls — and ``2 × workers`` queued.
+        """
+        if tasks is None:
+            tasks = self.prepare()
+        stats = RunStats(total_pairs=len(self.questions) * len(self.settings.strategies),
+                         already_done=len(self.questions) * len(self.settings.strategies) - len(tasks))
+        started = time.perf_counter()
+        warm_up, rest = split_warm_up(tasks)
+        for question, strategy in warm_up:
+            self._record(self.answer_one(question, strategy, warm_up=True), stats, on_outcome)
+        if self.settings.workers <= 1:
+            for question, strategy in rest:
+                self._record(self.answer_one(question, strategy), stats, on_outcome)
+        else:
+            self._run_pool(rest, stats, on_outcome)
+        stats.elapsed_s = time.perf_counter() - started
+        return stats
+
+    def _run_pool(self, tasks: Sequence[tuple[Question, str]], stats: RunStats,
+                  on_outcome: Callable[[Outcome], None] | None) -> None:
+        workers = self.settings.workers
+        pending_tasks = iter(tasks)
+        inflight: set[Future[Outcome]] = set()
+        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="sparqlqa-eval") as pool:
+            try:
+                while True:
+                    while len(inflight) < 2 * workers:
+                        task = next(pending_tasks, None)
+                        if task is None:
+                            break
+                        inflight.add(pool.submit(self.answer_one, *task))
+                    if not inflight:
+                        break
+                    finished, _ = wait(inflight, return_when=FIRST_COMPLETED)
+                    for future in finished:
+                        inflight.discard(future)
+                        self._record(future.result(), stats, on_outcome)
+            except BaseException:
+                for future in inflight:
+                    future.cancel()
+                raise
