@@ -11,19 +11,25 @@ derived artefacts such as label indexes and embeddings never go stale)::
 
 from __future__ import annotations
 
+import fcntl
 import json
+import os
 import re
 import shutil
+import uuid
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
+from datetime import datetime, timezone
 from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from sparqlqa.errors import InvalidKBName, KBError, KBNotFound
-from sparqlqa.paths import atomic_write_json, kbs_dir
+from sparqlqa.errors import InvalidKBName, KBBusy, KBError, KBExists, KBNotFound
+from sparqlqa.paths import atomic_write_json, atomic_write_text, kbs_dir
 from sparqlqa.profile import DEFAULT_PROFILE, Profile
 from sparqlqa.schema import Schema
-from sparqlqa.store import OxigraphStore, QueryResult, Store, stores
+from sparqlqa.store import QueryResult, Store, stores
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 
@@ -191,3 +197,55 @@ def remove_kb(name: str) -> None:
     shutil.rmtree(trash, ignore_errors=True)
     root.rename(trash)
     shutil.rmtree(trash, ignore_errors=True)
+
+
+@contextmanager
+def kb_lock(name: str) -> Iterator[None]:
+    """Hold the write lock of KB ``name`` (one writer at a time; readers are never blocked)."""
+    lock_path = kbs_dir() / f".lock-{name}"
+    with lock_path.open("w") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise KBBusy(f"knowledge base {name!r} is being written by another process",
+                         hint="wait for it to finish") from None
+        yield
+
+
+def _swap_in(root: Path, staging_root: Path | None, generation: Path) -> None:
+    """Make ``generation`` current.  New KB: rename the staging root into place."""
+    if staging_root is not None:
+        atomic_write_text(staging_root / "CURRENT", generation.name + "\n")
+        try:
+            os.rename(staging_root, root)
+        except OSError:
+            raise KBExists(root.name) from None
+        return
+    atomic_write_text(root / "CURRENT", generation.name + "\n")
+    for child in root.iterdir():  # the old generation and any left by a killed writer
+        if child.is_dir() and child != generation:
+            shutil.rmtree(child, ignore_errors=True)
+
+
+def write_generation(name: str, build: Callable[[Path], Any], *, replace: bool = False) -> KnowledgeBase:
+    """Build a new generation of KB ``name`` with ``build(folder)`` and make it current atomically.
+
+    ``build`` must write ``manifest.json`` (and the store, if any) into ``folder``.  On any
+    failure, or a kill, the previous KB of that name is left exactly as it was.
+    """
+    validate_kb_name(name)
+    with kb_lock(name):
+        root = kb_root(name)
+        if current_generation(root) is not None and not replace:
+            raise KBExists(name)
+        staging_root = None if root.exists() else kbs_dir() / f".building-{name}-{uuid.uuid4().hex[:8]}"
+        stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S-") + uuid.uuid4().hex[:6]
+        generation = (staging_root or root) / stamp
+        generation.mkdir(parents=True)
+        try:
+            build(generation)
+            _swap_in(root, staging_root, generation)
+        except BaseException:
+            shutil.rmtree(staging_root or generation, ignore_errors=True)
+            raise
+    return open_kb(name)

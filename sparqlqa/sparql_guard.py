@@ -17,6 +17,7 @@ sparqlqa.errors.UpdateRefused: refused to send a SPARQL update (DELETE): sparqlq
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 
 from sparqlqa.errors import QueryError, UpdateRefused
 
@@ -40,10 +41,15 @@ _TOKEN = re.compile(
 )
 
 
+def sparql_tokens(query: str) -> Iterator[re.Match[str]]:
+    """Lexical tokens of ``query``; ``match.lastgroup`` is ws, comment, string, iri, var, word or other."""
+    return _TOKEN.finditer(query)
+
+
 def _bare_words(query: str) -> list[str]:
     """The keywords and names of ``query`` outside comments, strings and IRIs."""
     words: list[str] = []
-    for match in _TOKEN.finditer(query):
+    for match in sparql_tokens(query):
         kind = match.lastgroup
         if kind == "word":
             words.append(match.group())

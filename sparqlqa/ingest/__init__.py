@@ -32,7 +32,7 @@ from pyoxigraph import Store as OxStore
 from sparqlqa import __version__
 from sparqlqa.errors import IngestError, KBBusy, KBExists
 from sparqlqa.ingest.base import IngestFormat, IngestTarget, detect_format, ingest_formats
-from sparqlqa.kb import KnowledgeBase, Manifest, current_generation, kb_root, open_kb, validate_kb_name
+from sparqlqa.kb import KnowledgeBase, Manifest, validate_kb_name, write_generation
 from sparqlqa.ontologies import CORE, ontology_path
 from sparqlqa.paths import atomic_write_text, kbs_dir
 from sparqlqa.profile import DEFAULT_PROFILE, Profile
@@ -55,18 +55,6 @@ def resolve_format(source: Path, name: str | None, options: dict[str, Any]) -> I
         name = "rdf"
     chosen = name or detect_format(source)
     return ingest_formats.get(chosen)(**options)
-
-
-@contextmanager
-def _kb_lock(name: str) -> Iterator[None]:
-    lock_path = kbs_dir() / f".lock-{name}"
-    with lock_path.open("w") as handle:
-        try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            raise KBBusy(f"knowledge base {name!r} is being ingested by another process",
-                         hint="wait for it to finish") from None
-        yield
 
 
 def _load_ontology(store: OxStore, path: Path) -> None:
@@ -128,21 +116,6 @@ def _build(directory: Path, name: str, sources: Sequence[Path], fmt: str | None,
     return manifest
 
 
-def _swap_in(root: Path, staging_root: Path | None, generation: Path) -> None:
-    """Make ``generation`` current.  New KB: rename the staging root into place."""
-    if staging_root is not None:
-        atomic_write_text(staging_root / "CURRENT", generation.name + "\n")
-        try:
-            os.rename(staging_root, root)
-        except OSError:
-            raise KBExists(root.name) from None
-        return
-    atomic_write_text(root / "CURRENT", generation.name + "\n")
-    for child in root.iterdir():  # the old generation and any left by a killed ingest
-        if child.is_dir() and child != generation:
-            shutil.rmtree(child, ignore_errors=True)
-
-
 def ingest(
     sources: Sequence[str | Path], *, kb: str, format: str | None = None, replace: bool = False,
     options: dict[str, Any] | None = None, base_iri: str | None = None,
@@ -154,19 +127,9 @@ def ingest(
     if not sources:
         raise IngestError("nothing to ingest: give at least one source file")
     paths = [Path(s).expanduser() for s in sources]
-    with _kb_lock(name):
-        root = kb_root(name)
-        if current_generation(root) is not None and not replace:
-            raise KBExists(name)
-        staging_root = None if root.exists() else kbs_dir() / f".building-{name}-{uuid.uuid4().hex[:8]}"
-        stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S-") + uuid.uuid4().hex[:6]
-        generation = (staging_root or root) / stamp
-        generation.mkdir(parents=True)
-        try:
-            _build(generation, name, paths, format, options or {}, base_iri or default_base_iri(name),
-                   [Path(o) for o in ontologies], progress, profile)
-            _swap_in(root, staging_root, generation)
-        except BaseException:
-            shutil.rmtree(staging_root or generation, ignore_errors=True)
-            raise
-    return open_kb(name)
+
+    def build(generation: Path) -> None:
+        _build(generation, name, paths, format, options or {}, base_iri or default_base_iri(name),
+               [Path(o) for o in ontologies], progress, profile)
+
+    return write_generation(name, build, replace=replace)

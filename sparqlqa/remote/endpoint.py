@@ -45,7 +45,7 @@ from pyoxigraph import BlankNode, Literal, NamedNode, RdfFormat, Triple, parse
 
 from sparqlqa import __version__
 from sparqlqa.errors import ConfigError, EndpointError, UpdateRefused
-from sparqlqa.sparql_guard import _TOKEN, READ_FORMS, query_form
+from sparqlqa.sparql_guard import READ_FORMS, query_form, sparql_tokens
 from sparqlqa.store import QueryResult, Store, Term, stores
 
 __all__ = ["EndpointConfig", "EndpointStore", "default_user_agent", "ensure_limit", "json_term",
@@ -362,7 +362,7 @@ def ensure_limit(sparql: str, max_rows: int) -> str:
     """
     depth = 0
     values_at: int | None = None
-    for match in _TOKEN.finditer(sparql):
+    for match in sparql_tokens(sparql):
         token = match.group()
         if match.lastgroup == "other":
             depth += {"{": 1, "}": -1}.get(token, 0)

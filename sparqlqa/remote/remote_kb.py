@@ -14,8 +14,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import shutil
-import uuid
 from dataclasses import asdict
 from datetime import datetime, timezone
 from pathlib import Path
@@ -23,9 +21,16 @@ from typing import Any
 
 from sparqlqa import __version__
 from sparqlqa.errors import ConfigError, EndpointError, KBExists
-from sparqlqa.ingest import _kb_lock, _swap_in
-from sparqlqa.kb import KnowledgeBase, Manifest, current_generation, kb_root, open_kb, validate_kb_name
-from sparqlqa.paths import atomic_write_json, kbs_dir, sparqlqa_home
+from sparqlqa.kb import (
+    KnowledgeBase,
+    Manifest,
+    current_generation,
+    kb_root,
+    open_kb,
+    validate_kb_name,
+    write_generation,
+)
+from sparqlqa.paths import atomic_write_json, sparqlqa_home
 from sparqlqa.profile import Profile
 from sparqlqa.remote.endpoint import EndpointConfig, EndpointStore
 from sparqlqa.remote.profiles import load_profile
@@ -75,26 +80,16 @@ def _manifest(name: str, generation: str, config: dict[str, Any], profile: Profi
 
 
 def _write_generation(name: str, replace: bool, manifest_for: Any) -> KnowledgeBase:
-    """Build a generation with ``manifest_for(generation_id)`` and make it current atomically."""
-    with _kb_lock(name):
-        root = kb_root(name)
-        if current_generation(root) is not None and not replace:
-            raise KBExists(name)
-        staging_root = None if root.exists() else kbs_dir() / f".building-{name}-{uuid.uuid4().hex[:8]}"
-        stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S-") + uuid.uuid4().hex[:6]
-        generation = (staging_root or root) / stamp
-        generation.mkdir(parents=True)
-        try:
-            manifest: Manifest = manifest_for(stamp)
-            (generation / "artifacts").mkdir()
-            atomic_write_json(generation / "artifacts" / "schema-sample.json",
-                              {"schema": manifest.schema, "sample": manifest.extra.get("sample", {})})
-            manifest.write(generation)
-            _swap_in(root, staging_root, generation)
-        except BaseException:
-            shutil.rmtree(staging_root or generation, ignore_errors=True)
-            raise
-    return open_kb(name)
+    """Write a generation whose manifest is ``manifest_for(generation_id)``, atomically."""
+
+    def build(generation: Path) -> None:
+        manifest: Manifest = manifest_for(generation.name)
+        (generation / "artifacts").mkdir()
+        atomic_write_json(generation / "artifacts" / "schema-sample.json",
+                          {"schema": manifest.schema, "sample": manifest.extra.get("sample", {})})
+        manifest.write(generation)
+
+    return write_generation(name, build, replace=replace)
 
 
 def add_remote_kb(name: str, endpoint: str, profile: str | Path | Profile = "generic", *, replace: bool = False,
