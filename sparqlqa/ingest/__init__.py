@@ -15,13 +15,8 @@ rename).  A failure or a kill leaves the previous KB exactly as it was.
 
 from __future__ import annotations
 
-import fcntl
 import gc
-import os
-import shutil
-import uuid
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -30,11 +25,10 @@ from pyoxigraph import RdfFormat
 from pyoxigraph import Store as OxStore
 
 from sparqlqa import __version__
-from sparqlqa.errors import IngestError, KBBusy, KBExists
+from sparqlqa.errors import IngestError
 from sparqlqa.ingest.base import IngestFormat, IngestTarget, detect_format, ingest_formats
 from sparqlqa.kb import KnowledgeBase, Manifest, validate_kb_name, write_generation
 from sparqlqa.ontologies import CORE, ontology_path
-from sparqlqa.paths import atomic_write_text, kbs_dir
 from sparqlqa.profile import DEFAULT_PROFILE, Profile
 from sparqlqa.schema import compute_schema
 from sparqlqa.store import OxigraphStore
