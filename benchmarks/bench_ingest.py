@@ -78,9 +78,9 @@ def child_ours(source: Path, work: Path, fmt: str) -> dict[str, Any]:
     import sparqlqa.ingest as ingest_module
 
     phases: dict[str, float] = {}
-    ingest_module._load_sources = _timed(phases, "load", ingest_module._load_sources)  # type: ignore[assignment]
+    ingest_module._load_sources = _timed(phases, "load", ingest_module._load_sources)
     ingest_module.compute_schema = _timed(phases, "schema", ingest_module.compute_schema)
-    ingest_module._build = _timed(phases, "build", ingest_module._build)  # type: ignore[assignment]
+    ingest_module._build = _timed(phases, "build", ingest_module._build)
     options = {"sep": "|"} if fmt == "triples" else {}
     rss_base = _maxrss_mb()
     start = time.perf_counter()

@@ -12,13 +12,15 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, ClassVar
 
-from pyoxigraph import Literal, Quad
+from pyoxigraph import Literal, NamedNode, Quad
 
 from sparqlqa.errors import IngestError
 from sparqlqa.ingest.base import IngestFormat, IngestTarget, ingest_formats, open_source
 from sparqlqa.vocab import RDF, RDFS, SQA
 
 BATCH = 50_000
+#: how many recent entity names :meth:`DelimitedTriples._quads` remembers (bounded memory)
+ENTITY_CACHE = 1 << 17
 
 
 def _guess_separator(first_line: str) -> str:
@@ -37,7 +39,12 @@ class DelimitedTriples(IngestFormat):
 
     def _quads(self, source: Path, target: IngestTarget, lines: Iterator[tuple[int, str]],
                sep: str, counts: dict[str, int]) -> Iterator[Quad]:
-        entity_class = SQA.Entity
+        # An entity's label and type quads are yielded only when its name is not in ``nodes``
+        # (the store would drop the repeats anyway); ``nodes`` is bounded, so memory stays
+        # constant whatever the file size.
+        nodes: dict[str, NamedNode] = {}
+        relations: dict[str, NamedNode] = {}
+        label, rdf_type, entity_class = RDFS.label, RDF.type, SQA.Entity
         for number, line in lines:
             counts["at_line"] = number
             line = line.rstrip("\r\n")
@@ -51,12 +58,17 @@ class DelimitedTriples(IngestFormat):
                     hint="check --sep (MetaQA uses '|', PathQuestion a tab)",
                 )
             head_name, relation_name, tail_name = (f.strip() for f in fields)
-            head, tail = target.entity(head_name), target.entity(tail_name)
-            yield Quad(head, target.relation(relation_name), tail)
-            yield Quad(head, RDFS.label, Literal(head_name))
-            yield Quad(tail, RDFS.label, Literal(tail_name))
-            yield Quad(head, RDF.type, entity_class)
-            yield Quad(tail, RDF.type, entity_class)
+            if len(nodes) >= ENTITY_CACHE - 1:
+                nodes.clear()
+            for name in (head_name, tail_name):
+                if name not in nodes:
+                    node = nodes[name] = target.entity(name)
+                    yield Quad(node, label, Literal(name))
+                    yield Quad(node, rdf_type, entity_class)
+            relation = relations.get(relation_name)
+            if relation is None:
+                relation = relations[relation_name] = target.relation(relation_name)
+            yield Quad(nodes[head_name], relation, nodes[tail_name])
             counts["lines"] += 1
 
     def load(self, source: Path, target: IngestTarget) -> dict[str, Any]:
