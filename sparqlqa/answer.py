@@ -54,7 +54,7 @@ class AnswerItem:
         """The (s, p, o) IRIs connecting this answer to the question's constants."""
         if self.evidence is None:
             return []
-        return [tuple(t) for t in getattr(self.evidence, "triples", [])]  # type: ignore[misc]
+        return [tuple(t) for t in getattr(self.evidence, "triples", [])]
 
     def evidence_text(self, labels: Mapping[str, str]) -> list[str]:
         """Each evidence triple as ``subject —relation→ object`` with labels."""

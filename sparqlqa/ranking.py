@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from sparqlqa.embed import Embedder
 from sparqlqa.kb import KnowledgeBase
-from sparqlqa.vectors import NodeIndex, embed_query, load_index, node_texts
+from sparqlqa.vectors import NodeIndex, embed_query, index_supported, load_index, node_texts
 
 if TYPE_CHECKING:
     from sparqlqa.execute import Candidates, Evidence
@@ -32,6 +32,7 @@ class RankedNode:
     source: str  # "filtered" | "vector"
     tier: int | None = None
     evidence: Evidence | None = None
+    vss: float | None = None  # the vector score, kept when a rerank replaces ``score``
 
 
 @dataclass
@@ -63,9 +64,9 @@ def query_text(question: str, requirements: Sequence[str] = ()) -> str:
     return ". ".join([question.strip(), *extra])
 
 
-def _filtered_scores(kb: KnowledgeBase, embedder: Embedder, index: NodeIndex, vector: Any,
+def _filtered_scores(kb: KnowledgeBase, embedder: Embedder, index: NodeIndex | None, vector: Any,
                      iris: list[str]) -> dict[str, float]:
-    scores = index.similarities(vector, iris)
+    scores = index.similarities(vector, iris) if index is not None else {}
     missing = [iri for iri in iris if iri not in scores]
     if missing:  # nodes the index does not hold (e.g. added after it was built): embed them now
         texts = node_texts(kb, missing, mode="index")
@@ -79,7 +80,8 @@ def rank_candidates(kb: KnowledgeBase, question: str, candidates: Candidates | N
                     target_type: str | None = None, index: NodeIndex | None = None) -> Ranking:
     """Sort ``candidates`` by similarity and top up to ``k`` from the global ranking."""
     started = time.perf_counter()
-    index = index if index is not None else load_index(kb, embedder)
+    if index is None and index_supported(kb):
+        index = load_index(kb, embedder)
     text = query_text(question, requirements)
     vector = embed_query(embedder, text)
     items = list(candidates.items) if candidates is not None else []
@@ -93,8 +95,10 @@ def rank_candidates(kb: KnowledgeBase, question: str, candidates: Candidates | N
             best[cand.iri] = node
     ranked = sorted(best.values(), key=lambda n: (n.tier or 0, -n.score, n.iri))
     ranking = Ranking(text, ranked, target_type, filtered=len(ranked))
-    if len(ranked) < k:
+    if len(ranked) < k and index is not None:
         _top_up(ranking, index, vector, k)
+    elif len(ranked) < k:
+        ranking.notes.append("remote KB: no node index, so no top-up from the global vector ranking")
     ranking.elapsed_ms = (time.perf_counter() - started) * 1000
     return ranking
 

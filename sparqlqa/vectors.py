@@ -29,9 +29,11 @@ from __future__ import annotations
 
 import io
 import json
+import sys
 import weakref
 from collections import OrderedDict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -40,7 +42,7 @@ import numpy as np
 from pyoxigraph import NamedNode
 
 from sparqlqa.embed import Embedder
-from sparqlqa.errors import KBError
+from sparqlqa.errors import ConfigError, KBError
 from sparqlqa.kb import KnowledgeBase
 from sparqlqa.paths import atomic_write_bytes, atomic_write_json, atomic_write_text
 from sparqlqa.schema import humanize, local_name
@@ -92,11 +94,11 @@ def fetch_labels(kb: KnowledgeBase, iris: Sequence[str], *, sink: QuerySink | No
     """Labels and types of ``iris`` (one query per 500 IRIs)."""
     labels: dict[str, str] = {}
     types: dict[str, list[str]] = {}
-    label_values = _values(_label_predicates(kb))
+    label_in = ", ".join(str(NamedNode(p)) for p in _label_predicates(kb))
     type_p = NamedNode(kb.schema.type_predicate)
     for start in range(0, len(iris), VALUES_BATCH):
         query = (f"SELECT ?s ?l ?t WHERE {{ VALUES ?s {{ {_values(iris[start:start + VALUES_BATCH])} }} "
-                 f"OPTIONAL {{ VALUES ?lp {{ {label_values} }} ?s ?lp ?l }} OPTIONAL {{ ?s {type_p} ?t }} }}")
+                 f"OPTIONAL {{ ?s ?lp ?l FILTER(?lp IN ({label_in})) }} OPTIONAL {{ ?s {type_p} ?t }} }}")
         for s, label, kind in _run(kb, query, sink):
             if s is None:
                 continue
@@ -138,8 +140,9 @@ def _fetch_texts(kb: KnowledgeBase, iris: Sequence[str], facts: dict[str, NodeFa
     predicates = list(kb.schema.text_predicates)
     if not predicates:
         return
-    query = (f"SELECT ?s ?t WHERE {{ VALUES ?s {{ {_values(iris)} }} VALUES ?p {{ {_values(predicates)} }} "
-             "?s ?p ?t FILTER(isLiteral(?t)) }")
+    wanted = ", ".join(str(NamedNode(p)) for p in predicates)  # FILTER IN: two VALUES joined plan badly
+    query = (f"SELECT ?s ?t WHERE {{ VALUES ?s {{ {_values(iris)} }} ?s ?p ?t "
+             f"FILTER(?p IN ({wanted}) && isLiteral(?t)) }}")
     for s, text in _run(kb, query, sink):
         if s is not None and text is not None and s.value in facts:
             facts[s.value].texts.append(text.value)
@@ -180,6 +183,7 @@ def verbalize(facts: NodeFacts, schema_type_label: Callable[[str], str], *, max_
 
 
 def _listing(names: list[str], limit: int) -> str:
+    names = sorted(names, key=str.casefold)
     shown = ", ".join(names[:limit])
     return f"{shown} and {len(names) - limit} more" if len(names) > limit else shown
 
@@ -226,8 +230,9 @@ class NodeIndex:
         skip = {self.row_of[i] for i in exclude if i in self.row_of}
         if k <= 0 or len(self.ids) == 0:
             return []
-        matrix = self.vectors if rows is None else self.vectors[rows]
-        scores = matrix @ query.astype(np.float32)
+        if rows is not None and len(rows) == len(self.ids):
+            rows = None  # the type covers every node: no gather needed
+        scores = self._scores(rows, query.astype(np.float32, copy=False))
         want = min(len(scores), k + len(skip))
         if want == 0:
             return []
@@ -236,6 +241,14 @@ class NodeIndex:
         picked = top if rows is None else rows[top]
         found = [(self.ids[int(r)], float(s)) for r, s in zip(picked, scores[top]) if int(r) not in skip]
         return found[:k]
+
+    def _scores(self, rows: np.ndarray | None, query: np.ndarray) -> np.ndarray:
+        """Scores of ``rows`` (all when ``None``); big subsets gather scores, not rows (no matrix copy)."""
+        if rows is None:
+            return self.vectors @ query
+        if len(rows) * 8 < len(self.ids):
+            return self.vectors[rows] @ query
+        return (self.vectors @ query)[rows]
 
     def similarities(self, query: np.ndarray, iris: Iterable[str]) -> dict[str, float]:
         """Cosine similarity of ``query`` to each of ``iris`` that the index holds."""
@@ -261,12 +274,13 @@ def index_nodes(kb: KnowledgeBase) -> tuple[list[str], dict[str, list[str]]]:
     schema = kb.schema
     excluded = {t.iri for t in schema.types} | {r.iri for r in schema.relations}
     type_p = NamedNode(schema.type_predicate)
-    query = (f"SELECT DISTINCT ?s WHERE {{ {{ VALUES ?lp {{ {_values(_label_predicates(kb))} }} ?s ?lp ?l }} "
-             f"UNION {{ ?s {type_p} ?t }} FILTER(isIRI(?s)) }}")
-    nodes = {row[0].value for row in kb.query(query).rows if row[0] is not None}
+    branches = [f"{{ ?s {NamedNode(p)} ?l }}" for p in _label_predicates(kb)] + [f"{{ ?s {type_p} ?t }}"]
+    query = f"SELECT DISTINCT ?s WHERE {{ {' UNION '.join(branches)} FILTER(isIRI(?s)) }}"
+    nodes = {row[0].value for row in _run(kb, query, None) if row[0] is not None}
     types: dict[str, list[str]] = {}
-    for s, t in kb.query(f"SELECT ?s ?t WHERE {{ ?s {type_p} ?t FILTER(isIRI(?s) && isIRI(?t)) }}").rows:
-        types.setdefault(s.value, []).append(t.value)  # type: ignore[union-attr]
+    query = f"SELECT ?s ?t WHERE {{ ?s {type_p} ?t FILTER(isIRI(?s) && isIRI(?t)) }}"
+    for s, t in _run(kb, query, None):
+        types.setdefault(s.value, []).append(t.value)
     meta_only = {s for s, ts in types.items() if ts and all(t in META_CLASSES for t in ts)}
     ids = sorted(nodes - excluded - meta_only)
     kept = {s: [t for t in types.get(s, []) if t not in META_CLASSES] for s in ids}
@@ -392,12 +406,20 @@ def index_status(kb: KnowledgeBase, embedder: Embedder) -> dict[str, Any]:
     return _read_progress(root / embedder.model_id)
 
 
+def index_supported(kb: KnowledgeBase) -> bool:
+    """Whether ``kb`` can have a node index (local stores; not remote SPARQL endpoints)."""
+    return kb.directory is None or kb.manifest.store.get("kind", "oxigraph") == "oxigraph"
+
+
 _disk_cache: dict[tuple[str, str], NodeIndex] = {}
 _memory_cache: weakref.WeakKeyDictionary[KnowledgeBase, dict[str, NodeIndex]] = weakref.WeakKeyDictionary()
 
 
 def load_index(kb: KnowledgeBase, embedder: Embedder, *, progress: Progress | None = None) -> NodeIndex:
     """The node index of ``kb`` for ``embedder``: from this process, from disk, or built now."""
+    if not index_supported(kb):
+        raise ConfigError(f"knowledge base {kb.name!r} is a remote endpoint: it has no node index",
+                          hint="use --strategy 4step or offline (they embed only the SPARQL candidates)")
     if kb.directory is None:
         per_kb = _memory_cache.setdefault(kb, {})
         if embedder.model_id not in per_kb:
@@ -418,6 +440,26 @@ _query_cache: OrderedDict[tuple[str, str], np.ndarray] = OrderedDict()
 QUERY_CACHE_SIZE = 4096
 
 
+@contextmanager
+def _one_torch_thread() -> Iterator[None]:
+    """Run a single short encode on one torch thread.
+
+    Measured with all-MiniLM-L6-v2 on a busy 2-core machine: one thread 9.5 ms median
+    (26 ms max) per question, two threads 24 ms median with 300-500 ms spikes (threads
+    waiting on each other).  Batches (index builds) keep torch's default.
+    """
+    torch = sys.modules.get("torch")
+    if torch is None:
+        yield
+        return
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
+
+
 def embed_query(embedder: Embedder, text: str) -> np.ndarray:
     """The unit vector of a question (cached per process)."""
     key = (embedder.model_id, text)
@@ -425,7 +467,8 @@ def embed_query(embedder: Embedder, text: str) -> np.ndarray:
     if hit is not None:
         _query_cache.move_to_end(key)
         return hit
-    vector = embedder.embed([text])[0]
+    with _one_torch_thread():
+        vector = embedder.embed([text])[0]
     _query_cache[key] = vector
     if len(_query_cache) > QUERY_CACHE_SIZE:
         _query_cache.popitem(last=False)

@@ -1,0 +1,251 @@
+"""``sparqlqa ask`` (answer a question) and ``sparqlqa index`` (build the node vector index)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from sparqlqa.cli.llm_commands import llm_options
+from sparqlqa.cli.output import console, err_console, note, print_json
+
+if TYPE_CHECKING:
+    from sparqlqa.answer import Answer
+    from sparqlqa.embed import Embedder
+    from sparqlqa.kb import KnowledgeBase
+
+RERANK_CHOICES = ("listwise", "pointwise", "none")
+
+
+@contextmanager
+def count_progress(description: str) -> Iterator[Any]:
+    """A rich progress bar over items; yields ``update(done, total)``.  Silent when stderr is no terminal."""
+    out = err_console()
+    if not out.is_terminal:
+        yield lambda done, total: None
+        return
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
+    with Progress(*columns, console=out, transient=True) as progress:
+        task = progress.add_task(description, total=None)
+
+        def update(done: int, total: int) -> None:
+            progress.update(task, completed=done, total=total)
+
+        yield update
+
+
+def ensure_index(kb: KnowledgeBase, embedder: Embedder) -> dict[str, Any]:
+    """Build or resume the node index of ``kb`` with a progress bar; returns a summary."""
+    from sparqlqa.vectors import index_status, index_supported, load_index
+
+    if not index_supported(kb):
+        return {"kb": kb.name, "supported": False}
+    started = time.perf_counter()
+    before = index_status(kb, embedder)
+    with count_progress(f"embedding nodes of {kb.name} ({embedder.model_id})") as update:
+        index = load_index(kb, embedder, progress=update)
+    folder = kb.artifacts_dir("embeddings")
+    return {"kb": kb.name, "embedder": embedder.model_id, "nodes": len(index),
+            "dimension": int(index.vectors.shape[1]) if len(index) else embedder.dimension,
+            "types": len(index.type_rows), "resumed": bool(before) and not before.get("complete"),
+            "already_built": bool(before.get("complete")),
+            "folder": str(folder / embedder.model_id) if folder else None,
+            "seconds": round(time.perf_counter() - started, 2)}
+
+
+@click.command("index")
+@click.argument("name")
+@click.option("--embedder", "embedder_spec", metavar="SPEC",
+              help="Embedder (default: $SPARQLQA_EMBEDDER or sentence-transformers:all-MiniLM-L6-v2).")
+@click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
+def index(name: str, embedder_spec: str | None, as_json: bool) -> None:
+    """Build (or resume) the node vector index of knowledge base NAME."""
+    from sparqlqa.embed import get_embedder
+    from sparqlqa.kb import open_kb
+
+    with open_kb(name) as kb:
+        summary = ensure_index(kb, get_embedder(embedder_spec))
+    if as_json:
+        print_json(summary)
+    elif not summary.get("supported", True):
+        note(f"{name} is a remote endpoint: it has no node index (ask embeds its SPARQL candidates)")
+    else:
+        state = "already built" if summary["already_built"] else "built"
+        console().print(f"{summary['nodes']} nodes, {summary['types']} types, dimension {summary['dimension']}: "
+                        f"{state} in {summary['seconds']} s → {summary['folder']}", highlight=False)
+
+
+@click.command("ask")
+@click.argument("name")
+@click.argument("question")
+@llm_options
+@click.option("--k", "k", type=click.IntRange(min=1), default=20, show_default=True,
+              help="Candidates kept for reranking (topped up from the vector ranking when fewer survive).")
+@click.option("--rerank", type=click.Choice(RERANK_CHOICES), default="listwise", show_default=True,
+              help="LLM rerank of the top k.")
+@click.option("--strategy", metavar="NAME", help="4step, offline, vss or vss+rerank (default: 4step with an "
+              "LLM, else offline).")
+@click.option("--embedder", "embedder_spec", metavar="SPEC", help="Embedder for the vector ranking.")
+@click.option("--top", type=click.IntRange(min=1), default=10, show_default=True, help="Answers shown.")
+@click.option("--json", "as_json", is_flag=True, help="Print the whole answer as JSON.")
+@click.option("--explain", is_flag=True, help="Print each stage's result as a readable trace.")
+@click.option("--save-sparql", "save_dir", type=click.Path(file_okay=False, path_type=Path),
+              help="Write every executed query as a commented .rq file into this folder.")
+@click.option("-q", "--quiet", is_flag=True, help="Only the answers (no SPARQL, no notes).")
+def ask(name: str, question: str, llm_spec: str | None, llm_cache: str | None, k: int, rerank: str,
+        strategy: str | None, embedder_spec: str | None, top: int, as_json: bool, explain: bool,
+        save_dir: Path | None, quiet: bool) -> None:
+    """Answer QUESTION over knowledge base NAME.
+
+    \b
+    Example:
+      sparqlqa ask movies "Which films did Ridley Scott direct?" --explain
+    """
+    from sparqlqa.embed import get_embedder
+    from sparqlqa.kb import open_kb
+    from sparqlqa.pipeline import ask as run_ask
+
+    with open_kb(name) as kb:
+        ensure_index(kb, get_embedder(embedder_spec))
+        answer = run_ask(kb, question, strategy=strategy, llm=llm_spec, k=k, rerank=rerank,
+                         embedder=embedder_spec, llm_cache=llm_cache)
+    saved = _save(answer, save_dir) if save_dir is not None else []
+    if as_json:
+        print_json(answer.to_dict())
+        if not quiet:  # stdout stays pure JSON; the notes go to stderr
+            for text in answer.notes:
+                note(f"note: {text}")
+    else:
+        show_answer(answer, top=top, explain=explain, quiet=quiet)
+    if saved and not quiet:
+        note(f"saved {len(saved)} SPARQL file(s) to {save_dir}")
+
+
+def _save(answer: Answer, directory: Path) -> list[Path]:
+    from sparqlqa.audit import save_sparql
+
+    return save_sparql(answer, directory)
+
+
+# --- rendering -----------------------------------------------------------------------------------
+
+
+def show_answer(answer: Answer, *, top: int = 10, explain: bool = False, quiet: bool = False) -> None:
+    """The ranked answers as a table, then the SPARQL (unless quiet) or the full trace (explain)."""
+    out = console()
+    if explain:
+        print_trace(answer, out)
+    out.print(answers_table(answer, top))
+    if not quiet and not explain:
+        for record in [q for q in answer.queries if q.get("stage") == "sparql"]:
+            out.print(sparql_panel(record))
+    if not quiet:
+        for text in answer.notes:
+            note(f"note: {text}")
+
+
+def answers_table(answer: Answer, top: int) -> Any:
+    """A rich table: rank, label, type, score, tier, evidence."""
+    from rich.table import Table
+
+    table = Table(title=f"{answer.question}  [{answer.strategy}]", title_justify="left")
+    for column in ("#", "answer", "type", "score", "tier", "evidence"):
+        table.add_column(column, overflow="fold", justify="right" if column in ("#", "score") else "left")
+    for rank, item in enumerate(answer.items[:top], start=1):
+        evidence = item.evidence_text(answer.labels)
+        summary = "; ".join(evidence[:2]) + (f" (+{len(evidence) - 2})" if len(evidence) > 2 else "")
+        tier = str(item.tier) if item.tier is not None else "vector"
+        table.add_row(str(rank), item.label, item.type_label or "", f"{item.score:.3f}", tier,
+                      summary or "—")
+    if not answer.items:
+        table.add_row("", "(no answer)", "", "", "", "")
+    return table
+
+
+def sparql_panel(record: dict[str, Any]) -> Any:
+    """One executed query, syntax-highlighted, titled with its row count and time."""
+    from rich.panel import Panel
+    from rich.syntax import Syntax
+
+    title = f"SPARQL ({record.get('stage', 'sparql')}): {record.get('rows', '?')} rows, " \
+            f"{record.get('elapsed_ms', '?')} ms"
+    return Panel(Syntax(str(record["query"]), "sparql", word_wrap=True), title=title, title_align="left")
+
+
+# --- --explain ---------------------------------------------------------------------------------------
+
+
+def print_trace(answer: Answer, out: Any) -> None:
+    """Each stage's result, in order, as readable text."""
+    from sparqlqa.audit import triplet_lines
+
+    triplets = answer.triplets
+    source = f" (source: {triplets.source})" if triplets is not None else ""
+    _heading(out, f"1. triplets{source}")
+    for line in triplet_lines(answer):
+        out.print(f"   {line}", highlight=False)
+    _heading(out, "2. linked constants")
+    for line in _linked_lines(answer):
+        out.print(f"   {line}", highlight=False)
+    _heading(out, "3. SPARQL")
+    for line in _candidate_lines(answer):
+        out.print(f"   {line}", highlight=False)
+    for record in [q for q in answer.queries if q.get("stage") == "sparql"]:
+        out.print(sparql_panel(record))
+    ranking = answer.meta.get("ranking", {})
+    _heading(out, "4. vector ranking")
+    out.print(f"   query text: {ranking.get('query_text', '?')!r}; {ranking.get('filtered', 0)} filtered, "
+              f"{ranking.get('added', 0)} added from the global ranking "
+              f"(type: {ranking.get('target_type') or 'any'})", highlight=False)
+    _heading(out, f"5. rerank ({answer.meta.get('rerank')}, LLM: {answer.meta.get('llm') or 'none'})")
+    for line in _llm_lines(answer):
+        out.print(f"   {line}", highlight=False)
+    _heading(out, "timings")
+    out.print("   " + ", ".join(f"{stage} {ms:.1f} ms" for stage, ms in answer.timings_ms.items()),
+              highlight=False)
+
+
+def _heading(out: Any, text: str) -> None:
+    out.print(f"[bold]{text}[/bold]")
+
+
+def _linked_lines(answer: Answer) -> list[str]:
+    links = getattr(answer.linked, "links", None)
+    if not links:
+        return ["(no constants linked)"]
+    lines = []
+    for text, matches in links.items():
+        shown = ", ".join(f"{m.label} <{m.iri}> ({m.method} {m.score:.2f})" for m in matches[:3])
+        lines.append(f"{text!r} → {shown or 'nothing'}")
+    return lines
+
+
+def _candidate_lines(answer: Answer) -> list[str]:
+    candidates = answer.candidates
+    if candidates is None:
+        return ["(no SPARQL ran)"]
+    tiers: dict[int, int] = {}
+    for item in candidates.items:
+        tiers[item.tier] = tiers.get(item.tier, 0) + 1
+    by_tier = ", ".join(f"tier {t}: {n}" for t, n in sorted(tiers.items())) or "none"
+    lines = [f"{len(candidates.items)} candidate(s) for {candidates.target} ({by_tier})"]
+    if candidates.dropped:
+        lines.append(f"dropped triplets: {', '.join(str(i + 1) for i in candidates.dropped)}")
+    return lines
+
+
+def _llm_lines(answer: Answer) -> list[str]:
+    if not answer.llm_calls:
+        return ["(no LLM calls)"]
+    lines = []
+    for number, call in enumerate(answer.llm_calls, start=1):
+        cached = " cached" if call.cache_hit else ""
+        lines.append(f"call {number}: {call.backend}:{call.model} {call.input_tokens} in / "
+                     f"{call.output_tokens} out tokens, {call.latency_ms:.0f} ms{cached}")
+    return lines

@@ -1,0 +1,113 @@
+"""``sparqlqa ask`` and ``sparqlqa index`` through click's runner."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from sparqlqa.cli import main
+from sparqlqa.kb import KnowledgeBase
+from sparqlqa.llm import FakeLLM
+
+QUESTION = "Which films did Ridley Scott direct?"
+TRIPLETS = {
+    "triplets": [{"head": {"kind": "variable", "text": "?x1", "type": "movie"}, "relation": "directed by",
+                  "tail": {"kind": "constant", "text": "Ridley Scott", "type": "person"}}],
+    "target": "?x1",
+    "requirements": [],
+}
+
+
+@pytest.fixture
+def runner() -> CliRunner:
+    return CliRunner()
+
+
+@pytest.fixture
+def fake_llm(monkeypatch: pytest.MonkeyPatch) -> FakeLLM:
+    """``--llm fake`` resolves to this scripted LLM (triplets, then a listwise ranking)."""
+    llm = FakeLLM([TRIPLETS, "[2] > [1] > [3]"])
+    import sparqlqa.pipeline as pipeline
+
+    def resolve(spec: Any, cache: Any = None) -> Any:
+        return llm if spec == "fake" else None
+
+    monkeypatch.setattr(pipeline, "resolve_llm", resolve)
+    return llm
+
+
+def test_index_builds_then_reports_already_built(runner: CliRunner, movies_kb: KnowledgeBase) -> None:
+    first = runner.invoke(main, ["index", "movies", "--json"])
+    assert first.exit_code == 0, first.output
+    summary = json.loads(first.stdout)
+    assert summary["nodes"] == 19 and summary["already_built"] is False
+    assert Path(summary["folder"], "progress.json").is_file()
+    again = runner.invoke(main, ["index", "movies"])
+    assert again.exit_code == 0 and "already built" in again.output
+
+
+def test_ask_without_llm_notes_offline_once(runner: CliRunner, movies_kb: KnowledgeBase) -> None:
+    result = runner.invoke(main, ["ask", "movies", QUESTION])
+    assert result.exit_code == 0, result.output
+    assert "ran offline" in result.output or "ran vector search only" in result.output
+    assert result.output.count("no LLM configured") == 1
+    assert "answer" in result.output and "score" in result.output  # the table header
+
+
+def test_ask_json_dumps_the_whole_answer(runner: CliRunner, movies_kb: KnowledgeBase,
+                                         fake_llm: FakeLLM) -> None:
+    result = runner.invoke(main, ["ask", "movies", QUESTION, "--llm", "fake", "--k", "3", "--json"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert data["strategy"] == "4step" and len(data["llm_calls"]) == 2
+    assert data["items"][0]["label"] == "Blade Runner"  # the fake reranker's choice: [2] first
+    assert {i["label"] for i in data["items"]} == {"Alien", "Blade Runner", "Gladiator"}
+    assert data["items"][0]["evidence"]["triples"]
+
+
+def test_ask_table_shows_sparql_and_saves_rq_files(runner: CliRunner, movies_kb: KnowledgeBase,
+                                                   fake_llm: FakeLLM, tmp_path: Path) -> None:
+    out = tmp_path / "rq"
+    result = runner.invoke(main, ["ask", "movies", QUESTION, "--llm", "fake", "--k", "3",
+                                  "--save-sparql", str(out)])
+    assert result.exit_code == 0, result.output
+    assert "SELECT" in result.output and "directed by" in result.output
+    files = sorted(out.glob("*.rq"))
+    assert files and all(f.read_text().startswith("# sparqlqa audit") for f in files)
+    assert "saved" in result.output
+
+
+def test_ask_explain_prints_every_stage(runner: CliRunner, movies_kb: KnowledgeBase, fake_llm: FakeLLM) -> None:
+    result = runner.invoke(main, ["ask", "movies", QUESTION, "--llm", "fake", "--k", "3", "--explain"])
+    assert result.exit_code == 0, result.output
+    for heading in ("1. triplets", "2. linked constants", "3. SPARQL", "4. vector ranking", "5. rerank",
+                    "timings"):
+        assert heading in result.output
+    assert "'Ridley Scott' → Ridley Scott" in result.output and "call 2: fake:fake" in result.output
+
+
+def test_ask_quiet_shows_only_answers(runner: CliRunner, movies_kb: KnowledgeBase, fake_llm: FakeLLM) -> None:
+    result = runner.invoke(main, ["ask", "movies", QUESTION, "--llm", "fake", "--k", "3", "--quiet",
+                                  "--rerank", "none"])
+    assert result.exit_code == 0, result.output
+    assert "SELECT" not in result.output and "Alien" in result.output
+
+
+def test_ask_user_errors_exit_cleanly(runner: CliRunner, movies_kb: KnowledgeBase) -> None:
+    missing = runner.invoke(main, ["ask", "nope", QUESTION])
+    assert missing.exit_code == 1 and "no knowledge base named 'nope'" in missing.output
+    needs = runner.invoke(main, ["ask", "movies", QUESTION, "--strategy", "4step"])
+    assert needs.exit_code == 2 and "needs an LLM" in needs.output and "Traceback" not in needs.output
+
+
+def test_ask_json_without_llm_keeps_stdout_json_and_notes_on_stderr(runner: CliRunner,
+                                                                     movies_kb: KnowledgeBase) -> None:
+    result = runner.invoke(main, ["ask", "movies", QUESTION, "--json"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert data["meta"]["llm"] is None and data["items"]
+    assert "no LLM configured" in result.stderr and result.stderr.count("no LLM configured") == 1

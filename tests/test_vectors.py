@@ -1,0 +1,180 @@
+"""Node texts, the on-disk node index (resumable) and exact vector search."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from sparqlqa.embed import FakeEmbedder, get_embedder
+from sparqlqa.kb import KnowledgeBase
+from sparqlqa.ranking import query_text, rank_candidates, vector_search
+from sparqlqa.store import OxigraphStore
+from sparqlqa.vectors import (
+    NodeIndex,
+    build_index,
+    embed_query,
+    index_nodes,
+    index_status,
+    load_index,
+    node_texts,
+)
+
+EX = "https://example.org/movies/"
+
+
+class CountingEmbedder(FakeEmbedder):
+    """The fake embedder, counting the texts it embeds; ``fail_after`` simulates a kill."""
+
+    name = "counting"
+
+    def __init__(self, fail_after: int | None = None) -> None:
+        super().__init__()
+        self.texts: list[str] = []
+        self.fail_after = fail_after
+
+    def _embed(self, texts: list[str], batch_size: int) -> np.ndarray:
+        if self.fail_after is not None and len(self.texts) >= self.fail_after:
+            raise KeyboardInterrupt("killed")
+        self.texts.extend(texts)
+        return super()._embed(texts, batch_size)
+
+
+@pytest.fixture
+def triples_kb(tmp_path: Path) -> KnowledgeBase:
+    """A MetaQA-like KB without any text: names and relations only."""
+    from sparqlqa.ingest import ingest
+
+    source = tmp_path / "kb.txt"
+    source.write_text("Alien|directed_by|Ridley Scott\nAlien|starred_actors|Sigourney Weaver\n"
+                      "Gladiator|directed_by|Ridley Scott\nAvatar|directed_by|James Cameron\n", "utf-8")
+    return ingest([source], kb="tiny", format="triples", options={"sep": "|"})
+
+
+def test_text_less_nodes_are_verbalised_from_their_relations(triples_kb: KnowledgeBase) -> None:
+    base = triples_kb.manifest.base_iri
+    alien, scott = f"{base}entity/Alien", f"{base}entity/Ridley%20Scott"
+    texts = node_texts(triples_kb, [alien, scott])
+    assert texts[alien].startswith("Alien")
+    assert "Alien directed by Ridley Scott" in texts[alien]
+    assert "starred actors Sigourney Weaver" in texts[alien]
+    assert "Alien, Gladiator directed by Ridley Scott" in texts[scott]  # incoming edges too
+
+
+def test_nodes_with_text_use_their_document(movies_kb: KnowledgeBase) -> None:
+    texts = node_texts(movies_kb, [f"{EX}alien"])
+    assert "deadly creature aboard a spaceship" in texts[f"{EX}alien"]
+    assert "directed by" not in texts[f"{EX}alien"]  # the document suffices for the index
+    full = node_texts(movies_kb, [f"{EX}alien"], mode="full")[f"{EX}alien"]
+    assert "Alien directed by Ridley Scott" in full and "spaceship" in full
+
+
+def test_index_nodes_skips_classes_and_properties(movies_kb: KnowledgeBase) -> None:
+    ids, types = index_nodes(movies_kb)
+    assert f"{EX}alien" in ids and f"{EX}ridley_scott" in ids
+    assert f"{EX}Movie" not in ids and f"{EX}rel/directed_by" not in ids
+    assert types[f"{EX}alien"] == [f"{EX}Movie"]
+    assert len(ids) == 19
+
+
+def test_index_is_stored_next_to_the_kb_and_searchable(movies_kb: KnowledgeBase) -> None:
+    embedder = get_embedder("fake")
+    index = build_index(movies_kb, embedder, chunk_size=4)
+    folder = movies_kb.artifacts_dir("embeddings") / embedder.model_id  # type: ignore[operator]
+    assert (folder / "ids.txt").is_file() and (folder / "types.json").is_file()
+    assert len(list(folder.glob("chunk-*.npy"))) == 5  # 19 nodes / 4 per chunk
+    assert index_status(movies_kb, embedder)["complete"] is True
+    assert index.vectors.dtype == np.float32 and index.vectors.shape == (19, 64)
+    query = embed_query(embedder, "Sigourney Weaver American actress")
+    assert index.search(query, 1)[0][0] == f"{EX}sigourney_weaver"
+    movies_only = index.search(query, 3, type_iri=f"{EX}Movie")
+    assert {iri for iri, _ in movies_only} <= {f"{EX}{m}" for m in
+                                                ("alien", "blade_runner", "gladiator", "avatar", "aliens",
+                                                 "witness", "top_gun")}
+
+
+def test_a_killed_build_resumes_without_redoing_finished_chunks(movies_kb: KnowledgeBase) -> None:
+    first = CountingEmbedder(fail_after=8)  # dies while embedding the third chunk of 4
+    with pytest.raises(KeyboardInterrupt):
+        build_index(movies_kb, first, chunk_size=4)
+    assert index_status(movies_kb, first)["complete"] is False
+    assert index_status(movies_kb, first)["chunks_done"] == 2
+    second = CountingEmbedder()
+    resumed = build_index(movies_kb, second, chunk_size=4)
+    assert len(second.texts) == 19 - 8  # only the unfinished chunks
+    fresh = build_index(KnowledgeBase.in_memory("m", movies_kb.store), CountingEmbedder())
+    assert resumed.ids == fresh.ids
+    assert np.allclose(resumed.vectors, fresh.vectors)
+
+
+def test_load_index_builds_once_then_reuses(movies_kb: KnowledgeBase) -> None:
+    embedder = CountingEmbedder()
+    load_index(movies_kb, embedder)
+    load_index(movies_kb, embedder)
+    assert len(embedder.texts) == 19
+    assert load_index(movies_kb, embedder) is load_index(movies_kb, embedder)
+
+
+def test_in_memory_kbs_keep_their_index_in_memory(movies_ttl: Path) -> None:
+    store = OxigraphStore.in_memory()
+    store.oxstore.load(path=str(movies_ttl))
+    kb = KnowledgeBase.in_memory("mem", store)
+    index = load_index(kb, get_embedder("fake"))
+    assert kb.artifacts_dir("embeddings") is None
+    assert f"{EX}alien" in index.row_of
+
+
+def test_search_is_exact_deterministic_and_honours_exclusions() -> None:
+    vectors = np.array([[1, 0], [0.6, 0.8], [0.6, 0.8], [0, 1]], dtype=np.float32)
+    index = NodeIndex("m", ["a", "b", "c", "d"], vectors, {"T": np.array([1, 3])})
+    query = np.array([1, 0], dtype=np.float32)
+    assert [i for i, _ in index.search(query, 3)] == ["a", "b", "c"]  # tie b/c: lower row first
+    assert [i for i, _ in index.search(query, 2, exclude=["a"])] == ["b", "c"]
+    assert [i for i, _ in index.search(query, 5, type_iri="T")] == ["b", "d"]
+    assert index.search(query, 2, type_iri="unknown") == []
+    assert index.similarities(query, ["d", "zz"]) == {"d": 0.0}
+    assert index.dominant_type(["b", "d"]) == "T" and index.dominant_type(["a"]) is None
+
+
+def test_question_embeddings_are_cached_per_process() -> None:
+    embedder = CountingEmbedder()
+    first = embed_query(embedder, "who directed alien")
+    second = embed_query(embedder, "who directed alien")
+    assert first is second and len(embedder.texts) == 1
+
+
+def test_filtered_candidates_stay_above_top_up(movies_kb: KnowledgeBase) -> None:
+    from types import SimpleNamespace
+
+    evidence = SimpleNamespace(triples=[])
+    items = [SimpleNamespace(iri=f"{EX}gladiator", tier=0, evidence=evidence),
+             SimpleNamespace(iri=f"{EX}witness", tier=1, evidence=evidence),
+             SimpleNamespace(iri=f"{EX}alien", tier=0, evidence=evidence)]
+    candidates = SimpleNamespace(items=items)
+    ranking = rank_candidates(movies_kb, "spaceship creature film", candidates, k=6,  # type: ignore[arg-type]
+                              embedder=get_embedder("fake"), target_type=f"{EX}Movie")
+    iris = [n.iri for n in ranking.items]
+    assert iris[:3] == [f"{EX}alien", f"{EX}gladiator", f"{EX}witness"]  # tier 0 by similarity, then tier 1
+    assert [n.source for n in ranking.items] == ["filtered"] * 3 + ["vector"] * 3
+    assert ranking.added == 3 and len(set(iris)) == 6
+    assert all(i.startswith(EX) and i[len(EX):] in ("avatar", "aliens", "blade_runner", "top_gun")
+               for i in iris[3:])  # the top-up is restricted to the target type
+
+
+def test_query_text_adds_requirements_and_vss_ranks_globally(movies_kb: KnowledgeBase) -> None:
+    assert query_text("films", ["about space", "films"]) == "films. about space"
+    ranking = vector_search(movies_kb, "Harrison Ford American actor", k=3, embedder=get_embedder("fake"))
+    assert ranking.items[0].iri == f"{EX}harrison_ford" and len(ranking.items) == 3
+
+
+@pytest.mark.parametrize("members", [5, 60, 100])
+def test_typed_search_matches_brute_force(members: int) -> None:
+    rng = np.random.default_rng(members)
+    vectors = rng.normal(size=(100, 8)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    rows = np.sort(rng.choice(100, size=members, replace=False))
+    index = NodeIndex("m", [f"n{i}" for i in range(100)], vectors, {"T": rows})
+    query = vectors[int(rows[0])]
+    expected = sorted(rows, key=lambda r: -float(vectors[r] @ query))[:4]
+    assert [iri for iri, _ in index.search(query, 4, type_iri="T")] == [f"n{r}" for r in expected]
