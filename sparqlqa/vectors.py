@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from pyoxigraph import NamedNode
+from pyoxigraph import Literal, NamedNode
 
 from sparqlqa.embed import Embedder
 from sparqlqa.errors import ConfigError, KBError
@@ -89,11 +89,21 @@ def _label_predicates(kb: KnowledgeBase) -> list[str]:
     return list(kb.schema.label_predicates) or [RDFS.label.value]
 
 
+def _language_rank(label: Literal, language: str | None) -> int:
+    """0: in the profile's language, 1: no language tag, 2: another language."""
+    tag = (label.language or "").lower()
+    if language and tag.split("-")[0] == language.lower():
+        return 0
+    return 1 if not tag else 2
+
+
 def fetch_labels(kb: KnowledgeBase, iris: Sequence[str], *, sink: QuerySink | None = None,
                  ) -> tuple[dict[str, str], dict[str, list[str]]]:
     """Labels and types of ``iris`` (one query per 500 IRIs)."""
     labels: dict[str, str] = {}
+    label_rank: dict[str, int] = {}
     types: dict[str, list[str]] = {}
+    language = kb.profile.language
     label_in = ", ".join(str(NamedNode(p)) for p in _label_predicates(kb))
     type_p = NamedNode(kb.schema.type_predicate)
     for start in range(0, len(iris), VALUES_BATCH):
@@ -102,8 +112,10 @@ def fetch_labels(kb: KnowledgeBase, iris: Sequence[str], *, sink: QuerySink | No
         for s, label, kind in _run(kb, query, sink):
             if s is None:
                 continue
-            if label is not None and s.value not in labels:
-                labels[s.value] = label.value
+            if isinstance(label, Literal):
+                rank = _language_rank(label, language)
+                if rank < label_rank.get(s.value, 3):
+                    labels[s.value], label_rank[s.value] = label.value, rank
             if isinstance(kind, NamedNode) and kind.value not in META_CLASSES:
                 known = types.setdefault(s.value, [])
                 if kind.value not in known:
@@ -408,7 +420,7 @@ def index_status(kb: KnowledgeBase, embedder: Embedder) -> dict[str, Any]:
 
 def index_supported(kb: KnowledgeBase) -> bool:
     """Whether ``kb`` can have a node index (local stores; not remote SPARQL endpoints)."""
-    return kb.directory is None or kb.manifest.store.get("kind", "oxigraph") == "oxigraph"
+    return kb.manifest.store.get("kind", "oxigraph") == "oxigraph"
 
 
 _disk_cache: dict[tuple[str, str], NodeIndex] = {}

@@ -73,9 +73,9 @@ def _pair(profile: str, url: str) -> tuple[KnowledgeBase, KnowledgeBase]:
     return remote, local
 
 
-def _filtered(answer: Answer) -> list[tuple[str, int | None]]:
-    """The SPARQL-filtered answers (labels left out: which language label is shown is not compared)."""
-    return sorted((i.iri, i.tier) for i in answer.items if i.source == "filtered")
+def _filtered(answer: Answer) -> list[tuple[str, int | None, str]]:
+    """The SPARQL-filtered answers with their labels (in the profile's language on both sides)."""
+    return sorted((i.iri, i.tier, i.label) for i in answer.items if i.source == "filtered")
 
 
 @pytest.mark.parametrize(("profile", "question", "script", "expected"), CASES,
@@ -87,7 +87,7 @@ def test_4step_answers_match_the_local_copy(endpoint_url: str, profile: str, que
     remote, local = _pair(profile, endpoint_url)
     answers = [ask(kb, question, llm=FakeLLM([script]), k=5, rerank="none") for kb in (remote, local)]
     on_endpoint, on_local = (_filtered(a) for a in answers)
-    assert {iri for iri, _ in on_endpoint} == expected
+    assert {iri for iri, _, _ in on_endpoint} == expected
     assert on_endpoint == on_local
     assert all(q["store"].startswith("endpoint:") for q in answers[0].queries if q.get("stage") == "sparql")
     assert [i.iri for i in answers[0].items][:2] == [i.iri for i in answers[1].items][:2]
