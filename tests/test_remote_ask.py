@@ -117,3 +117,26 @@ def test_cli_kbs_add_registers_the_endpoint(oxigraph_endpoint: Any, tmp_path: Pa
                                        "--profile", "wikidata"])
     assert result.exit_code == 0, result.output
     assert open_kb("wd-cli").manifest.store["kind"] == "endpoint"
+
+
+def test_cli_ask_endpoint_directly(oxigraph_endpoint: Any) -> None:  # noqa: F811
+    """`sparqlqa ask --endpoint URL --profile P QUESTION`: no saved KB, same offline answers as a saved one."""
+    import json
+
+    from click.testing import CliRunner
+
+    from sparqlqa.cli import main
+    from sparqlqa.pipeline import ask
+
+    question = OFFLINE_QUESTIONS["wikidata"]
+    result = CliRunner().invoke(main, ["ask", "--endpoint", oxigraph_endpoint.sparql_url, "--profile", "wikidata",
+                                       "--llm", "offline", "--json", question])
+    assert result.exit_code == 0, result.output
+    direct = json.loads(result.stdout)
+    assert all(q["store"].startswith("endpoint:") for q in direct["queries"] if q.get("stage") == "sparql")
+    remote, _ = _pair("wikidata", oxigraph_endpoint.sparql_url)
+    saved = ask(remote, question, strategy="offline", k=5)
+    filtered = [i["iri"] for i in direct["items"] if i["source"] == "filtered"]
+    assert filtered and filtered == [i.iri for i in saved.items if i.source == "filtered"]
+    misuse = CliRunner().invoke(main, ["ask", "--endpoint", oxigraph_endpoint.sparql_url, "kb", question])
+    assert misuse.exit_code == 2 and "only the question" in misuse.stderr

@@ -81,9 +81,29 @@ def index(name: str, embedder_spec: str | None, as_json: bool) -> None:
                         f"{state} in {summary['seconds']} s → {summary['folder']}", highlight=False)
 
 
+def _open_target(words: tuple[str, ...], endpoint: str | None, profile: str) -> tuple[KnowledgeBase, str]:
+    """``NAME QUESTION`` → that KB; ``--endpoint URL QUESTION`` → an unsaved KB over the endpoint."""
+    from sparqlqa.errors import ConfigError
+
+    if endpoint is not None:
+        if len(words) != 1:
+            raise ConfigError("with --endpoint, give only the question", hint='sparqlqa ask --endpoint URL "question"')
+        from sparqlqa.remote import open_endpoint
+
+        return open_endpoint(endpoint, profile), words[0]
+    if len(words) != 2:
+        raise ConfigError("give a knowledge base name and a question",
+                          hint='sparqlqa ask NAME "question"  (or: sparqlqa ask --endpoint URL "question")')
+    from sparqlqa.kb import open_kb
+
+    return open_kb(words[0]), words[1]
+
+
 @click.command("ask")
-@click.argument("name")
-@click.argument("question")
+@click.argument("words", nargs=-1, required=True, metavar="NAME QUESTION")
+@click.option("--endpoint", metavar="URL", help="Ask a SPARQL endpoint directly (no saved KB): give only QUESTION.")
+@click.option("--profile", "profile_name", default="generic", show_default=True,
+              help="With --endpoint: wikidata, freebase, generic or a profile file.")
 @llm_options
 @click.option("--k", "k", type=click.IntRange(min=1), default=20, show_default=True,
               help="Candidates kept for reranking (topped up from the vector ranking when fewer survive).")
@@ -98,20 +118,21 @@ def index(name: str, embedder_spec: str | None, as_json: bool) -> None:
 @click.option("--save-sparql", "save_dir", type=click.Path(file_okay=False, path_type=Path),
               help="Write every executed query as a commented .rq file into this folder.")
 @click.option("-q", "--quiet", is_flag=True, help="Only the answers (no SPARQL, no notes).")
-def ask(name: str, question: str, llm_spec: str | None, llm_cache: str | None, k: int, rerank: str,
-        strategy: str | None, embedder_spec: str | None, top: int, as_json: bool, explain: bool,
-        save_dir: Path | None, quiet: bool) -> None:
-    """Answer QUESTION over knowledge base NAME.
+def ask(words: tuple[str, ...], endpoint: str | None, profile_name: str, llm_spec: str | None,
+        llm_cache: str | None, k: int, rerank: str, strategy: str | None, embedder_spec: str | None, top: int,
+        as_json: bool, explain: bool, save_dir: Path | None, quiet: bool) -> None:
+    """Answer QUESTION over knowledge base NAME (or over a SPARQL endpoint with --endpoint).
 
     \b
-    Example:
+    Examples:
       sparqlqa ask movies "Which films did Ridley Scott direct?" --explain
+      sparqlqa ask --endpoint http://localhost:8890/sparql --profile freebase "who directed Alien"
     """
     from sparqlqa.embed import get_embedder
-    from sparqlqa.kb import open_kb
     from sparqlqa.pipeline import ask as run_ask
 
-    with open_kb(name) as kb:
+    target, question = _open_target(words, endpoint, profile_name)
+    with target as kb:
         ensure_index(kb, get_embedder(embedder_spec))
         answer = run_ask(kb, question, strategy=strategy, llm=llm_spec, k=k, rerank=rerank,
                          embedder=embedder_spec, llm_cache=llm_cache)

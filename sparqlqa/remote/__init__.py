@@ -23,6 +23,7 @@ _EXPORTS = {
     "RemoteLabelLookup": "sparqlqa.remote.labels",
     "lookup_for_kb": "sparqlqa.remote.labels",
     "add_remote_kb": "sparqlqa.remote.remote_kb",
+    "open_endpoint": "sparqlqa.remote.remote_kb",
     "is_remote": "sparqlqa.remote.remote_kb",
 }
 
