@@ -36,7 +36,7 @@ if TYPE_CHECKING:
 #: nodes per path prefix that are expanded to find the next hop
 EXPAND_SAMPLE = 40
 #: at most this many distinct paths per start node
-MAX_PATHS = 600
+MAX_PATHS = 4000
 
 
 @dataclass(frozen=True)
@@ -90,7 +90,7 @@ def _int(term: Any) -> int:
 
 
 def _expand(kb: KnowledgeBase, prefixes: list[RelationPath], samples: list[list[str]],
-            relations: Sequence[str], with_nodes: bool) -> tuple[list[RelationPath], list[list[str]]]:
+            relations: set[str], with_nodes: bool) -> tuple[list[RelationPath], list[list[str]]]:
     """Extend every prefix by one hop; returns the new paths and their end-node samples."""
     frontier = [(i, nodes) for i, nodes in enumerate(samples) if nodes]
     if not frontier:
@@ -100,26 +100,26 @@ def _expand(kb: KnowledgeBase, prefixes: list[RelationPath], samples: list[list[
     ends: list[list[str]] = []
     for row in result.rows:
         i, p, direction, n = row[0], row[1], row[2], row[3]
-        if i is None or p is None or direction is None or p.value not in relations:
+        if not isinstance(p, NamedNode) or not isinstance(direction, Literal) or p.value not in relations:
             continue
         prefix = prefixes[_int(i)]
         hop = Hop(p.value, forward=direction.value == "f")
         grown.append(RelationPath(prefix.start, (*prefix.hops, hop), count=_int(n)))
-        raw = row[4].value.split(" ") if with_nodes and row[4] is not None else []
+        raw = row[4].value.split(" ") if with_nodes and isinstance(row[4], Literal) else []
         ends.append([node for node in raw[:EXPAND_SAMPLE] if node])
     order = sorted(range(len(grown)), key=lambda k: (grown[k].arrows()))
     return [grown[k] for k in order], [ends[k] for k in order]
 
 
 def enumerate_paths(kb: KnowledgeBase, start: str, *, max_hops: int = 3,
-                    relations: Sequence[str] | None = None) -> list[RelationPath]:
+                    relations: Iterable[str] | None = None) -> list[RelationPath]:
     """Every relation path of 1..``max_hops`` hops from ``start`` (both directions), bounded.
 
     Each level expands at most :data:`EXPAND_SAMPLE` nodes per prefix; a path
     that immediately walks back the edge it came along from a single node is
     kept (it reaches *other* nodes sharing that neighbour, e.g. co-stars).
     """
-    relations = list(relations if relations is not None else object_relation_iris(kb.schema))
+    relations = set(relations if relations is not None else object_relation_iris(kb.schema))
     if not relations:
         return []
     found: list[RelationPath] = []
@@ -136,3 +136,233 @@ def enumerate_paths(kb: KnowledgeBase, start: str, *, max_hops: int = 3,
 def object_relation_iris(schema: Schema) -> list[str]:
     """The relations whose values are nodes (the ones a path can walk)."""
     return [r.iri for r in schema.object_relations]
+
+
+# -- verbalisation -----------------------------------------------------------------------------------
+
+
+def relation_texts(info: RelationInfo) -> list[str]:
+    """How a relation can be said: its label, its aliases, its comment (first sentence), its split name."""
+    texts = [info.label, *info.aliases, humanize(local_name(info.iri))]
+    if info.comment:
+        texts.append(info.comment.split(". ")[0].strip().rstrip("."))
+    return list(dict.fromkeys(t.strip() for t in texts if t and t.strip()))
+
+
+def round_trip_texts(texts: Sequence[str], forward_first: bool) -> list[str]:
+    """Two hops along one relation, out and back, say "the same <label>" (X -r-> y <-r- z: z shares
+    X's r) or "<label> together with" (X <-r- y -r-> z: z is a co-<r> of X)."""
+    if forward_first:
+        return [f"same {t}" for t in texts]
+    return [f"{t} together with" for t in texts]
+
+
+@dataclass(frozen=True)
+class Unit:
+    """A piece of a path that should be said by its own span of the question: one hop, or a round trip."""
+
+    relation: str
+    kind: str  # "forward" | "backward" | "round-trip-out" | "round-trip-in"
+
+    @property
+    def hops(self) -> int:
+        return 2 if self.kind.startswith("round-trip") else 1
+
+
+def segmentations(hops: Sequence[Hop]) -> list[tuple[Unit, ...]]:
+    """Every way to cut ``hops`` into units (a hop, or a hop and its reverse as one round trip)."""
+    if not hops:
+        return [()]
+    first = hops[0]
+    single = Unit(first.relation, "forward" if first.forward else "backward")
+    found = [(single, *rest) for rest in segmentations(hops[1:])]
+    if len(hops) > 1 and hops[1].relation == first.relation and hops[1].forward != first.forward:
+        trip = Unit(first.relation, "round-trip-out" if first.forward else "round-trip-in")
+        found += [(trip, *rest) for rest in segmentations(hops[2:])]
+    return found
+
+
+def path_text(path: RelationPath, labels: dict[str, str]) -> str:
+    """A readable rendering of a path: ``X → directed by → ? ← starred actors ← ?``."""
+    parts = []
+    for hop in path.hops:
+        label = labels.get(hop.relation) or humanize(local_name(hop.relation))
+        parts.append(f"-{label}->" if hop.forward else f"<-{label}-")
+    return " ".join(parts)
+
+
+# -- scoring ---------------------------------------------------------------------------------------
+
+
+@dataclass
+class ScoringSettings:
+    """Knobs of path scoring (KB-agnostic; see the README on improving relation labels instead).
+
+    ``hop_cost``: the similarity a unit's span must exceed to pay for the unit, so
+    paths grow a hop only when the question says that hop; ``centering``: how much
+    of a span's mean similarity to *all* relations is subtracted (domain words such
+    as "film" resemble every relation of a movie KB and so evidence none);
+    ``backward_penalty``: a tie-breaker preferring hops read in the label's direction.
+    """
+
+    hop_cost: float = 0.2
+    centering: float = 0.9
+    backward_penalty: float = 0.01
+    max_span_words: int = 3
+
+
+class RelationVectors:
+    """Embeddings of every relation's texts and round-trip texts for one KB (computed once, cached)."""
+
+    def __init__(self, schema: Schema, embedder: Embedder) -> None:
+        self.embedder = embedder
+        self.relations = [r for r in schema.object_relations]
+        self.index = {r.iri: i for i, r in enumerate(self.relations)}
+        self.labels = {r.iri: r.label for r in self.relations}
+        self._texts: dict[tuple[str, str], list[str]] = {}
+        for rel in self.relations:
+            texts = relation_texts(rel)
+            self._texts[(rel.iri, "hop")] = texts
+            self._texts[(rel.iri, "round-trip-out")] = round_trip_texts(texts, True)
+            self._texts[(rel.iri, "round-trip-in")] = round_trip_texts(texts, False)
+        flat = list(dict.fromkeys(t for texts in self._texts.values() for t in texts))
+        vectors = embedder.embed(flat) if flat else np.zeros((0, embedder.dimension), dtype=np.float32)
+        self._row = {t: i for i, t in enumerate(flat)}
+        self._matrix = vectors
+
+    def texts(self, relation: str, kind: str) -> list[str]:
+        key = "hop" if kind in ("forward", "backward") else kind
+        return self._texts.get((relation, key), [humanize(local_name(relation))])
+
+    def vectors(self, relation: str, kind: str) -> np.ndarray:
+        rows = [self._row[t] for t in self.texts(relation, kind) if t in self._row]
+        return self._matrix[rows] if rows else self.embedder.embed(self.texts(relation, kind))
+
+
+_VECTORS: dict[tuple[str, str], np.ndarray] = {}
+#: short texts (question spans) whose vectors are kept in memory, per process
+VECTOR_CACHE_SIZE = 50_000
+
+
+def embed_cached(embedder: Embedder, texts: Sequence[str]) -> np.ndarray:
+    """``embedder.embed(texts)``, remembering each text's vector (spans recur across questions)."""
+    model = embedder.model_id
+    missing = list(dict.fromkeys(t for t in texts if (model, t) not in _VECTORS))
+    if missing:
+        if len(_VECTORS) + len(missing) > VECTOR_CACHE_SIZE:
+            _VECTORS.clear()
+        _VECTORS.update({(model, t): v for t, v in zip(missing, embedder.embed(missing))})
+    return np.stack([_VECTORS[(model, t)] for t in texts])
+
+
+@dataclass(frozen=True)
+class Span:
+    """A run of question words (word offsets ``first``..``last``, exclusive) and its text."""
+
+    first: int
+    last: int
+    text: str
+
+
+def question_spans(question: str, placeholder: str, max_words: int) -> list[Span]:
+    """Runs of 1..``max_words`` words of the (masked) question that start and end with a content word."""
+    from sparqlqa.offline.mentions import STOPWORDS, words_of
+
+    words = words_of(question)
+    spans = []
+    for size in range(1, max_words + 1):
+        for i in range(len(words) - size + 1):
+            run = words[i : i + size]
+            if any(w.text == placeholder for w in run):
+                continue  # a span never reaches across a masked name
+            if run[0].text.casefold() not in STOPWORDS and run[-1].text.casefold() not in STOPWORDS:
+                spans.append(Span(i, i + size, question[run[0].start : run[-1].end]))
+    return spans
+
+
+class QuestionScorer:
+    """Scores paths against one masked question: each unit of a path is aligned to its own,
+    non-overlapping question span; a path's score is the best total of (span similarity − centring −
+    hop cost) over its segmentations, so every hop must be *said* somewhere in the question."""
+
+    def __init__(self, question: str, relations: RelationVectors, settings: ScoringSettings,
+                 placeholder: str = "X") -> None:
+        self.question = question
+        self.relations = relations
+        self.settings = settings
+        self.spans = question_spans(question, placeholder, settings.max_span_words)
+        self._span_vectors = embed_cached(relations.embedder, [s.text for s in self.spans]) if self.spans else None
+        self._free = np.array([[a.last <= b.first or b.last <= a.first for b in self.spans] for a in self.spans],
+                              dtype=bool).reshape(len(self.spans), len(self.spans))
+        self._raw: dict[Unit, np.ndarray] = {}
+        self._centers: dict[str, np.ndarray] = {}
+        self._rows: dict[Unit, np.ndarray] = {}
+        self._cache: dict[tuple[Unit, ...], tuple[float, list[int]]] = {}
+
+    def _raw_row(self, unit: Unit) -> np.ndarray:
+        """Cosine of the unit's best text with every span (a round trip averages in its plain label, so
+        the span must say the relation, not just "same")."""
+        if unit not in self._raw:
+            assert self._span_vectors is not None
+            sims = (self.relations.vectors(unit.relation, unit.kind) @ self._span_vectors.T).max(axis=0)
+            if unit.hops == 2:
+                plain = (self.relations.vectors(unit.relation, "forward") @ self._span_vectors.T).max(axis=0)
+                sims = (sims + plain) / 2
+            self._raw[unit] = sims
+        return self._raw[unit]
+
+    def _center(self) -> np.ndarray:
+        """Per span, its mean raw score over all relations (round trips are centred the same way, so a
+        round trip only beats its plain hop when "same <label>" fits the span better than "<label>")."""
+        if "hop" not in self._centers:
+            rows = [self._raw_row(Unit(r.iri, "forward")) for r in self.relations.relations]
+            self._centers["hop"] = np.mean(rows, axis=0) if rows else np.zeros(len(self.spans))
+        return self._centers["hop"]
+
+    def unit_row(self, unit: Unit) -> np.ndarray:
+        """The unit's adjusted score against every span: raw − centering − hop cost (− backward penalty)."""
+        if unit not in self._rows:
+            row = self._raw_row(unit) - self.settings.centering * self._center() - self.settings.hop_cost
+            if unit.kind == "backward":
+                row = row - self.settings.backward_penalty
+            self._rows[unit] = row
+        return self._rows[unit]
+
+    def align(self, units: tuple[Unit, ...]) -> tuple[float, list[int]]:
+        """Best total over one-to-one, non-overlapping unit → span assignments (and the spans)."""
+        if units in self._cache:
+            return self._cache[units]
+        if not self.spans or not units or len(units) > 3:
+            return (-math.inf, [])
+        rows = [self.unit_row(u) for u in units]
+        total = rows[0].copy()
+        shape = [len(self.spans)]
+        for k, row in enumerate(rows[1:], start=1):
+            total = total[..., None] + row.reshape([1] * k + [-1])
+            shape.append(len(self.spans))
+            for j in range(k):
+                total = np.where(self._pair_mask(j, k, k + 1), total, -np.inf)
+        flat = int(np.argmax(total))
+        best = (float(total.flat[flat]), [int(i) for i in np.unravel_index(flat, tuple(shape))])
+        self._cache[units] = best
+        return best
+
+    def _pair_mask(self, a: int, b: int, ndim: int) -> np.ndarray:
+        shape = [1] * ndim
+        shape[a] = shape[b] = len(self.spans)
+        return self._free.reshape(shape)
+
+    def score(self, path: RelationPath) -> RelationPath:
+        """Set ``path.score`` (and ``parts``, ``text``) from its best segmentation; returns the path."""
+        best: float = -math.inf
+        chosen: tuple[Unit, ...] = ()
+        spans: list[int] = []
+        for units in segmentations(path.hops):
+            value, where = self.align(units)
+            if value > best:
+                best, chosen, spans = value, units, where
+        path.score = best
+        path.parts = {f"{u.kind}:{self.relations.labels.get(u.relation, local_name(u.relation))} ~ "
+                      f"{self.spans[s].text!r}": float(self.unit_row(u)[s]) for u, s in zip(chosen, spans)}
+        path.text = path_text(path, self.relations.labels)
+        return path

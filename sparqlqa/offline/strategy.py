@@ -1,0 +1,301 @@
+"""The offline strategy: the same triplets the LLM step would write, from the KB alone.
+
+1. :func:`~sparqlqa.offline.mentions.detect_mentions` finds the names in the question;
+2. :func:`~sparqlqa.offline.paths.enumerate_paths` lists the 1-3 hop relation paths from each
+   named node, :class:`~sparqlqa.offline.paths.QuestionScorer` scores them against the question
+   (mention masked) with the offline embedding model; two mentions whose paths meet in one
+   node make a conjunctive question;
+3. the best path becomes a chain of triplets ending in the target variable (close runners-up become
+   ``alternatives``), and the normal pipeline (SPARQL, vector ranking, evidence) runs unchanged.
+
+Why it chose what it chose is in :attr:`OfflineTriplets.details` (mentions, paths with scores,
+chosen path), copied to ``Answer.meta["offline"]`` by the strategy.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from pyoxigraph import NamedNode
+
+from sparqlqa.linking import LabelIndex, LinkedConstants, NodeMatch
+from sparqlqa.offline.mentions import PLACEHOLDER, Mention, detect_mentions, mask_all
+from sparqlqa.offline.paths import (
+    QuestionScorer,
+    RelationPath,
+    RelationVectors,
+    ScoringSettings,
+    enumerate_paths,
+)
+from sparqlqa.strategies import FourStep, strategies
+from sparqlqa.triplets import Term, Triplet, Triplets
+
+if TYPE_CHECKING:
+    from sparqlqa.answer import Answer
+    from sparqlqa.embed import Embedder
+    from sparqlqa.execute import Candidates
+    from sparqlqa.kb import KnowledgeBase
+    from sparqlqa.pipeline import AskContext
+
+#: mentions (and nodes per mention) whose paths are explored
+MAX_MENTIONS = 3
+MAX_NODES_PER_MENTION = 3
+#: runner-up paths within this score of the best become alternative tiers
+ALTERNATIVE_MARGIN = 0.05
+MAX_ALTERNATIVES = 2
+#: weight of a mention's prior (length, exactness, bracket hint) in the final score; a reading gets it
+#: for every mention it uses, so a conjunction that explains both names beats a chain that ignores one
+MENTION_WEIGHT = 0.1
+#: how many paths per mention are shown in the explanation and tried in conjunctions
+SHOWN_PATHS = 8
+
+
+@dataclass
+class OfflineTriplets(Triplets):
+    """:class:`Triplets` plus the offline step's reasons (``details``) and its exact node links."""
+
+    details: dict[str, Any] = field(default_factory=dict)
+    links: dict[str, list[NodeMatch]] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        data = super().to_dict()
+        data["offline"] = self.details
+        return data
+
+
+@dataclass
+class Choice:
+    """A candidate reading of the question: one path per mention, meeting in the target."""
+
+    paths: list[RelationPath]
+    mentions: list[Mention]
+    score: float
+
+    def describe(self) -> str:
+        return " AND ".join(f"{m.text!r} {p.text}" for m, p in zip(self.mentions, self.paths))
+
+
+# -- building triplets ------------------------------------------------------------------------------
+
+
+def _chain(path: RelationPath, constant: Term, prefix: str, target: str, labels: dict[str, str],
+           confidence: float) -> list[Triplet]:
+    """The triplets of one path from ``constant``; its last variable is ``target``."""
+    triplets = []
+    current = constant
+    for number, hop in enumerate(path.hops, start=1):
+        last = number == len(path.hops)
+        nxt = Term("variable", target if last else f"?{prefix}{number}")
+        head, tail = (current, nxt) if hop.forward else (nxt, current)
+        triplets.append(Triplet(head, labels.get(hop.relation, hop.relation), tail,
+                                relation_iri=hop.relation, confidence=confidence))
+        current = nxt
+    return triplets
+
+
+def _triplets_for(question: str, choice: Choice, index: LabelIndex, labels: dict[str, str],
+                  confidence: float) -> OfflineTriplets:
+    target = "?x"
+    triplets: list[Triplet] = []
+    links: dict[str, list[NodeMatch]] = {}
+    for number, (mention, path) in enumerate(zip(choice.mentions, choice.paths)):
+        name = index.label_of(path.start) or mention.text
+        links.setdefault(name, [])
+        if path.start not in [m.iri for m in links[name]]:
+            links[name].append(NodeMatch(path.start, name, mention.score, mention.method))
+        prefix = "xyz"[number % 3]
+        triplets += _chain(path, Term("constant", name), prefix, target, labels, confidence)
+    return OfflineTriplets(question=question, triplets=triplets, target=target, requirements=[],
+                           source="offline", notes=[], llm_calls=[], links=links)
+
+
+# -- choosing paths ------------------------------------------------------------------------------------
+
+
+def _scored_paths(kb: KnowledgeBase, masked: str, mention: Mention, relations: RelationVectors,
+                  settings: ScoringSettings) -> list[RelationPath]:
+    """The paths from ``mention``'s nodes, scored against the question with all names masked."""
+    scorer = QuestionScorer(masked, relations, settings, PLACEHOLDER)
+    paths = [scorer.score(p) for node in mention.nodes[:MAX_NODES_PER_MENTION]
+             for p in enumerate_paths(kb, node)]
+    paths = [p for p in paths if math.isfinite(p.score)]
+    paths.sort(key=lambda p: (-p.score, len(p.hops), p.arrows()))
+    return paths
+
+
+def _meets(kb: KnowledgeBase, first: RelationPath, second: RelationPath) -> bool:
+    """Whether the two paths end in a common node (other than their start nodes)."""
+    lines = []
+    for name, path in (("a", first), ("b", second)):
+        current = str(NamedNode(path.start))
+        for number, hop in enumerate(path.hops, start=1):
+            nxt = "?t" if number == len(path.hops) else f"?{name}{number}"
+            pred = str(NamedNode(hop.relation))
+            lines.append(f"{current} {pred} {nxt} ." if hop.forward else f"{nxt} {pred} {current} .")
+            current = nxt
+    starts = ", ".join(str(NamedNode(p.start)) for p in (first, second))
+    return bool(kb.query(f"ASK {{ {' '.join(lines)} FILTER(?t NOT IN ({starts})) }}").boolean)
+
+
+def _conjunctions(kb: KnowledgeBase, masked: str, mentions: list[Mention],
+                  considered: dict[str, list[RelationPath]], relations: RelationVectors,
+                  settings: ScoringSettings) -> list[Choice]:
+    """Two mentions whose paths (≤ 3 units together) meet in one node."""
+    scorer = QuestionScorer(masked, relations, settings, PLACEHOLDER)
+    found: list[Choice] = []
+    for i, first in enumerate(mentions):
+        for second in mentions[i + 1 :]:
+            if first.overlaps(second):
+                continue
+            prior = MENTION_WEIGHT * (first.prior + second.prior)
+            for a in considered[first.text][:SHOWN_PATHS]:
+                for b in considered[second.text][:SHOWN_PATHS]:
+                    if len(a.hops) + len(b.hops) > 3 or not _meets(kb, a, b):
+                        continue
+                    value, _ = scorer.align((*_units(a), *_units(b)))
+                    if math.isfinite(value):
+                        found.append(Choice([a, b], [first, second], value + prior))
+    return found
+
+
+def _units(path: RelationPath) -> tuple[Any, ...]:
+    from sparqlqa.offline.paths import segmentations
+
+    return segmentations(path.hops)[0]
+
+
+_RELATIONS: dict[tuple[str, str, str], RelationVectors] = {}
+
+
+def relation_vectors(kb: KnowledgeBase, embedder: Embedder) -> RelationVectors:
+    """The KB's relation verbalisations, embedded once per (KB generation, model) in this process."""
+    key = (str(kb.directory or id(kb)), kb.manifest.generation, embedder.model_id)
+    if key not in _RELATIONS:
+        _RELATIONS[key] = RelationVectors(kb.schema, embedder)
+    return _RELATIONS[key]
+
+
+def _choices(kb: KnowledgeBase, question: str, mentions: list[Mention], relations: RelationVectors,
+             settings: ScoringSettings) -> tuple[list[Choice], dict[str, list[RelationPath]]]:
+    considered: dict[str, list[RelationPath]] = {}
+    choices: list[Choice] = []
+    mentions = mentions[:MAX_MENTIONS]
+    masked = mask_all(question, mentions, PLACEHOLDER)
+    for mention in mentions:
+        paths = _scored_paths(kb, masked, mention, relations, settings)
+        considered[mention.text] = paths
+        prior = MENTION_WEIGHT * mention.prior
+        choices += [Choice([p], [mention], p.score + prior) for p in paths]
+    if len(mentions) > 1:
+        choices += _conjunctions(kb, masked, mentions, considered, relations, settings)
+    choices.sort(key=lambda c: (-c.score, sum(len(p.hops) for p in c.paths), c.describe()))
+    return choices, considered
+
+
+def _confidences(choices: list[Choice], temperature: float = 0.05) -> list[float]:
+    """A softmax over choice scores: how sure the step is of each reading."""
+    if not choices:
+        return []
+    top = choices[0].score
+    weights = [math.exp((c.score - top) / temperature) for c in choices]
+    total = sum(weights)
+    return [w / total for w in weights]
+
+
+def _details(mentions: list[Mention], considered: dict[str, list[RelationPath]], choices: list[Choice],
+             confidences: list[float], elapsed_ms: float) -> dict[str, Any]:
+    return {
+        "mentions": [m.to_dict() for m in mentions],
+        "paths": {text: [p.to_dict() for p in paths[:SHOWN_PATHS]] for text, paths in considered.items()},
+        "chosen": [{"reading": c.describe(), "score": round(c.score, 4), "confidence": round(conf, 4)}
+                   for c, conf in zip(choices[: 1 + MAX_ALTERNATIVES], confidences)],
+        "elapsed_ms": round(elapsed_ms, 3),
+    }
+
+
+def offline_triplets(question: str, kb: KnowledgeBase, *, embedder: Embedder | None = None,
+                     settings: ScoringSettings | None = None, use_brackets: bool = True) -> OfflineTriplets:
+    """Stage 1 without an LLM: mentions → scored relation paths → triplets (best first, runners-up as
+    ``alternatives``).  Never raises for a question it cannot read: the result then has no triplets
+    and a note, and the pipeline ranks by vectors."""
+    from sparqlqa.embed import get_embedder
+
+    started = time.perf_counter()
+    embedder = embedder or get_embedder()
+    settings = settings or ScoringSettings()
+    index = LabelIndex.for_kb(kb)
+    mentions = detect_mentions(question, index, use_brackets=use_brackets)
+    relations = relation_vectors(kb, embedder)
+    choices, considered = _choices(kb, question, mentions, relations, settings)
+    confidences = _confidences(choices)
+    elapsed = (time.perf_counter() - started) * 1000
+    details = _details(mentions, considered, choices, confidences, elapsed)
+    if not choices:
+        why = "no KB node is named in the question" if not mentions else \
+            "no relation path from the named nodes matches the question"
+        return OfflineTriplets(question=question, triplets=[], target=None, requirements=[], source="offline",
+                               notes=[f"offline triplets: {why}"], llm_calls=[], details=details)
+    labels = relations.labels
+    best = _triplets_for(question, choices[0], index, labels, confidences[0])
+    for choice, confidence in zip(choices[1 : 1 + MAX_ALTERNATIVES], confidences[1:]):
+        if choice.score >= choices[0].score - ALTERNATIVE_MARGIN:
+            best.alternatives.append(_triplets_for(question, choice, index, labels, confidence))
+    best.details = details
+    return best
+
+
+# -- the strategy ------------------------------------------------------------------------------------
+
+
+def _drop_mentioned(candidates: Candidates, mentioned: set[str]) -> None:
+    """A question does not ask for the node it names: drop those nodes, unless nothing else is left."""
+    kept = [c for c in candidates.items if c.iri not in mentioned]
+    if kept and len(kept) < len(candidates.items):
+        candidates.items = kept
+        candidates.notes.append("the nodes named in the question were left out of the candidates")
+
+
+@strategies.register("offline")
+class OfflineStrategy(FourStep):
+    """4StepFocus with the offline triplet step and no LLM anywhere (no rerank)."""
+
+    name = "offline"
+    needs_llm: ClassVar[bool] = False
+    rerank_enabled: ClassVar[bool] = False
+
+    def make_triplets(self, ctx: AskContext) -> Triplets:
+        return offline_triplets(ctx.question, ctx.kb, embedder=ctx.embedder)
+
+    def narrow(self, ctx: AskContext, triplets: Triplets | None,
+               ) -> tuple[LinkedConstants | None, Candidates | None]:
+        """Stage 2 with the step's own exact links (the nodes it walked from), tier by tier."""
+        if not isinstance(triplets, OfflineTriplets) or not triplets.triplets:
+            return super().narrow(ctx, triplets)
+        from sparqlqa.execute import ExecuteOptions, find_candidates
+
+        linked: LinkedConstants | None = None
+        candidates: Candidates | None = None
+        for number, option in enumerate([triplets, *triplets.alternatives]):
+            if not isinstance(option, OfflineTriplets):
+                continue
+            linked = LinkedConstants(links=dict(option.links))
+            with ctx.stage("sparql"):
+                candidates = find_candidates(option, linked, ctx.kb, ctx.options or ExecuteOptions())
+            ctx.queries.extend({**q, "stage": "sparql"} for q in candidates.queries)
+            _drop_mentioned(candidates, {m.iri for ms in option.links.values() for m in ms})
+            if candidates.items:
+                if number:
+                    ctx.note(f"the best path found no candidates; alternative {number} did")
+                break
+        for text in candidates.notes if candidates is not None else []:
+            ctx.note(text)
+        return linked, candidates
+
+    def run(self, ctx: AskContext) -> Answer:
+        answer = super().run(ctx)
+        if isinstance(answer.triplets, OfflineTriplets):
+            answer.meta["offline"] = answer.triplets.details
+        return answer
