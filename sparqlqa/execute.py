@@ -194,3 +194,13 @@ def _edge_of(plan: Plan, index: int, row: dict[str, Any], options: ExecuteOption
     if options.undirected and direction is not None and direction.value == "0":
         head, tail = tail, head
     return (head.value, predicate.value, tail.value)
+
+
+def drop_constant_nodes(candidates: Candidates, linked: LinkedConstants) -> None:
+    """A question does not ask for the nodes it names: drop the linked constants from the candidates,
+    unless nothing else is left (then they stay, and nothing is noted)."""
+    named = {match.iri for matches in linked.links.values() for match in matches}
+    kept = [c for c in candidates.items if c.iri not in named]
+    if kept and len(kept) < len(candidates.items):
+        candidates.items = kept
+        candidates.notes.append("the nodes named in the question were left out of the candidates")

@@ -115,7 +115,7 @@ def usable(triplets: Triplets | None) -> str | None:
 
 def find(ctx: AskContext, triplets: Triplets) -> tuple[LinkedConstants | None, Candidates | None]:
     """Stage 2: link the constants and run the compiled SPARQL (errors become notes)."""
-    from sparqlqa.execute import ExecuteOptions, find_candidates
+    from sparqlqa.execute import ExecuteOptions, drop_constant_nodes, find_candidates
     from sparqlqa.linking import link_constants
 
     try:
@@ -125,6 +125,7 @@ def find(ctx: AskContext, triplets: Triplets) -> tuple[LinkedConstants | None, C
             ctx.note(note)
         with ctx.stage("sparql"):
             candidates = find_candidates(triplets, linked, ctx.kb, ctx.options or ExecuteOptions())
+            drop_constant_nodes(candidates, linked)
     except SparqlqaError as exc:
         ctx.note(f"finding candidates failed ({exc}); ranked by vectors only")
         return None, None

@@ -201,3 +201,20 @@ def test_worked_examples_run_on_oxigraph_and_rdflib(movies_kb: KnowledgeBase, na
     ox = {row[0].value for row in movies_kb.query(text).rows if row[0] is not None}
     rdf = {str(row[0]) for row in kb_to_graph(movies_kb).query(text)}  # type: ignore[index]
     assert ox == rdf == {EX + e for e in expected}
+
+
+def test_nodes_named_in_the_question_are_not_answers(movies_kb: KnowledgeBase) -> None:
+    """'films sharing an actor with Alien': Alien satisfies the pattern too, but it is the question's constant."""
+    sharing = {
+        "triplets": [
+            {"head": _term("variable", "?x1", "movie"), "relation": "starred actors",
+             "tail": _term("variable", "?a", "person")},
+            {"head": _term("constant", "Alien", "movie"), "relation": "starred actors",
+             "tail": _term("variable", "?a", "person")},
+        ],
+        "target": "?x1", "requirements": [],
+    }
+    answer = ask(movies_kb, "Which films share an actor with Alien?", llm=FakeLLM([sharing]), k=5, rerank="none")
+    filtered = {i.iri for i in answer.items if i.source == "filtered"}
+    assert filtered == {f"{EX}avatar", f"{EX}aliens"}
+    assert "the nodes named in the question were left out of the candidates" in answer.notes

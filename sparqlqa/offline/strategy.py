@@ -250,14 +250,6 @@ def offline_triplets(question: str, kb: KnowledgeBase, *, embedder: Embedder | N
 # -- the strategy ------------------------------------------------------------------------------------
 
 
-def _drop_mentioned(candidates: Candidates, mentioned: set[str]) -> None:
-    """A question does not ask for the node it names: drop those nodes, unless nothing else is left."""
-    kept = [c for c in candidates.items if c.iri not in mentioned]
-    if kept and len(kept) < len(candidates.items):
-        candidates.items = kept
-        candidates.notes.append("the nodes named in the question were left out of the candidates")
-
-
 @strategies.register("offline")
 class OfflineStrategy(FourStep):
     """4StepFocus with the offline triplet step and no LLM anywhere (no rerank)."""
@@ -274,7 +266,7 @@ class OfflineStrategy(FourStep):
         """Stage 2 with the step's own exact links (the nodes it walked from), tier by tier."""
         if not isinstance(triplets, OfflineTriplets) or not triplets.triplets:
             return super().narrow(ctx, triplets)
-        from sparqlqa.execute import ExecuteOptions, find_candidates
+        from sparqlqa.execute import ExecuteOptions, drop_constant_nodes, find_candidates
 
         linked: LinkedConstants | None = None
         candidates: Candidates | None = None
@@ -285,7 +277,7 @@ class OfflineStrategy(FourStep):
             with ctx.stage("sparql"):
                 candidates = find_candidates(option, linked, ctx.kb, ctx.options or ExecuteOptions())
             ctx.queries.extend({**q, "stage": "sparql"} for q in candidates.queries)
-            _drop_mentioned(candidates, {m.iri for ms in option.links.values() for m in ms})
+            drop_constant_nodes(candidates, linked)
             if candidates.items:
                 if number:
                     ctx.note(f"the best path found no candidates; alternative {number} did")
