@@ -122,7 +122,7 @@ def ensure_kb(embedder: Any) -> Any:
 
 def run_question(kb: Any, question: Question, embedder: Any) -> Record:
     """Link, SPARQL and rank one question, timing each stage the way ``ask`` runs them."""
-    from sparqlqa.execute import ExecuteOptions, find_candidates
+    from sparqlqa.execute import ExecuteOptions, drop_constant_nodes, find_candidates
     from sparqlqa.linking import link_constants
     from sparqlqa.ranking import query_text, rank_candidates
     from sparqlqa.triplets import triplets_from_data
@@ -135,6 +135,7 @@ def run_question(kb: Any, question: Question, embedder: Any) -> Record:
     linked = link_constants(triplets, kb, embedder=embedder)
     t1 = time.perf_counter()
     candidates = find_candidates(triplets, linked, kb, ExecuteOptions())
+    drop_constant_nodes(candidates, linked)
     t2 = time.perf_counter()
     embed_query(embedder, query_text(question.text, triplets.requirements))
     t3 = time.perf_counter()
