@@ -14,7 +14,6 @@ from typing import Any
 
 from sparqlqa.vocab import RDF, RDFS, SKOS, SQA
 
-
 TUPLE_FIELDS = ("label_predicates", "alias_predicates", "text_predicates", "exclude_predicates",
                 "exclude_types", "relation_prefixes")
 
