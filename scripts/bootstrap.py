@@ -2,7 +2,7 @@
 """Set up a fresh machine (only python3 needed) and run the demo or the tests.
 
     python3 scripts/bootstrap.py demo    # venv + install + ask a question of the bundled movie KB
-    python3 scripts/bootstrap.py test    # venv + install + the whole test suite
+    python3 scripts/bootstrap.py test    # venv + install + ruff + mypy + the whole test suite
     python3 scripts/bootstrap.py setup   # venv + install only
 
 The virtual environment is ``.venv`` in the repository (``SPARQLQA_VENV`` overrides).
@@ -60,7 +60,10 @@ def demo() -> None:
 
 
 def test() -> None:
+    """Lint (ruff), type-check (mypy), then the whole test suite (extra arguments go to pytest)."""
     setup()
+    run(venv_bin("python"), "-m", "ruff", "check", ".")
+    run(venv_bin("python"), "-m", "mypy")
     run(venv_bin("python"), "-m", "pytest", *sys.argv[2:])
 
 
