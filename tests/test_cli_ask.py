@@ -90,6 +90,16 @@ def test_ask_explain_prints_every_stage(runner: CliRunner, movies_kb: KnowledgeB
     assert "'Ridley Scott' → Ridley Scott" in result.output and "call 2: fake:fake" in result.output
 
 
+def test_ask_explain_offline_shows_mentions_paths_and_choice(runner: CliRunner, movies_kb: KnowledgeBase) -> None:
+    """No LLM: --explain shows the mentions found, the paths considered with scores, the chosen reading."""
+    result = runner.invoke(main, ["ask", "movies", "Which movies did Ridley Scott direct?", "--explain"])
+    assert result.exit_code == 0, result.output
+    assert "ran offline" in result.output and "1. triplets (source: offline)" in result.output
+    assert "mentions: 'Ridley Scott' (exact" in result.output
+    assert "paths from 'Ridley Scott':" in result.output and "directed_by" in result.output
+    assert "chosen: 'Ridley Scott'" in result.output and "confidence" in result.output
+
+
 def test_ask_quiet_shows_only_answers(runner: CliRunner, movies_kb: KnowledgeBase, fake_llm: FakeLLM) -> None:
     result = runner.invoke(main, ["ask", "movies", QUESTION, "--llm", "fake", "--k", "3", "--quiet",
                                   "--rerank", "none"])

@@ -209,7 +209,7 @@ def print_trace(answer: Answer, out: Any) -> None:
     triplets = answer.triplets
     source = f" (source: {triplets.source})" if triplets is not None else ""
     _heading(out, f"1. triplets{source}")
-    for line in triplet_lines(answer):
+    for line in [*_offline_lines(answer.meta.get("offline")), *triplet_lines(answer)]:
         out.print(f"   {line}", highlight=False)
     _heading(out, "2. linked constants")
     for line in _linked_lines(answer):
@@ -230,6 +230,22 @@ def print_trace(answer: Answer, out: Any) -> None:
     _heading(out, "timings")
     out.print("   " + ", ".join(f"{stage} {ms:.1f} ms" for stage, ms in answer.timings_ms.items()),
               highlight=False)
+
+
+def _offline_lines(details: dict[str, Any] | None, shown: int = 5) -> list[str]:
+    """The offline step's reasoning: mentions found, paths considered with scores, readings chosen."""
+    if not details:
+        return []
+    lines = ["mentions: " + ("; ".join(f"{m['text']!r} ({m['method']}, {m['score']}, {len(m['nodes'])} node(s))"
+                                      for m in details.get("mentions", [])) or "none")]
+    for mention, paths in details.get("paths", {}).items():
+        lines.append(f"paths from {mention!r}:")
+        for path in paths[:shown]:
+            parts = ", ".join(f"{k} {v:+.3f}" for k, v in path.get("parts", {}).items())
+            lines.append(f"  {path['score']:+.4f}  {path['path']}  ({path['count']} node(s); {parts})")
+    for choice in details.get("chosen", []):
+        lines.append(f"chosen: {choice['reading']}  score {choice['score']}, confidence {choice['confidence']}")
+    return lines
 
 
 def _heading(out: Any, text: str) -> None:
