@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 from pyoxigraph import RdfFormat
+from recording_store import RecordingStore
 
 from sparqlqa.remote.labels import RemoteLabelLookup, bif_contains_expression, name_variants
 from sparqlqa.remote.profiles import load_profile
@@ -17,17 +18,6 @@ FIXTURES = Path(__file__).resolve().parent / "fixtures"
 WD = "http://www.wikidata.org/entity/"
 NS = "http://rdf.freebase.com/ns/"
 
-
-class RecordingStore(Store):
-    kind = "recording"
-
-    def __init__(self, inner: Store) -> None:
-        self.inner = inner
-        self.seen: list[str] = []
-
-    def _execute(self, sparql: str, form: str) -> QueryResult:
-        self.seen.append(sparql)
-        return self.inner._execute(sparql, form)
 
 
 class EmptyStore(Store):

@@ -6,30 +6,18 @@ import re
 from pathlib import Path
 
 from pyoxigraph import RdfFormat
+from recording_store import RecordingStore
 
 from sparqlqa.remote.profiles import load_profile
 from sparqlqa.remote.schema_sampling import SampleOptions, apply_profile, sample_schema
 from sparqlqa.schema import Schema
-from sparqlqa.store import OxigraphStore, QueryResult, Store
+from sparqlqa.store import OxigraphStore
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 WDT = "http://www.wikidata.org/prop/direct/"
 WD = "http://www.wikidata.org/entity/"
 NS = "http://rdf.freebase.com/ns/"
 
-
-class RecordingStore(Store):
-    """Wraps a store and keeps every query it ran."""
-
-    kind = "recording"
-
-    def __init__(self, inner: Store) -> None:
-        self.inner = inner
-        self.seen: list[str] = []
-
-    def _execute(self, sparql: str, form: str) -> QueryResult:
-        self.seen.append(sparql)
-        return self.inner._execute(sparql, form)
 
 
 def sample_store(name: str) -> RecordingStore:
