@@ -20,6 +20,7 @@ offline embedding model.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -104,6 +105,8 @@ def _expand(kb: KnowledgeBase, prefixes: list[RelationPath], samples: list[list[
             continue
         prefix = prefixes[_int(i)]
         hop = Hop(p.value, forward=direction.value == "f")
+        if is_zigzag((*prefix.hops[-2:], hop)):
+            continue
         grown.append(RelationPath(prefix.start, (*prefix.hops, hop), count=_int(n)))
         raw = row[4].value.split(" ") if with_nodes and isinstance(row[4], Literal) else []
         ends.append([node for node in raw[:EXPAND_SAMPLE] if node])
@@ -133,6 +136,14 @@ def enumerate_paths(kb: KnowledgeBase, start: str, *, max_hops: int = 3,
     return found[:MAX_PATHS]
 
 
+def is_zigzag(hops: Sequence[Hop]) -> bool:
+    """Out, back and out again along one relation (``-r-> <-r- -r->``): for a relation with one value
+    per node that re-reaches the first hop's nodes, and it is never how a question reads, so such
+    paths are not enumerated (a single out-and-back, "the same r", is)."""
+    return len(hops) == 3 and len({h.relation for h in hops}) == 1 \
+        and hops[0].forward == hops[2].forward != hops[1].forward
+
+
 def object_relation_iris(schema: Schema) -> list[str]:
     """The relations whose values are nodes (the ones a path can walk)."""
     return [r.iri for r in schema.object_relations]
@@ -144,9 +155,37 @@ def object_relation_iris(schema: Schema) -> list[str]:
 def relation_texts(info: RelationInfo) -> list[str]:
     """How a relation can be said: its label, its aliases, its comment (first sentence), its split name."""
     texts = [info.label, *info.aliases, humanize(local_name(info.iri))]
+    texts += [_without_auxiliary(t) for t in texts]
+    texts += [noun for t in texts for noun in agent_nouns(t)]
     if info.comment:
         texts.append(info.comment.split(". ")[0].strip().rstrip("."))
     return list(dict.fromkeys(t.strip() for t in texts if t and t.strip()))
+
+
+def agent_nouns(text: str) -> list[str]:
+    """Who does what a "<verb>ed by" relation names, the way questions say it: ``directed by`` →
+    ``director``, ``written by`` → ``writer``, ``produced by`` → ``producer`` (both -er and -or are
+    offered; the embedding model ignores the one that is not a word).
+
+    >>> agent_nouns("written by"), agent_nouns("directed by"), agent_nouns("genre")
+    (['writer'], ['directer', 'director'], [])
+    """
+    match = re.fullmatch(r"(\w+?)(ed|en) by", text.strip().casefold())
+    if not match:
+        return []
+    stem, ending = match.groups()
+    if ending == "en":
+        stem = stem[:-1] if len(stem) > 2 and stem[-1] == stem[-2] else stem
+        return [f"{stem}er"]
+    if len(stem) > 2 and stem[-1] == stem[-2]:
+        stem = stem[:-1]  # starred → star
+    return [f"{stem}er", f"{stem}or"]
+
+
+def _without_auxiliary(text: str) -> str:
+    """``has genre`` → ``genre``, ``is part of`` → ``part of``: the noun a question uses for the value."""
+    head, _, rest = text.partition(" ")
+    return rest if head.casefold() in ("has", "have", "is", "in") and rest else text
 
 
 def round_trip_texts(texts: Sequence[str], forward_first: bool) -> list[str]:
@@ -209,6 +248,9 @@ class ScoringSettings:
     centering: float = 0.9
     backward_penalty: float = 0.01
     max_span_words: int = 3
+    order_penalty: float = 0.15
+    type_weight: float = 0.5
+    type_margin: float = 0.2
 
 
 class RelationVectors:
@@ -264,6 +306,45 @@ class Span:
     text: str
 
 
+#: words that ask for the answer; the first one is the question's focus
+WH_WORDS = frozenset("what which who whom whose when where".split())
+#: what a bare wh-word asks for (its answer type), when it names no noun itself
+WH_TYPES = {"when": "date", "where": "place"}
+
+
+@dataclass(frozen=True)
+class Focus:
+    """Where the question asks for its answer (word offset) and what it calls the answer, if it says."""
+
+    position: int | None
+    phrase: str | None
+
+
+def question_focus(question: str, placeholder: str) -> Focus:
+    """The first wh-word (if any) and the noun phrase it asks for (else the question's first): "what were the
+    **release years** of …" → ``Focus(0, "release years")``; "who …" → no phrase.
+
+    >>> question_focus("the films acted by X were released in which years", "X")
+    Focus(position=8, phrase='years')
+    """
+    from sparqlqa.offline.mentions import STOPWORDS, words_of
+
+    words = [w.text.casefold() for w in words_of(question)]
+    start = next((i for i, w in enumerate(words) if w in WH_WORDS), None)
+    if start is not None and words[start] in WH_TYPES:
+        return Focus(start, WH_TYPES[words[start]])
+    if start is not None and words[start] not in ("what", "which"):
+        return Focus(start, None)
+    i = 0 if start is None else start + 1
+    while i < len(words) and words[i] in STOPWORDS:
+        i += 1
+    phrase = []
+    while i < len(words) and len(phrase) < 2 and words[i] not in STOPWORDS and words[i] != placeholder.casefold():
+        phrase.append(words[i])
+        i += 1
+    return Focus(start, " ".join(phrase) or None)
+
+
 def question_spans(question: str, placeholder: str, max_words: int) -> list[Span]:
     """Runs of 1..``max_words`` words of the (masked) question that start and end with a content word."""
     from sparqlqa.offline.mentions import STOPWORDS, words_of
@@ -286,7 +367,7 @@ class QuestionScorer:
     hop cost) over its segmentations, so every hop must be *said* somewhere in the question."""
 
     def __init__(self, question: str, relations: RelationVectors, settings: ScoringSettings,
-                 placeholder: str = "X") -> None:
+                 placeholder: str = "X", occurrence: int = 0) -> None:
         self.question = question
         self.relations = relations
         self.settings = settings
@@ -294,10 +375,13 @@ class QuestionScorer:
         self._span_vectors = embed_cached(relations.embedder, [s.text for s in self.spans]) if self.spans else None
         self._free = np.array([[a.last <= b.first or b.last <= a.first for b in self.spans] for a in self.spans],
                               dtype=bool).reshape(len(self.spans), len(self.spans))
+        self.focus = question_focus(question, placeholder)
+        self._axis = self._positions_on_axis(placeholder, occurrence)
         self._raw: dict[Unit, np.ndarray] = {}
         self._centers: dict[str, np.ndarray] = {}
         self._rows: dict[Unit, np.ndarray] = {}
-        self._cache: dict[tuple[Unit, ...], tuple[float, list[int]]] = {}
+        self._cache: dict[tuple[tuple[Unit, ...], bool], tuple[float, list[int]]] = {}
+        self._focus_scores: np.ndarray | None = None
 
     def _raw_row(self, unit: Unit) -> np.ndarray:
         """Cosine of the unit's best text with every span (a round trip averages in its plain label, so
@@ -328,10 +412,16 @@ class QuestionScorer:
             self._rows[unit] = row
         return self._rows[unit]
 
-    def align(self, units: tuple[Unit, ...]) -> tuple[float, list[int]]:
-        """Best total over one-to-one, non-overlapping unit → span assignments (and the spans)."""
-        if units in self._cache:
-            return self._cache[units]
+    def align(self, units: tuple[Unit, ...], ordered: bool = False) -> tuple[float, list[int]]:
+        """Best total over one-to-one, non-overlapping unit → span assignments (and the spans).
+
+        ``ordered``: the units are consecutive hops of one path, so each should be said *farther* from
+        the question's focus than the next (the hop nearest the answer is said nearest the wh-word:
+        "**who directed** the movies that X **acted in**"); each inversion costs ``order_penalty``.
+        """
+        key = (units, ordered)
+        if key in self._cache:
+            return self._cache[key]
         if not self.spans or not units or len(units) > 3:
             return (-math.inf, [])
         rows = [self.unit_row(u) for u in units]
@@ -342,10 +432,53 @@ class QuestionScorer:
             shape.append(len(self.spans))
             for j in range(k):
                 total = np.where(self._pair_mask(j, k, k + 1), total, -np.inf)
+            if ordered:
+                total = total - self.settings.order_penalty * self._inversions(k - 1, k, k + 1)
         flat = int(np.argmax(total))
         best = (float(total.flat[flat]), [int(i) for i in np.unravel_index(flat, tuple(shape))])
-        self._cache[units] = best
+        self._cache[key] = best
         return best
+
+    def _positions_on_axis(self, placeholder: str, occurrence: int) -> np.ndarray | None:
+        """Per span, how far along the way from the name to the focus it is said (distance to the name −
+        distance to the focus); None when the question has no wh-word or no masked name."""
+        from sparqlqa.offline.mentions import words_of
+
+        names = [i for i, w in enumerate(words_of(self.question)) if w.text == placeholder]
+        if self.focus.position is None or not names:
+            return None
+        name, focus = names[min(occurrence, len(names) - 1)], self.focus.position
+        centers = np.array([(s.first + s.last - 1) / 2 for s in self.spans])
+        return np.abs(centers - name) - np.abs(centers - focus)
+
+    def _inversions(self, a: int, b: int, ndim: int) -> np.ndarray:
+        """1 where unit ``a``'s span lies nearer the focus than the next unit ``b``'s (hops are said from
+        the name outwards to the focus)."""
+        if self._axis is None:
+            return np.zeros([1] * ndim)
+        inverted = (self._axis[:, None] > self._axis[None, :]).astype(float)
+        shape = [1] * ndim
+        shape[a] = shape[b] = len(self.spans)
+        return inverted.reshape(shape)
+
+    def type_score(self, path: RelationPath) -> float:
+        """Evidence from what the question calls its answer: "what **year** …" names the *object* of
+        ``release year``, so a path ending forward along it gains and one ending backward along it
+        (at the things that have a year) loses.  Only a focus that names one relation clearly (by
+        ``type_margin`` above its mean similarity) counts: "which movies" or "who …" are neutral."""
+        if not self.focus.phrase or not path.hops:
+            return 0.0
+        if self._focus_scores is None:
+            rels = self.relations
+            phrase = embed_cached(rels.embedder, [self.focus.phrase])[0]
+            raw = np.array([float((rels.vectors(r.iri, "forward") @ phrase).max()) for r in rels.relations])
+            self._focus_scores = np.maximum(0.0, raw - raw.mean() - self.settings.type_margin)
+        last = path.hops[-1]
+        index = self.relations.index.get(last.relation)
+        if index is None:
+            return 0.0
+        value = float(self._focus_scores[index])
+        return self.settings.type_weight * (value if last.forward else -value)
 
     def _pair_mask(self, a: int, b: int, ndim: int) -> np.ndarray:
         shape = [1] * ndim
@@ -358,11 +491,14 @@ class QuestionScorer:
         chosen: tuple[Unit, ...] = ()
         spans: list[int] = []
         for units in segmentations(path.hops):
-            value, where = self.align(units)
+            value, where = self.align(units, ordered=True)
             if value > best:
                 best, chosen, spans = value, units, where
-        path.score = best
+        typed = self.type_score(path)
+        path.score = best + typed
         path.parts = {f"{u.kind}:{self.relations.labels.get(u.relation, local_name(u.relation))} ~ "
                       f"{self.spans[s].text!r}": float(self.unit_row(u)[s]) for u, s in zip(chosen, spans)}
+        if typed:
+            path.parts[f"answer type ~ {self.focus.phrase!r}"] = typed
         path.text = path_text(path, self.relations.labels)
         return path

@@ -116,9 +116,10 @@ def _triplets_for(question: str, choice: Choice, index: LabelIndex, labels: dict
 
 
 def _scored_paths(kb: KnowledgeBase, masked: str, mention: Mention, relations: RelationVectors,
-                  settings: ScoringSettings) -> list[RelationPath]:
-    """The paths from ``mention``'s nodes, scored against the question with all names masked."""
-    scorer = QuestionScorer(masked, relations, settings, PLACEHOLDER)
+                  settings: ScoringSettings, occurrence: int = 0) -> list[RelationPath]:
+    """The paths from ``mention``'s nodes, scored against the question with all names masked
+    (``occurrence``: which placeholder of ``masked`` stands for ``mention``)."""
+    scorer = QuestionScorer(masked, relations, settings, PLACEHOLDER, occurrence)
     paths = [scorer.score(p) for node in mention.nodes[:MAX_NODES_PER_MENTION]
              for p in enumerate_paths(kb, node)]
     paths = [p for p in paths if math.isfinite(p.score)]
@@ -185,7 +186,8 @@ def _choices(kb: KnowledgeBase, question: str, mentions: list[Mention], relation
     mentions = mentions[:MAX_MENTIONS]
     masked = mask_all(question, mentions, PLACEHOLDER)
     for mention in mentions:
-        paths = _scored_paths(kb, masked, mention, relations, settings)
+        occurrence = sum(other.end <= mention.start for other in mentions)
+        paths = _scored_paths(kb, masked, mention, relations, settings, occurrence)
         considered[mention.text] = paths
         prior = MENTION_WEIGHT * mention.prior
         choices += [Choice([p], [mention], p.score + prior) for p in paths]
