@@ -192,8 +192,8 @@ def round_trip_texts(texts: Sequence[str], forward_first: bool) -> list[str]:
     """Two hops along one relation, out and back, say "the same <label>" (X -r-> y <-r- z: z shares
     X's r) or "<label> together with" (X <-r- y -r-> z: z is a co-<r> of X)."""
     if forward_first:
-        return [f"same {t}" for t in texts]
-    return [f"{t} together with" for t in texts]
+        return [form.format(t) for t in texts for form in ("same {}", "share {}")]
+    return [form.format(t) for t in texts for form in ("{} together with", "co-{}")]
 
 
 @dataclass(frozen=True)
@@ -249,7 +249,7 @@ class ScoringSettings:
     backward_penalty: float = 0.01
     max_span_words: int = 3
     order_penalty: float = 0.15
-    type_weight: float = 0.5
+    type_weight: float = 1.0
     type_margin: float = 0.2
 
 
