@@ -251,6 +251,7 @@ class ScoringSettings:
     order_penalty: float = 0.15
     type_weight: float = 1.0
     type_margin: float = 0.2
+    chain_hop_cost: float = 0.05
 
 
 class RelationVectors:
@@ -304,6 +305,7 @@ class Span:
     first: int
     last: int
     text: str
+    in_chain: bool = False  # a link of a possessive chain ("X 's mother", "the nation of …")
 
 
 #: words that ask for the answer; the first one is the question's focus
@@ -357,8 +359,17 @@ def question_spans(question: str, placeholder: str, max_words: int) -> list[Span
             if any(w.text == placeholder for w in run):
                 continue  # a span never reaches across a masked name
             if run[0].text.casefold() not in STOPWORDS and run[-1].text.casefold() not in STOPWORDS:
-                spans.append(Span(i, i + size, question[run[0].start : run[-1].end]))
+                spans.append(Span(i, i + size, question[run[0].start : run[-1].end], _in_chain(question, words, i, i + size)))
     return spans
+
+
+def _in_chain(question: str, words: Sequence[Any], first: int, last: int) -> bool:
+    """Whether words ``first..last`` are a link of a possessive chain: right after "'s" ("X 's
+    **mother** 's …") or right before "of" ("the **nation** of …").  Such a noun names a hop."""
+    before = words[first - 1].text.casefold() if first > 0 else ""
+    after = words[last].text.casefold() if last < len(words) else ""
+    possessive = before == "s" and question[max(0, words[first - 1].start - 1)] in "'’"
+    return possessive or after == "of"
 
 
 class QuestionScorer:
@@ -406,11 +417,17 @@ class QuestionScorer:
     def unit_row(self, unit: Unit) -> np.ndarray:
         """The unit's adjusted score against every span: raw − centering − hop cost (− backward penalty)."""
         if unit not in self._rows:
-            row = self._raw_row(unit) - self.settings.centering * self._center() - self.settings.hop_cost
+            row = self._raw_row(unit) - self.settings.centering * self._center() - self._hop_costs()
             if unit.kind == "backward":
                 row = row - self.settings.backward_penalty
             self._rows[unit] = row
         return self._rows[unit]
+
+    def _hop_costs(self) -> np.ndarray:
+        """Per span, what a unit pays to be said there: less in a possessive chain, where every noun
+        is a hop ("X 's darling 's sex"), than in free text, where a noun may only name a type."""
+        return np.array([self.settings.chain_hop_cost if s.in_chain else self.settings.hop_cost
+                         for s in self.spans])
 
     def align(self, units: tuple[Unit, ...], ordered: bool = False) -> tuple[float, list[int]]:
         """Best total over one-to-one, non-overlapping unit → span assignments (and the spans).
