@@ -11,15 +11,21 @@ from sparqlqa.ingest import ingest
 from sparqlqa.kb import KnowledgeBase
 from sparqlqa.offline.paths import (
     EXPAND_SAMPLE,
+    Focus,
     Hop,
     QuestionScorer,
+    RelationPath,
     RelationVectors,
     ScoringSettings,
     Unit,
     enumerate_paths,
+    is_zigzag,
+    question_focus,
+    question_spans,
     relation_texts,
     segmentations,
 )
+from sparqlqa.schema import RelationInfo
 
 EX = "https://example.org/movies/"
 REL = f"{EX}rel/"
@@ -91,3 +97,78 @@ def test_better_labels_are_the_lever(tmp_path: Path) -> None:
     better = ingest([source], kb="labelled", format="triples", options={"sep": "|"}, ontologies=[ontology])
     labelled = _scores(better, question, better.manifest.base_iri + "entity/Ridley%20Scott")
     assert labelled["<-dir-"] > plain["<-dir-"] + 0.2
+
+
+def test_zigzags_are_not_enumerated(movies_kb: KnowledgeBase) -> None:
+    paths = {p.arrows() for p in enumerate_paths(movies_kb, f"{EX}alien")}
+    assert "-directed_by-><-directed_by-" in paths  # "movies with the same director"
+    assert "-directed_by-><-directed_by--starred_actors->" in paths
+    assert "-directed_by-><-directed_by--directed_by->" not in paths  # re-reaches Alien's director
+    assert is_zigzag((Hop("r"), Hop("r", forward=False), Hop("r")))
+    assert not is_zigzag((Hop("r"), Hop("r", forward=False), Hop("s")))
+    assert not is_zigzag((Hop("r"), Hop("r"), Hop("r")))  # spouse of spouse of spouse is a real question
+
+
+@pytest.mark.parametrize(("question", "focus"), [
+    ("what were the release years of the films that share actors with X", Focus(0, "release years")),
+    ("the films acted by X were released in which years", Focus(8, "years")),
+    ("who directed the movies that X acted in", Focus(0, None)),
+    ("when was X released", Focus(0, "date")),
+    ("what did X write", Focus(0, None)),
+    ("which movies directed by X starred Y", Focus(0, "movies")),
+    ("X 's darling 's sex ?", Focus(None, None)),  # no wh-word: no focus, and the name is no phrase
+    ("the nation of X 's couple ?", Focus(None, "nation")),
+])
+def test_question_focus(question: str, focus: Focus) -> None:
+    assert question_focus(question, "X") == focus
+
+
+def test_relation_names_also_say_their_values() -> None:
+    """"has genre" is asked as "genre", "directed by" as "director", "written by" as "writer"."""
+    def texts(name: str) -> list[str]:
+        return relation_texts(RelationInfo(iri=f"{REL}{name}", label=name.replace("_", " "), count=1))
+
+    assert "genre" in texts("has_genre")
+    assert "director" in texts("directed_by")
+    assert "writer" in texts("written_by")
+    assert texts("spouse") == ["spouse"]
+
+
+def test_possessive_chains_mark_their_nouns() -> None:
+    spans = {s.text: s.in_chain for s in question_spans("what is the nation of X 's darling ?", "X", 2)}
+    assert spans == {"nation": True, "darling": True}
+    free = {s.text: s.in_chain for s in question_spans("who directed the film X", "X", 1)}
+    assert free == {"directed": False, "film": False}
+
+
+def test_cheap_hops_in_a_possessive_chain(movies_kb: KnowledgeBase) -> None:
+    """A chain noun pays ``chain_hop_cost``, a free word ``hop_cost``."""
+    vectors = RelationVectors(movies_kb.schema, get_embedder("fake"))
+    settings = ScoringSettings(hop_cost=0.3, chain_hop_cost=0.0)
+    unit = (Unit(f"{REL}has_genre", "forward"),)
+    chained, _ = QuestionScorer("the genre of X", vectors, settings).align(unit)
+    free, _ = QuestionScorer("X genre", vectors, settings).align(unit)
+    assert chained == pytest.approx(free + 0.3, abs=1e-6)
+
+
+def test_hops_are_said_from_the_name_outwards(movies_kb: KnowledgeBase) -> None:
+    """"**who directed** the movies that X **starred** in": the hop said next to the name comes first."""
+    vectors = RelationVectors(movies_kb.schema, get_embedder("fake"))
+    scorer = QuestionScorer("who directed the movies that X starred in", vectors, ScoringSettings())
+    starred, directed = Unit(f"{REL}starred_actors", "backward"), Unit(f"{REL}directed_by", "forward")
+    right, _ = scorer.align((starred, directed), ordered=True)
+    wrong, _ = scorer.align((directed, starred), ordered=True)
+    assert right == pytest.approx(wrong + ScoringSettings().order_penalty, abs=0.02)
+    assert scorer.align((directed, starred))[0] == pytest.approx(right, abs=1e-6)  # unordered: no penalty
+
+
+def test_the_answer_type_picks_the_direction(movies_kb: KnowledgeBase) -> None:
+    """"which genre …" asks for the *value* of has_genre: ending forward along it gains, backward loses."""
+    vectors = RelationVectors(movies_kb.schema, get_embedder("fake"))
+    genre = f"{REL}has_genre"
+    forward = RelationPath(f"{EX}alien", (Hop(genre),))
+    backward = RelationPath(f"{EX}alien", (Hop(genre), Hop(genre, forward=False)))
+    scorer = QuestionScorer("which genre is X", vectors, ScoringSettings())
+    assert scorer.type_score(forward) > 0 > scorer.type_score(backward)
+    neutral = QuestionScorer("which movies star X", vectors, ScoringSettings())
+    assert neutral.type_score(forward) == neutral.type_score(backward) == 0.0

@@ -342,6 +342,8 @@ def question_focus(question: str, placeholder: str) -> Focus:
         i += 1
     phrase = []
     while i < len(words) and len(phrase) < 2 and words[i] not in STOPWORDS and words[i] != placeholder.casefold():
+        if phrase and words[i].endswith(("ed", "ing")):
+            break  # "which movies directed by …": a participle starts the next phrase
         phrase.append(words[i])
         i += 1
     return Focus(start, " ".join(phrase) or None)
