@@ -107,6 +107,7 @@ class Plan:
     notes: list[str] = field(default_factory=list)
     skipped: list[int] = field(default_factory=list)
     type_predicate: str = RDF.type.value
+    distinct: list[tuple[str, str]] = field(default_factory=list)  # SPARQL variable names, without "?"
 
     @property
     def usable(self) -> list[int]:
@@ -200,6 +201,10 @@ def prepare(triplets: Triplets, linked: LinkedConstants, schema: Schema, options
         matches = (head.nodes or []) + (tail.nodes or [])
         plan.patterns[index] = Pattern(index, head, tail, predicate,
                                        reliability(matches, triplet.flags, options))
+    names = {t.text: (variable_name(t.text) if t.is_variable else constants.get(t.text))
+             for tr in triplets.triplets for t in (tr.head, tr.tail)}
+    plan.distinct = [(names[a], names[b]) for a, b in triplets.distinct
+                     if names.get(a) and names.get(b) and names[a] != names[b]]
     return plan
 
 
@@ -255,6 +260,8 @@ def _where(plan: Plan, indexes: list[int], options: ExecuteOptions,
         if type_node is not None:
             lines.append(f"  ?{var} {type_predicate} {type_node} .")
     lines.extend(f"  FILTER(isIRI(?{var}))" for var in variables)
+    present = set(variables) | set(constants)
+    lines.extend(f"  FILTER(?{a} != ?{b})" for a, b in plan.distinct if a in present and b in present)
     return lines, list(variables)
 
 

@@ -120,6 +120,9 @@ class Triplets:
     llm_calls: list[LLMCall]
     alternatives: list[Triplets] = field(default_factory=list)
     target_type: str | None = None  # the target's node type as written, when stated anywhere
+    #: pairs of terms (variable or constant texts) that must be different nodes ("films that share actors
+    #: with X" are films other than X)
+    distinct: list[tuple[str, str]] = field(default_factory=list)
 
     def variables(self) -> list[str]:
         """Distinct variables in order of appearance."""
@@ -146,6 +149,7 @@ class Triplets:
             "notes": list(self.notes),
             "llm_calls": [c.to_dict() for c in self.llm_calls],
             "alternatives": [a.to_dict() for a in self.alternatives],
+            "distinct": [list(pair) for pair in self.distinct],
         }
 
     @classmethod
@@ -161,7 +165,8 @@ class Triplets:
                    notes=list(data.get("notes", [])),
                    llm_calls=[LLMCall(**c) for c in data.get("llm_calls", [])],
                    alternatives=[cls.from_dict(a) for a in data.get("alternatives", [])],
-                   target_type=data.get("target_type"))
+                   target_type=data.get("target_type"),
+                   distinct=[(str(a), str(b)) for a, b in data.get("distinct", [])])
 
 
 # -- names -------------------------------------------------------------------------------------

@@ -279,3 +279,18 @@ def test_label_lookup_matches_only_the_literal_text(text: str) -> None:
     found = {row[0].value for row in store.query(query).rows if row[0] is not None}
     expected = {"http://x/target"} | ({"http://x/other"} if text.lower() == "zz other label" else set())
     assert found == expected
+
+
+def test_distinct_terms_become_filters(kb: KnowledgeBase) -> None:
+    """"actors of the films that share a director with Alien": the middle film is not Alien itself."""
+    clear_cache()
+    triplets = parse_arrow_triplets("'Alien' -> directed by -> ?d ; ?m -> directed by -> ?d ; "
+                                    "?m -> starred actors -> |?1|", "q", kb.schema)
+    linked = link_constants(triplets, kb)
+    every = names(find_candidates(triplets, linked, kb, ExecuteOptions()))
+    assert "sigourney_weaver" in every
+    triplets.distinct = [("Alien", "?m")]
+    found = find_candidates(triplets, linked, kb, ExecuteOptions())
+    assert "sigourney_weaver" not in names(found) and "harrison_ford" in names(found)
+    assert any("FILTER(?c0 != ?v_m)" in q["query"] for q in found.queries)
+    assert Triplets.from_dict(triplets.to_dict()).distinct == [("Alien", "?m")]

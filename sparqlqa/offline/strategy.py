@@ -82,24 +82,30 @@ class Choice:
 
 
 def _chain(path: RelationPath, constant: Term, prefix: str, target: str, labels: dict[str, str],
-           confidence: float) -> list[Triplet]:
-    """The triplets of one path from ``constant``; its last variable is ``target``."""
+           confidence: float) -> tuple[list[Triplet], list[tuple[str, str]]]:
+    """The triplets of one path from ``constant`` (its last variable is ``target``), and the pairs of
+    terms an out-and-back along one relation keeps apart: "films that share actors with X" are *other*
+    films than X, whatever comes after them."""
     triplets = []
-    current = constant
+    nodes = [constant]
     for number, hop in enumerate(path.hops, start=1):
         last = number == len(path.hops)
         nxt = Term("variable", target if last else f"?{prefix}{number}")
-        head, tail = (current, nxt) if hop.forward else (nxt, current)
+        head, tail = (nodes[-1], nxt) if hop.forward else (nxt, nodes[-1])
         triplets.append(Triplet(head, labels.get(hop.relation, hop.relation), tail,
                                 relation_iri=hop.relation, confidence=confidence))
-        current = nxt
-    return triplets
+        nodes.append(nxt)
+    distinct = [(nodes[i].text, nodes[i + 2].text) for i in range(len(path.hops) - 1)
+                if path.hops[i].relation == path.hops[i + 1].relation
+                and path.hops[i].forward != path.hops[i + 1].forward]
+    return triplets, distinct
 
 
 def _triplets_for(question: str, choice: Choice, index: LabelIndex, labels: dict[str, str],
                   confidence: float) -> OfflineTriplets:
     target = "?x"
     triplets: list[Triplet] = []
+    distinct: list[tuple[str, str]] = []
     links: dict[str, list[NodeMatch]] = {}
     for number, (mention, path) in enumerate(zip(choice.mentions, choice.paths)):
         name = index.label_of(path.start) or mention.text
@@ -107,9 +113,11 @@ def _triplets_for(question: str, choice: Choice, index: LabelIndex, labels: dict
         if path.start not in [m.iri for m in links[name]]:
             links[name].append(NodeMatch(path.start, name, mention.score, mention.method))
         prefix = "xyz"[number % 3]
-        triplets += _chain(path, Term("constant", name), prefix, target, labels, confidence)
+        chain, apart = _chain(path, Term("constant", name), prefix, target, labels, confidence)
+        triplets += chain
+        distinct += apart
     return OfflineTriplets(question=question, triplets=triplets, target=target, requirements=[],
-                           source="offline", notes=[], llm_calls=[], links=links)
+                           source="offline", notes=[], llm_calls=[], links=links, distinct=distinct)
 
 
 # -- choosing paths ------------------------------------------------------------------------------------
