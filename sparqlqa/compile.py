@@ -201,7 +201,7 @@ def prepare(triplets: Triplets, linked: LinkedConstants, schema: Schema, options
         matches = (head.nodes or []) + (tail.nodes or [])
         plan.patterns[index] = Pattern(index, head, tail, predicate,
                                        reliability(matches, triplet.flags, options))
-    names = {t.text: (variable_name(t.text) if t.is_variable else constants.get(t.text))
+    names = {t.text: (variable_name(t.text) if t.is_variable else constants.get(t.text, ""))
              for tr in triplets.triplets for t in (tr.head, tr.tail)}
     plan.distinct = [(names[a], names[b]) for a, b in triplets.distinct
                      if names.get(a) and names.get(b) and names[a] != names[b]]

@@ -309,7 +309,7 @@ class Span:
 
 
 #: words that ask for the answer; the first one is the question's focus
-WH_WORDS = frozenset("what which who whom whose when where".split())
+WH_WORDS = frozenset(["what", "which", "who", "whom", "whose", "when", "where"])
 #: what a bare wh-word asks for (its answer type), when it names no noun itself
 WH_TYPES = {"when": "date", "where": "place"}
 
@@ -340,7 +340,7 @@ def question_focus(question: str, placeholder: str) -> Focus:
     i = 0 if start is None else start + 1
     while i < len(words) and words[i] in STOPWORDS:
         i += 1
-    phrase = []
+    phrase: list[str] = []
     while i < len(words) and len(phrase) < 2 and words[i] not in STOPWORDS and words[i] != placeholder.casefold():
         if phrase and words[i].endswith(("ed", "ing")):
             break  # "which movies directed by …": a participle starts the next phrase
@@ -361,7 +361,8 @@ def question_spans(question: str, placeholder: str, max_words: int) -> list[Span
             if any(w.text == placeholder for w in run):
                 continue  # a span never reaches across a masked name
             if run[0].text.casefold() not in STOPWORDS and run[-1].text.casefold() not in STOPWORDS:
-                spans.append(Span(i, i + size, question[run[0].start : run[-1].end], _in_chain(question, words, i, i + size)))
+                text = question[run[0].start : run[-1].end]
+                spans.append(Span(i, i + size, text, _in_chain(question, words, i, i + size)))
     return spans
 
 
