@@ -60,7 +60,55 @@ def test_hubs_are_expanded_from_a_bounded_sample(tmp_path: Path, monkeypatch: py
 def test_relation_texts_come_from_the_ontology(movies_kb: KnowledgeBase) -> None:
     starred = movies_kb.schema.relation(f"{REL}starred_actors")
     assert starred is not None
-    assert relation_texts(starred) == ["starred actors", "actor", "starring"]
+    texts = relation_texts(starred)
+    assert texts[:3] == ["starred actors", "actor", "starring"]  # label, then aliases
+    assert "acted" in texts  # then word forms: the verb of "actor"
+
+
+@pytest.mark.parametrize(("name", "forms"), [
+    ("release_year", ["year"]),  # the head noun of a compound
+    ("starred_actors", ["act", "acted"]),  # not "actors": a participle leads the name
+    ("directed_by", ["directer", "director", "direct", "directed"]),
+    ("place_of_birth", []),  # "of": no single word says it
+    ("father", []),  # -er nouns get no verb
+])
+def test_word_forms_of_relation_names(name: str, forms: list[str]) -> None:
+    from sparqlqa.offline.verbalise import relation_word_forms
+
+    assert relation_word_forms(name.replace("_", " ")) == forms
+
+
+def test_round_trips_read_as_shared_values_or_co_agents() -> None:
+    from sparqlqa.offline.verbalise import round_trip_texts
+
+    texts = relation_texts(RelationInfo(iri=f"{REL}starred_actors", label="starred actors", count=1))
+    assert "same starred actors" in round_trip_texts(texts, forward_first=True)
+    inward = round_trip_texts(texts, forward_first=False)
+    assert "acted together with" in inward and "co-starred actors" in inward
+    assert "same acted" not in round_trip_texts(texts, forward_first=True)  # verbs are not shared values
+
+
+def test_only_relations_between_things_of_one_kind_repeat(tmp_path: Path) -> None:
+    """parents → parents is a grandparent; release year → release year only crosses a film called "1941"."""
+    from sparqlqa.offline.paths import same_kind, self_chaining_hops
+
+    lines = [f"p{i}|parents|p{i + 1}\np{i}|gender|g{i % 2}\np{i}|nationality|n{i % 3}\n" for i in range(30)]
+    lines += [f"m{i}|release_year|{1930 + i}\nm{i}|directed_by|d{i % 4}\nm{i}|has_genre|x{i % 3}\n"
+              for i in range(30)]
+    lines.append("1941|release_year|1979\n1941|directed_by|d0\n")  # a film titled like a year
+    source = tmp_path / "kb.txt"
+    source.write_text("".join(lines), encoding="utf-8")
+    kb = ingest([source], kb="kinds", format="triples", options={"sep": "|"})
+    rel = kb.manifest.base_iri + "relation/"
+    relations = [rel + name for name in ("parents", "gender", "nationality", "release_year", "directed_by",
+                                         "has_genre")]
+    assert same_kind(kb, rel + "parents", relations) > 0.9
+    assert same_kind(kb, rel + "release_year", relations) < 0.1
+    chaining = self_chaining_hops(kb)
+    assert chaining == {Hop(rel + "parents", True), Hop(rel + "parents", False)}
+    film = kb.manifest.base_iri + "entity/m11"
+    assert "-release_year->-release_year->" in {p.arrows() for p in enumerate_paths(kb, film)}
+    assert "-release_year->-release_year->" not in {p.arrows() for p in enumerate_paths(kb, film, chaining=chaining)}
 
 
 def test_segmentations_offer_round_trips() -> None:

@@ -20,15 +20,15 @@ offline embedding model.
 from __future__ import annotations
 
 import math
-import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Container, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from pyoxigraph import Literal, NamedNode
 
-from sparqlqa.schema import RelationInfo, Schema, humanize, local_name
+from sparqlqa.offline.verbalise import relation_texts, round_trip_texts
+from sparqlqa.schema import Schema, humanize, local_name
 
 if TYPE_CHECKING:
     from sparqlqa.embed import Embedder
@@ -38,6 +38,10 @@ if TYPE_CHECKING:
 EXPAND_SAMPLE = 40
 #: at most this many distinct paths per start node
 MAX_PATHS = 4000
+#: subjects and values sampled per relation to decide whether it can follow itself (``same_kind``)
+SELF_CHAIN_SAMPLE = 300
+#: ... and how alike they must be (parents/children/spouses 0.5-1; years, genres, languages < 0.15)
+SELF_CHAIN_MIN = 0.3
 
 
 @dataclass(frozen=True)
@@ -90,8 +94,8 @@ def _int(term: Any) -> int:
     return int(term.value) if isinstance(term, Literal) else 0
 
 
-def _expand(kb: KnowledgeBase, prefixes: list[RelationPath], samples: list[list[str]],
-            relations: set[str], with_nodes: bool) -> tuple[list[RelationPath], list[list[str]]]:
+def _expand(kb: KnowledgeBase, prefixes: list[RelationPath], samples: list[list[str]], relations: set[str],
+            with_nodes: bool, chaining: Container[Hop] | None) -> tuple[list[RelationPath], list[list[str]]]:
     """Extend every prefix by one hop; returns the new paths and their end-node samples."""
     frontier = [(i, nodes) for i, nodes in enumerate(samples) if nodes]
     if not frontier:
@@ -105,7 +109,8 @@ def _expand(kb: KnowledgeBase, prefixes: list[RelationPath], samples: list[list[
             continue
         prefix = prefixes[_int(i)]
         hop = Hop(p.value, forward=direction.value == "f")
-        if is_zigzag((*prefix.hops[-2:], hop)):
+        if is_zigzag((*prefix.hops[-2:], hop)) or (
+                chaining is not None and prefix.hops[-1:] == (hop,) and hop not in chaining):
             continue
         grown.append(RelationPath(prefix.start, (*prefix.hops, hop), count=_int(n)))
         raw = row[4].value.split(" ") if with_nodes and isinstance(row[4], Literal) else []
@@ -114,13 +119,14 @@ def _expand(kb: KnowledgeBase, prefixes: list[RelationPath], samples: list[list[
     return [grown[k] for k in order], [ends[k] for k in order]
 
 
-def enumerate_paths(kb: KnowledgeBase, start: str, *, max_hops: int = 3,
-                    relations: Iterable[str] | None = None) -> list[RelationPath]:
+def enumerate_paths(kb: KnowledgeBase, start: str, *, max_hops: int = 3, relations: Iterable[str] | None = None,
+                    chaining: Container[Hop] | None = None) -> list[RelationPath]:
     """Every relation path of 1..``max_hops`` hops from ``start`` (both directions), bounded.
 
     Each level expands at most :data:`EXPAND_SAMPLE` nodes per prefix; a path
     that immediately walks back the edge it came along from a single node is
     kept (it reaches *other* nodes sharing that neighbour, e.g. co-stars).
+    ``chaining``: the hops that may repeat themselves (see :func:`self_chaining_hops`); None: all.
     """
     relations = set(relations if relations is not None else object_relation_iris(kb.schema))
     if not relations:
@@ -129,11 +135,53 @@ def enumerate_paths(kb: KnowledgeBase, start: str, *, max_hops: int = 3,
     prefixes = [RelationPath(start, ())]
     samples = [[start]]
     for level in range(1, max_hops + 1):
-        prefixes, samples = _expand(kb, prefixes, samples, relations, with_nodes=level < max_hops)
+        prefixes, samples = _expand(kb, prefixes, samples, relations, level < max_hops, chaining)
         found.extend(prefixes)
         if len(found) >= MAX_PATHS:
             break
     return found[:MAX_PATHS]
+
+
+def self_chaining_hops(kb: KnowledgeBase, relations: Iterable[str] | None = None) -> set[Hop]:
+    """The hops that can follow themselves (``-parents-> -parents->``): those of relations whose values
+    are the same kind of thing as their subjects (:func:`same_kind`).  A repeat of any other hop
+    (``-release year-> -release year->``) only crosses a node that two things share by accident, such
+    as a year and a film both called "1941"."""
+    relations = list(relations if relations is not None else object_relation_iris(kb.schema))
+    return {Hop(r, forward) for r in relations if same_kind(kb, r, relations) >= SELF_CHAIN_MIN
+            for forward in (True, False)}
+
+
+def same_kind(kb: KnowledgeBase, relation: str, relations: Sequence[str]) -> float:
+    """How alike a relation's values and its subjects are, from the other relations each has (the KB's
+    own evidence of domain and range, when it declares none): the overlap of the two profiles over
+    the larger one's norm, 0..~1 (0: years vs films; ~1: parents vs children).  Samples
+    :data:`SELF_CHAIN_SAMPLE` of each."""
+    pred = str(NamedNode(relation))
+    profiles = []
+    for side in ("?s", "?o"):
+        query = f"SELECT DISTINCT ?n WHERE {{ ?s {pred} ?o FILTER(isIRI(?o)) BIND({side} AS ?n) }} " \
+                f"LIMIT {SELF_CHAIN_SAMPLE}"
+        nodes = [row[0] for row in kb.query(query).rows if isinstance(row[0], NamedNode)]
+        profiles.append(_profile(kb, nodes, [r for r in relations if r != relation]))
+    subjects, values = profiles
+    overlap = float(subjects @ values)
+    larger = max(float(subjects @ subjects), float(values @ values))
+    return overlap / larger if larger else 0.0
+
+
+def _profile(kb: KnowledgeBase, nodes: Sequence[NamedNode], relations: Sequence[str]) -> np.ndarray:
+    """Per (relation, side), the share of ``nodes`` that are its subject / its object."""
+    profile = np.zeros(2 * len(relations))
+    if not nodes or not relations:
+        return profile
+    where = {r: i for i, r in enumerate(relations)}
+    query = (f"SELECT ?p ?side (COUNT(DISTINCT ?n) AS ?c) WHERE {{ VALUES ?n {{ {' '.join(map(str, nodes))} }} "
+             "{ ?n ?p ?x BIND(0 AS ?side) } UNION { ?x ?p ?n BIND(1 AS ?side) } } GROUP BY ?p ?side")
+    for p, side, count in kb.query(query).rows:
+        if isinstance(p, NamedNode) and p.value in where:
+            profile[2 * where[p.value] + _int(side)] = _int(count) / len(nodes)
+    return profile
 
 
 def is_zigzag(hops: Sequence[Hop]) -> bool:
@@ -147,53 +195,6 @@ def is_zigzag(hops: Sequence[Hop]) -> bool:
 def object_relation_iris(schema: Schema) -> list[str]:
     """The relations whose values are nodes (the ones a path can walk)."""
     return [r.iri for r in schema.object_relations]
-
-
-# -- verbalisation -----------------------------------------------------------------------------------
-
-
-def relation_texts(info: RelationInfo) -> list[str]:
-    """How a relation can be said: its label, its aliases, its comment (first sentence), its split name."""
-    texts = [info.label, *info.aliases, humanize(local_name(info.iri))]
-    texts += [_without_auxiliary(t) for t in texts]
-    texts += [noun for t in texts for noun in agent_nouns(t)]
-    if info.comment:
-        texts.append(info.comment.split(". ")[0].strip().rstrip("."))
-    return list(dict.fromkeys(t.strip() for t in texts if t and t.strip()))
-
-
-def agent_nouns(text: str) -> list[str]:
-    """Who does what a "<verb>ed by" relation names, the way questions say it: ``directed by`` →
-    ``director``, ``written by`` → ``writer``, ``produced by`` → ``producer`` (both -er and -or are
-    offered; the embedding model ignores the one that is not a word).
-
-    >>> agent_nouns("written by"), agent_nouns("directed by"), agent_nouns("genre")
-    (['writer'], ['directer', 'director'], [])
-    """
-    match = re.fullmatch(r"(\w+?)(ed|en) by", text.strip().casefold())
-    if not match:
-        return []
-    stem, ending = match.groups()
-    if ending == "en":
-        stem = stem[:-1] if len(stem) > 2 and stem[-1] == stem[-2] else stem
-        return [f"{stem}er"]
-    if len(stem) > 2 and stem[-1] == stem[-2]:
-        stem = stem[:-1]  # starred → star
-    return [f"{stem}er", f"{stem}or"]
-
-
-def _without_auxiliary(text: str) -> str:
-    """``has genre`` → ``genre``, ``is part of`` → ``part of``: the noun a question uses for the value."""
-    head, _, rest = text.partition(" ")
-    return rest if head.casefold() in ("has", "have", "is", "in") and rest else text
-
-
-def round_trip_texts(texts: Sequence[str], forward_first: bool) -> list[str]:
-    """Two hops along one relation, out and back, say "the same <label>" (X -r-> y <-r- z: z shares
-    X's r) or "<label> together with" (X <-r- y -r-> z: z is a co-<r> of X)."""
-    if forward_first:
-        return [form.format(t) for t in texts for form in ("same {}", "share {}")]
-    return [form.format(t) for t in texts for form in ("{} together with", "co-{}")]
 
 
 @dataclass(frozen=True)

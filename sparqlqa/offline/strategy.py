@@ -16,8 +16,9 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar, cast
 
 from pyoxigraph import NamedNode
 
@@ -29,6 +30,7 @@ from sparqlqa.offline.paths import (
     RelationVectors,
     ScoringSettings,
     enumerate_paths,
+    self_chaining_hops,
 )
 from sparqlqa.strategies import FourStep, strategies
 from sparqlqa.triplets import Term, Triplet, Triplets
@@ -128,8 +130,9 @@ def _scored_paths(kb: KnowledgeBase, masked: str, mention: Mention, relations: R
     """The paths from ``mention``'s nodes, scored against the question with all names masked
     (``occurrence``: which placeholder of ``masked`` stands for ``mention``)."""
     scorer = QuestionScorer(masked, relations, settings, PLACEHOLDER, occurrence)
+    chaining = kb_statistic(kb, "self-chaining hops", lambda: self_chaining_hops(kb))
     paths = [scorer.score(p) for node in mention.nodes[:MAX_NODES_PER_MENTION]
-             for p in enumerate_paths(kb, node)]
+             for p in enumerate_paths(kb, node, chaining=chaining)]
     paths = [p for p in paths if math.isfinite(p.score)]
     paths.sort(key=lambda p: (-p.score, len(p.hops), p.arrows()))
     return paths
@@ -176,15 +179,21 @@ def _units(path: RelationPath) -> tuple[Any, ...]:
     return segmentations(path.hops)[0]
 
 
-_RELATIONS: dict[tuple[str, str, str], RelationVectors] = {}
+_PER_KB: dict[tuple[str, str, str], Any] = {}
+T = TypeVar("T")
+
+
+def kb_statistic(kb: KnowledgeBase, name: str, compute: Callable[[], T]) -> T:
+    """``compute()`` once per (KB generation, ``name``) in this process."""
+    key = (str(kb.directory or id(kb)), str(kb.manifest.generation), name)
+    if key not in _PER_KB:
+        _PER_KB[key] = compute()
+    return cast(T, _PER_KB[key])
 
 
 def relation_vectors(kb: KnowledgeBase, embedder: Embedder) -> RelationVectors:
     """The KB's relation verbalisations, embedded once per (KB generation, model) in this process."""
-    key = (str(kb.directory or id(kb)), kb.manifest.generation, embedder.model_id)
-    if key not in _RELATIONS:
-        _RELATIONS[key] = RelationVectors(kb.schema, embedder)
-    return _RELATIONS[key]
+    return kb_statistic(kb, f"relation vectors {embedder.model_id}", lambda: RelationVectors(kb.schema, embedder))
 
 
 def _choices(kb: KnowledgeBase, question: str, mentions: list[Mention], relations: RelationVectors,
