@@ -166,6 +166,10 @@ def test_zigzags_are_not_enumerated(movies_kb: KnowledgeBase) -> None:
     ("which movies directed by X starred Y", Focus(0, "movies")),
     ("X 's darling 's sex ?", Focus(None, None)),  # no wh-word: no focus, and the name is no phrase
     ("the nation of X 's couple ?", Focus(None, "nation")),
+    ("who is the director that directed X", Focus(0, "director")),  # "who is the <noun>"
+    ("who are the actors in X", Focus(0, "actors")),
+    ("who is X married to", Focus(0, None)),
+    ("who is listed as director of X", Focus(0, None)),
 ])
 def test_question_focus(question: str, focus: Focus) -> None:
     assert question_focus(question, "X") == focus
@@ -220,3 +224,39 @@ def test_the_answer_type_picks_the_direction(movies_kb: KnowledgeBase) -> None:
     assert scorer.type_score(forward) > 0 > scorer.type_score(backward)
     neutral = QuestionScorer("which movies star X", vectors, ScoringSettings())
     assert neutral.type_score(forward) == neutral.type_score(backward) == 0.0
+
+
+def test_the_final_verb_of_a_do_question_goes_with_the_wh_word(movies_kb: KnowledgeBase) -> None:
+    """"where **did** the daughter of X **die**": the final verb is the hop nearest the answer, though it
+    is said next to the name."""
+    vectors = RelationVectors(movies_kb.schema, get_embedder("fake"))
+    genre, starred = Unit(f"{REL}has_genre", "forward"), Unit(f"{REL}starred_actors", "forward")
+    for question, inverted in [("where did the genre of X starred actors", False),
+                               ("where the genre of X starred actors", True)]:
+        scorer = QuestionScorer(question, vectors, ScoringSettings())
+        ordered = scorer.align((genre, starred), ordered=True)[0]
+        free, spans = scorer.align((genre, starred))
+        assert [scorer.spans[i].text for i in spans] == ["genre", "starred actors"]
+        assert ordered == pytest.approx(free - (ScoringSettings().order_penalty if inverted else 0.0), abs=1e-6)
+
+
+def test_one_phrase_says_a_relation_once(movies_kb: KnowledgeBase) -> None:
+    """Two units of one relation may not split a phrase ("**religious** **belief**") between them."""
+    vectors = RelationVectors(movies_kb.schema, get_embedder("fake"))
+    genre = f"{REL}has_genre"
+    scorer = QuestionScorer("X genre kind", vectors, ScoringSettings())
+    assert scorer.align((Unit(genre, "forward"), Unit(genre, "backward")))[0] == float("-inf")
+    assert scorer.align((Unit(genre, "forward"), Unit(f"{REL}directed_by", "forward")))[0] > float("-inf")
+    apart = QuestionScorer("X genre of the kind", vectors, ScoringSettings())
+    assert apart.align((Unit(genre, "forward"), Unit(genre, "backward")))[0] > float("-inf")
+
+
+def test_grand_words_say_one_hop_twice(movies_kb: KnowledgeBase) -> None:
+    """"grandparent": ``-parents-> -parents->`` as one unit, said only by a "grand-" word."""
+    r = Hop("r")
+    assert (Unit("r", "twice-forward"),) in segmentations((r, r))
+    assert (Unit("r", "twice-forward"),) not in segmentations((r, Hop("s")))
+    vectors = RelationVectors(movies_kb.schema, get_embedder("fake"))
+    twice = (Unit(f"{REL}directed_by", "twice-forward"),)
+    assert QuestionScorer("the granddirector of X", vectors, ScoringSettings()).align(twice)[0] > float("-inf")
+    assert QuestionScorer("the director of X", vectors, ScoringSettings()).align(twice)[0] == float("-inf")

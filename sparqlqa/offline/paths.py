@@ -20,6 +20,7 @@ offline embedding model.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Container, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -199,18 +200,20 @@ def object_relation_iris(schema: Schema) -> list[str]:
 
 @dataclass(frozen=True)
 class Unit:
-    """A piece of a path that should be said by its own span of the question: one hop, or a round trip."""
+    """A piece of a path that should be said by its own span of the question: one hop, a round trip,
+    or one hop twice ("grandparent": ``-parents-> -parents->``)."""
 
     relation: str
-    kind: str  # "forward" | "backward" | "round-trip-out" | "round-trip-in"
+    kind: str  # "forward" | "backward" | "round-trip-out" | "round-trip-in" | "twice-forward" | "twice-backward"
 
     @property
     def hops(self) -> int:
-        return 2 if self.kind.startswith("round-trip") else 1
+        return 2 if self.kind.startswith(("round-trip", "twice")) else 1
 
 
 def segmentations(hops: Sequence[Hop]) -> list[tuple[Unit, ...]]:
-    """Every way to cut ``hops`` into units (a hop, or a hop and its reverse as one round trip)."""
+    """Every way to cut ``hops`` into units (a hop; a hop and its reverse as one round trip; a hop
+    and its repeat as one "grand-" unit)."""
     if not hops:
         return [()]
     first = hops[0]
@@ -219,6 +222,9 @@ def segmentations(hops: Sequence[Hop]) -> list[tuple[Unit, ...]]:
     if len(hops) > 1 and hops[1].relation == first.relation and hops[1].forward != first.forward:
         trip = Unit(first.relation, "round-trip-out" if first.forward else "round-trip-in")
         found += [(trip, *rest) for rest in segmentations(hops[2:])]
+    if len(hops) > 1 and hops[1] == first:
+        twice = Unit(first.relation, "twice-forward" if first.forward else "twice-backward")
+        found += [(twice, *rest) for rest in segmentations(hops[2:])]
     return found
 
 
@@ -275,7 +281,7 @@ class RelationVectors:
         self._matrix = vectors
 
     def texts(self, relation: str, kind: str) -> list[str]:
-        key = "hop" if kind in ("forward", "backward") else kind
+        key = "hop" if kind in ("forward", "backward") or kind.startswith("twice") else kind
         return self._texts.get((relation, key), [humanize(local_name(relation))])
 
     def vectors(self, relation: str, kind: str) -> np.ndarray:
@@ -336,9 +342,15 @@ def question_focus(question: str, placeholder: str) -> Focus:
     start = next((i for i, w in enumerate(words) if w in WH_WORDS), None)
     if start is not None and words[start] in WH_TYPES:
         return Focus(start, WH_TYPES[words[start]])
-    if start is not None and words[start] not in ("what", "which"):
-        return Focus(start, None)
     i = 0 if start is None else start + 1
+    if start is not None and words[start] not in ("what", "which"):
+        if words[start] not in ("who", "whom") or words[i : i + 1] not in (["is"], ["are"], ["was"], ["were"]):
+            return Focus(start, None)
+        i += 1  # "who is the **director** of X": the noun after the copula is what "who" asks for
+        while i < len(words) and words[i] in STOPWORDS:
+            i += 1
+        if i < len(words) and words[i].endswith(("ed", "ing")):
+            return Focus(start, None)  # "who is married to …"
     while i < len(words) and words[i] in STOPWORDS:
         i += 1
     phrase: list[str] = []
@@ -376,6 +388,24 @@ def _in_chain(question: str, words: Sequence[Any], first: int, last: int) -> boo
     return possessive or after == "of"
 
 
+def grand_stem(text: str) -> str | None:
+    """The kin word in a "grand-" word (``grandparent`` → ``parent``): that kin, two generations off.
+
+    >>> grand_stem("grandparent"), grand_stem("grand-daughter"), grand_stem("grand")
+    ('parent', 'daughter', None)
+    """
+    match = re.fullmatch(r"grand-?([a-z]{3,})", text.casefold())
+    return match.group(1) if match else None
+
+
+def _do_support(words: Sequence[str], focus: int, phrase: str | None) -> bool:
+    """Whether the wh-word (and its noun) is followed by do/does/did: "where **did** … die",
+    "what city **does** … live in"."""
+    after = focus + 1 + (len(phrase.split()) if phrase and focus + 1 < len(words) and
+                         words[focus + 1] == phrase.split()[0] else 0)
+    return after < len(words) and words[after] in ("do", "does", "did")
+
+
 class QuestionScorer:
     """Scores paths against one masked question: each unit of a path is aligned to its own,
     non-overlapping question span; a path's score is the best total of (span similarity − centring −
@@ -388,6 +418,8 @@ class QuestionScorer:
         self.settings = settings
         self.spans = question_spans(question, placeholder, settings.max_span_words)
         self._span_vectors = embed_cached(relations.embedder, [s.text for s in self.spans]) if self.spans else None
+        self._apart = np.array([[a.last < b.first or b.last < a.first for b in self.spans] for a in self.spans],
+                               dtype=bool).reshape(len(self.spans), len(self.spans))
         self._free = np.array([[a.last <= b.first or b.last <= a.first for b in self.spans] for a in self.spans],
                               dtype=bool).reshape(len(self.spans), len(self.spans))
         self.focus = question_focus(question, placeholder)
@@ -403,6 +435,9 @@ class QuestionScorer:
         the span must say the relation, not just "same")."""
         if unit not in self._raw:
             assert self._span_vectors is not None
+            if unit.kind.startswith("twice"):
+                self._raw[unit] = self._twice_row(unit)
+                return self._raw[unit]
             sims = (self.relations.vectors(unit.relation, unit.kind) @ self._span_vectors.T).max(axis=0)
             if unit.hops == 2:
                 plain = (self.relations.vectors(unit.relation, "forward") @ self._span_vectors.T).max(axis=0)
@@ -410,19 +445,33 @@ class QuestionScorer:
             self._raw[unit] = sims
         return self._raw[unit]
 
-    def _center(self) -> np.ndarray:
-        """Per span, its mean raw score over all relations (round trips are centred the same way, so a
+    def _twice_row(self, unit: Unit) -> np.ndarray:
+        """A hop said twice by one "grand-" word: the cosine of the word's rest ("grand**parent**") with
+        the relation; -inf for every other span."""
+        row = np.full(len(self.spans), -np.inf)
+        stems = [(i, stem) for i, s in enumerate(self.spans) if (stem := grand_stem(s.text))]
+        if stems:
+            vectors = embed_cached(self.relations.embedder, [stem for _, stem in stems])
+            sims = (self.relations.vectors(unit.relation, "forward") @ vectors.T).max(axis=0)
+            row[[i for i, _ in stems]] = sims
+        return row
+
+    def _center(self, kind: str = "forward") -> np.ndarray:
+        """Per span, its mean raw score over all relations (round trips are centred like hops, so a
         round trip only beats its plain hop when "same <label>" fits the span better than "<label>")."""
-        if "hop" not in self._centers:
-            rows = [self._raw_row(Unit(r.iri, "forward")) for r in self.relations.relations]
-            self._centers["hop"] = np.mean(rows, axis=0) if rows else np.zeros(len(self.spans))
-        return self._centers["hop"]
+        key = "twice" if kind.startswith("twice") else "hop"
+        if key not in self._centers:
+            rows = [self._raw_row(Unit(r.iri, "twice-forward" if key == "twice" else "forward"))
+                    for r in self.relations.relations]
+            center = np.mean(rows, axis=0) if rows else np.zeros(len(self.spans))
+            self._centers[key] = np.where(np.isfinite(center), center, 0.0)  # no "grand-" word: -inf rows
+        return self._centers[key]
 
     def unit_row(self, unit: Unit) -> np.ndarray:
         """The unit's adjusted score against every span: raw − centering − hop cost (− backward penalty)."""
         if unit not in self._rows:
-            row = self._raw_row(unit) - self.settings.centering * self._center() - self._hop_costs()
-            if unit.kind == "backward":
+            row = self._raw_row(unit) - self.settings.centering * self._center(unit.kind) - self._hop_costs()
+            if unit.kind.endswith("backward"):
                 row = row - self.settings.backward_penalty
             self._rows[unit] = row
         return self._rows[unit]
@@ -452,7 +501,8 @@ class QuestionScorer:
             total = total[..., None] + row.reshape([1] * k + [-1])
             shape.append(len(self.spans))
             for j in range(k):
-                total = np.where(self._pair_mask(j, k, k + 1), total, -np.inf)
+                same = units[j].relation == units[k].relation
+                total = np.where(self._pair_mask(j, k, k + 1, apart=same), total, -np.inf)
             if ordered:
                 total = total - self.settings.order_penalty * self._inversions(k - 1, k, k + 1)
         flat = int(np.argmax(total))
@@ -465,12 +515,21 @@ class QuestionScorer:
         distance to the focus); None when the question has no wh-word or no masked name."""
         from sparqlqa.offline.mentions import words_of
 
-        names = [i for i, w in enumerate(words_of(self.question)) if w.text == placeholder]
+        words = [w.text.casefold() for w in words_of(self.question)]
+        names = [i for i, w in enumerate(words) if w == placeholder.casefold()]
         if self.focus.position is None or not names:
             return None
         name, focus = names[min(occurrence, len(names) - 1)], self.focus.position
         centers = np.array([(s.first + s.last - 1) / 2 for s in self.spans])
-        return np.abs(centers - name) - np.abs(centers - focus)
+        axis = np.abs(centers - name) - np.abs(centers - focus)
+        if _do_support(words, focus, self.focus.phrase) and focus < name:
+            # "where did the daughter of X **die**": the final verb goes with the wh-word
+            from sparqlqa.offline.mentions import STOPWORDS
+
+            final = max((i for i, w in enumerate(words) if w not in STOPWORDS), default=-1)
+            ends = np.array([s.last - 1 for s in self.spans])
+            axis[(ends == final) & (centers > name)] = abs(name - focus)
+        return axis
 
     def _inversions(self, a: int, b: int, ndim: int) -> np.ndarray:
         """1 where unit ``a``'s span lies nearer the focus than the next unit ``b``'s (hops are said from
@@ -501,10 +560,12 @@ class QuestionScorer:
         value = float(self._focus_scores[index])
         return self.settings.type_weight * (value if last.forward else -value)
 
-    def _pair_mask(self, a: int, b: int, ndim: int) -> np.ndarray:
+    def _pair_mask(self, a: int, b: int, ndim: int, apart: bool = False) -> np.ndarray:
+        """Where units ``a`` and ``b`` may sit: on disjoint spans; with ``apart``, also not side by side
+        (two units of one relation on "**religious** **belief**" split one phrase that says it once)."""
         shape = [1] * ndim
         shape[a] = shape[b] = len(self.spans)
-        return self._free.reshape(shape)
+        return (self._apart if apart else self._free).reshape(shape)
 
     def score(self, path: RelationPath) -> RelationPath:
         """Set ``path.score`` (and ``parts``, ``text``) from its best segmentation; returns the path."""
