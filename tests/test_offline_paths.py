@@ -11,7 +11,6 @@ from sparqlqa.ingest import ingest
 from sparqlqa.kb import KnowledgeBase
 from sparqlqa.offline.paths import (
     EXPAND_SAMPLE,
-    Focus,
     Hop,
     QuestionScorer,
     RelationPath,
@@ -20,11 +19,10 @@ from sparqlqa.offline.paths import (
     Unit,
     enumerate_paths,
     is_zigzag,
-    question_focus,
-    question_spans,
     relation_texts,
     segmentations,
 )
+from sparqlqa.offline.question import Focus, question_focus, question_spans
 from sparqlqa.schema import RelationInfo
 
 EX = "https://example.org/movies/"
@@ -260,3 +258,18 @@ def test_grand_words_say_one_hop_twice(movies_kb: KnowledgeBase) -> None:
     twice = (Unit(f"{REL}directed_by", "twice-forward"),)
     assert QuestionScorer("the granddirector of X", vectors, ScoringSettings()).align(twice)[0] > float("-inf")
     assert QuestionScorer("the director of X", vectors, ScoringSettings()).align(twice)[0] == float("-inf")
+
+
+def test_a_shared_neighbour_cue_asks_for_a_round_trip(movies_kb: KnowledgeBase) -> None:
+    """"who starred **together** with X": a reading without an out-and-back loses ``round_trip_cue``."""
+    vectors = RelationVectors(movies_kb.schema, get_embedder("fake"))
+    starred = f"{REL}starred_actors"
+    plain = RelationPath(f"{EX}ridley_scott", (Hop(starred, forward=False),))
+    trip = RelationPath(f"{EX}ridley_scott", (Hop(starred, forward=False), Hop(starred)))
+    cued = QuestionScorer("who starred together with X", vectors, ScoringSettings())
+    bare = QuestionScorer("who starred with X", vectors, ScoringSettings())
+    cost = ScoringSettings().round_trip_cue
+    with_cue = cued.score(plain)
+    assert "no round trip for 'together'" in with_cue.parts
+    assert with_cue.score == pytest.approx(bare.score(RelationPath(plain.start, plain.hops)).score - cost, abs=1e-6)
+    assert "no round trip for 'together'" not in cued.score(trip).parts

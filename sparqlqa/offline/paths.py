@@ -19,8 +19,8 @@ offline embedding model.
 
 from __future__ import annotations
 
+import itertools
 import math
-import re
 from collections.abc import Container, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -28,6 +28,13 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from pyoxigraph import Literal, NamedNode
 
+from sparqlqa.offline.question import (
+    do_support,
+    grand_stem,
+    question_focus,
+    question_spans,
+    round_trip_cue,
+)
 from sparqlqa.offline.verbalise import relation_texts, round_trip_texts
 from sparqlqa.schema import Schema, humanize, local_name
 
@@ -248,7 +255,9 @@ class ScoringSettings:
     paths grow a hop only when the question says that hop; ``centering``: how much
     of a span's mean similarity to *all* relations is subtracted (domain words such
     as "film" resemble every relation of a movie KB and so evidence none);
-    ``backward_penalty``: a tie-breaker preferring hops read in the label's direction.
+    ``backward_penalty``: a tie-breaker preferring hops read in the label's direction;
+    ``round_trip_cue``: what a reading without a round trip loses when the question says "together",
+    "same", "share", "co-" or "also".
     """
 
     hop_cost: float = 0.2
@@ -259,6 +268,7 @@ class ScoringSettings:
     type_weight: float = 1.0
     type_margin: float = 0.2
     chain_hop_cost: float = 0.05
+    round_trip_cue: float = 0.2
 
 
 class RelationVectors:
@@ -305,105 +315,9 @@ def embed_cached(embedder: Embedder, texts: Sequence[str]) -> np.ndarray:
     return np.stack([_VECTORS[(model, t)] for t in texts])
 
 
-@dataclass(frozen=True)
-class Span:
-    """A run of question words (word offsets ``first``..``last``, exclusive) and its text."""
-
-    first: int
-    last: int
-    text: str
-    in_chain: bool = False  # a link of a possessive chain ("X 's mother", "the nation of …")
-
-
-#: words that ask for the answer; the first one is the question's focus
-WH_WORDS = frozenset(["what", "which", "who", "whom", "whose", "when", "where"])
-#: what a bare wh-word asks for (its answer type), when it names no noun itself
-WH_TYPES = {"when": "date", "where": "place"}
-
-
-@dataclass(frozen=True)
-class Focus:
-    """Where the question asks for its answer (word offset) and what it calls the answer, if it says."""
-
-    position: int | None
-    phrase: str | None
-
-
-def question_focus(question: str, placeholder: str) -> Focus:
-    """The first wh-word (if any) and the noun phrase it asks for (else the question's first): "what were the
-    **release years** of …" → ``Focus(0, "release years")``; "who …" → no phrase.
-
-    >>> question_focus("the films acted by X were released in which years", "X")
-    Focus(position=8, phrase='years')
-    """
-    from sparqlqa.offline.mentions import STOPWORDS, words_of
-
-    words = [w.text.casefold() for w in words_of(question)]
-    start = next((i for i, w in enumerate(words) if w in WH_WORDS), None)
-    if start is not None and words[start] in WH_TYPES:
-        return Focus(start, WH_TYPES[words[start]])
-    i = 0 if start is None else start + 1
-    if start is not None and words[start] not in ("what", "which"):
-        if words[start] not in ("who", "whom") or words[i : i + 1] not in (["is"], ["are"], ["was"], ["were"]):
-            return Focus(start, None)
-        i += 1  # "who is the **director** of X": the noun after the copula is what "who" asks for
-        while i < len(words) and words[i] in STOPWORDS:
-            i += 1
-        if i < len(words) and words[i].endswith(("ed", "ing")):
-            return Focus(start, None)  # "who is married to …"
-    while i < len(words) and words[i] in STOPWORDS:
-        i += 1
-    phrase: list[str] = []
-    while i < len(words) and len(phrase) < 2 and words[i] not in STOPWORDS and words[i] != placeholder.casefold():
-        if phrase and words[i].endswith(("ed", "ing")):
-            break  # "which movies directed by …": a participle starts the next phrase
-        phrase.append(words[i])
-        i += 1
-    return Focus(start, " ".join(phrase) or None)
-
-
-def question_spans(question: str, placeholder: str, max_words: int) -> list[Span]:
-    """Runs of 1..``max_words`` words of the (masked) question that start and end with a content word."""
-    from sparqlqa.offline.mentions import STOPWORDS, words_of
-
-    words = words_of(question)
-    spans = []
-    for size in range(1, max_words + 1):
-        for i in range(len(words) - size + 1):
-            run = words[i : i + size]
-            if any(w.text == placeholder for w in run):
-                continue  # a span never reaches across a masked name
-            if run[0].text.casefold() not in STOPWORDS and run[-1].text.casefold() not in STOPWORDS:
-                text = question[run[0].start : run[-1].end]
-                spans.append(Span(i, i + size, text, _in_chain(question, words, i, i + size)))
-    return spans
-
-
-def _in_chain(question: str, words: Sequence[Any], first: int, last: int) -> bool:
-    """Whether words ``first..last`` are a link of a possessive chain: right after "'s" ("X 's
-    **mother** 's …") or right before "of" ("the **nation** of …").  Such a noun names a hop."""
-    before = words[first - 1].text.casefold() if first > 0 else ""
-    after = words[last].text.casefold() if last < len(words) else ""
-    possessive = before == "s" and question[max(0, words[first - 1].start - 1)] in "'’"
-    return possessive or after == "of"
-
-
-def grand_stem(text: str) -> str | None:
-    """The kin word in a "grand-" word (``grandparent`` → ``parent``): that kin, two generations off.
-
-    >>> grand_stem("grandparent"), grand_stem("grand-daughter"), grand_stem("grand")
-    ('parent', 'daughter', None)
-    """
-    match = re.fullmatch(r"grand-?([a-z]{3,})", text.casefold())
-    return match.group(1) if match else None
-
-
-def _do_support(words: Sequence[str], focus: int, phrase: str | None) -> bool:
-    """Whether the wh-word (and its noun) is followed by do/does/did: "where **did** … die",
-    "what city **does** … live in"."""
-    after = focus + 1 + (len(phrase.split()) if phrase and focus + 1 < len(words) and
-                         words[focus + 1] == phrase.split()[0] else 0)
-    return after < len(words) and words[after] in ("do", "does", "did")
+def has_round_trip(hops: Sequence[Hop]) -> bool:
+    """Whether a path goes out and back along one relation somewhere (``-r-> <-r-`` or ``<-r- -r->``)."""
+    return any(a.relation == b.relation and a.forward != b.forward for a, b in itertools.pairwise(hops))
 
 
 class QuestionScorer:
@@ -423,6 +337,7 @@ class QuestionScorer:
         self._free = np.array([[a.last <= b.first or b.last <= a.first for b in self.spans] for a in self.spans],
                               dtype=bool).reshape(len(self.spans), len(self.spans))
         self.focus = question_focus(question, placeholder)
+        self.cue = round_trip_cue(question)
         self._axis = self._positions_on_axis(placeholder, occurrence)
         self._raw: dict[Unit, np.ndarray] = {}
         self._centers: dict[str, np.ndarray] = {}
@@ -522,7 +437,7 @@ class QuestionScorer:
         name, focus = names[min(occurrence, len(names) - 1)], self.focus.position
         centers = np.array([(s.first + s.last - 1) / 2 for s in self.spans])
         axis = np.abs(centers - name) - np.abs(centers - focus)
-        if _do_support(words, focus, self.focus.phrase) and focus < name:
+        if do_support(words, focus, self.focus.phrase) and focus < name:
             # "where did the daughter of X **die**": the final verb goes with the wh-word
             from sparqlqa.offline.mentions import STOPWORDS
 
@@ -577,10 +492,13 @@ class QuestionScorer:
             if value > best:
                 best, chosen, spans = value, units, where
         typed = self.type_score(path)
-        path.score = best + typed
+        missed = -self.settings.round_trip_cue if self.cue and not has_round_trip(path.hops) else 0.0
+        path.score = best + typed + missed
         path.parts = {f"{u.kind}:{self.relations.labels.get(u.relation, local_name(u.relation))} ~ "
                       f"{self.spans[s].text!r}": float(self.unit_row(u)[s]) for u, s in zip(chosen, spans)}
         if typed:
             path.parts[f"answer type ~ {self.focus.phrase!r}"] = typed
+        if missed:
+            path.parts[f"no round trip for {self.cue!r}"] = missed
         path.text = path_text(path, self.relations.labels)
         return path
