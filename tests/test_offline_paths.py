@@ -273,3 +273,14 @@ def test_a_shared_neighbour_cue_asks_for_a_round_trip(movies_kb: KnowledgeBase) 
     assert "no round trip for 'together'" in with_cue.parts
     assert with_cue.score == pytest.approx(bare.score(RelationPath(plain.start, plain.hops)).score - cost, abs=1e-6)
     assert "no round trip for 'together'" not in cued.score(trip).parts
+
+
+def test_without_a_wh_word_the_chain_after_the_name_comes_first(movies_kb: KnowledgeBase) -> None:
+    """"the director of X 's genre": hops are said after the name first (genre), then before it (director)."""
+    vectors = RelationVectors(movies_kb.schema, get_embedder("fake"))
+    genre, directed = Unit(f"{REL}has_genre", "forward"), Unit(f"{REL}directed_by", "forward")
+    scorer = QuestionScorer("the directed by of X 's genre", vectors, ScoringSettings())
+    right, spans = scorer.align((genre, directed), ordered=True)
+    assert [scorer.spans[i].text for i in spans] == ["genre", "directed"]
+    wrong, _ = scorer.align((directed, genre), ordered=True)
+    assert right == pytest.approx(wrong + ScoringSettings().order_penalty, abs=1e-6)

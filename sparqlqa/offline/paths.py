@@ -427,15 +427,18 @@ class QuestionScorer:
 
     def _positions_on_axis(self, placeholder: str, occurrence: int) -> np.ndarray | None:
         """Per span, how far along the way from the name to the focus it is said (distance to the name −
-        distance to the focus); None when the question has no wh-word or no masked name."""
+        distance to the focus; with no wh-word, the words after the name and then those before it);
+        None when the question has no masked name."""
         from sparqlqa.offline.mentions import words_of
 
         words = [w.text.casefold() for w in words_of(self.question)]
         names = [i for i, w in enumerate(words) if w == placeholder.casefold()]
-        if self.focus.position is None or not names:
+        if not names:
             return None
         name, focus = names[min(occurrence, len(names) - 1)], self.focus.position
         centers = np.array([(s.first + s.last - 1) / 2 for s in self.spans])
+        if focus is None:  # "the heir of X 's mother 's heir": the chain after the name, then the one before
+            return np.where(centers > name, centers - name, len(words) + name - centers)
         axis = np.abs(centers - name) - np.abs(centers - focus)
         if do_support(words, focus, self.focus.phrase) and focus < name:
             # "where did the daughter of X **die**": the final verb goes with the wh-word
