@@ -284,3 +284,37 @@ def test_without_a_wh_word_the_chain_after_the_name_comes_first(movies_kb: Knowl
     assert [scorer.spans[i].text for i in spans] == ["genre", "directed"]
     wrong, _ = scorer.align((directed, genre), ordered=True)
     assert right == pytest.approx(wrong + ScoringSettings().order_penalty, abs=1e-6)
+
+
+def test_a_typed_kb_says_where_a_hop_ends(movies_kb: KnowledgeBase) -> None:
+    from sparqlqa.offline.paths import end_type_shares
+
+    directed = movies_kb.schema.relation(f"{REL}directed_by")
+    assert directed is not None
+    assert end_type_shares(directed, forward=True) == {f"{EX}Person": 1.0}
+    assert end_type_shares(directed, forward=False) == {f"{EX}Movie": 1.0}
+    assert end_type_shares(RelationInfo(iri="r", label="r", count=1), forward=True) == {}
+
+
+def test_the_answer_class_of_a_typed_kb(movies_kb: KnowledgeBase) -> None:
+    """"who …" asks for a person, "which movies …" for movies: paths ending at that type gain, others lose."""
+    vectors = RelationVectors(movies_kb.schema, get_embedder("fake"))
+    starred, genre = Hop(f"{REL}starred_actors"), Hop(f"{REL}has_genre")
+    to_person = RelationPath(f"{EX}alien", (starred,))
+    to_genre = RelationPath(f"{EX}alien", (genre,))
+    to_movie = RelationPath(f"{EX}alien", (genre, Hop(genre.relation, forward=False)))
+    who = QuestionScorer("who starred in X", vectors, ScoringSettings())
+    assert who.class_phrase == "person"
+    assert who.class_score(to_person) > 0 > who.class_score(to_genre)
+    which = QuestionScorer("which movie has the genre of X", vectors, ScoringSettings())
+    assert which.class_score(to_movie) > 0 > which.class_score(to_person)
+    assert "answer class ~ 'person'" in who.score(to_person).parts
+
+
+def test_an_untyped_kb_has_no_answer_class(tmp_path: Path) -> None:
+    source = tmp_path / "kb.txt"
+    source.write_text("a|knows|b\nb|knows|c\n", encoding="utf-8")
+    kb = ingest([source], kb="untyped", format="triples", options={"sep": "|"})
+    vectors = RelationVectors(kb.schema, get_embedder("fake"))
+    path = RelationPath(kb.manifest.base_iri + "entity/a", (Hop(kb.manifest.base_iri + "relation/knows"),))
+    assert QuestionScorer("who does X know", vectors, ScoringSettings()).class_score(path) == 0.0

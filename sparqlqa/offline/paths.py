@@ -28,7 +28,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from pyoxigraph import Literal, NamedNode
 
+from sparqlqa.offline.mentions import words_of
 from sparqlqa.offline.question import (
+    WH_CLASSES,
     do_support,
     grand_stem,
     question_focus,
@@ -36,7 +38,7 @@ from sparqlqa.offline.question import (
     round_trip_cue,
 )
 from sparqlqa.offline.verbalise import relation_texts, round_trip_texts
-from sparqlqa.schema import Schema, humanize, local_name
+from sparqlqa.schema import RelationInfo, Schema, humanize, local_name
 
 if TYPE_CHECKING:
     from sparqlqa.embed import Embedder
@@ -257,7 +259,8 @@ class ScoringSettings:
     as "film" resemble every relation of a movie KB and so evidence none);
     ``backward_penalty``: a tie-breaker preferring hops read in the label's direction;
     ``round_trip_cue``: what a reading without a round trip loses when the question says "together",
-    "same", "share", "co-" or "also".
+    "same", "share", "co-" or "also"; ``class_weight``: how much the answer's node type counts on a
+    typed KB (no typed benchmark KB here, so set by hand, below ``type_weight``).
     """
 
     hop_cost: float = 0.2
@@ -269,6 +272,22 @@ class ScoringSettings:
     type_margin: float = 0.2
     chain_hop_cost: float = 0.05
     round_trip_cue: float = 0.2
+    class_weight: float = 0.5
+
+
+def end_type_shares(relation: RelationInfo, forward: bool) -> dict[str, float]:
+    """Where a hop along ``relation`` ends, by node type: the shares of its edges' range types (forward)
+    or domain types (backward), else the declared ``rdfs:range`` / ``rdfs:domain``; {} when untyped."""
+    counts: dict[str, int] = {}
+    for domain, range_, count in relation.pairs:
+        end = range_ if forward else domain
+        if end is not None:
+            counts[end] = counts.get(end, 0) + count
+    if not counts:
+        declared = relation.range if forward else relation.domain
+        return {declared: 1.0} if declared else {}
+    total = sum(counts.values())
+    return {end: count / total for end, count in counts.items()}
 
 
 class RelationVectors:
@@ -289,6 +308,11 @@ class RelationVectors:
         vectors = embedder.embed(flat) if flat else np.zeros((0, embedder.dimension), dtype=np.float32)
         self._row = {t: i for i, t in enumerate(flat)}
         self._matrix = vectors
+        self.classes = [t.iri for t in schema.types]
+        self.class_vectors = embedder.embed([schema.type_label(t) for t in self.classes]) \
+            if len(self.classes) > 1 else None
+        self.end_types = {(r.iri, forward): end_type_shares(r, forward)
+                          for r in self.relations for forward in (True, False)}
 
     def texts(self, relation: str, kind: str) -> list[str]:
         key = "hop" if kind in ("forward", "backward") or kind.startswith("twice") else kind
@@ -344,6 +368,11 @@ class QuestionScorer:
         self._rows: dict[Unit, np.ndarray] = {}
         self._cache: dict[tuple[tuple[Unit, ...], bool], tuple[float, list[int]]] = {}
         self._focus_scores: np.ndarray | None = None
+        self._class_values: dict[str, float] | None = None
+        words = words_of(question)
+        at = self.focus.position
+        focus_word = words[at].text.casefold() if at is not None and at < len(words) else ""
+        self.class_phrase = self.focus.phrase or WH_CLASSES.get(focus_word)
 
     def _raw_row(self, unit: Unit) -> np.ndarray:
         """Cosine of the unit's best text with every span (a round trip averages in its plain label, so
@@ -478,6 +507,23 @@ class QuestionScorer:
         value = float(self._focus_scores[index])
         return self.settings.type_weight * (value if last.forward else -value)
 
+    def class_score(self, path: RelationPath) -> float:
+        """Evidence from the node types of a typed KB: "which **movies** …", "who …" (a person) say what
+        type the answer has; a path gains the similarity of its end types (the last hop's range, or domain
+        when walked backwards, by edge share) to that phrase, less the mean over all types.  Only when
+        the phrase names some type clearly (``type_margin`` above the mean); 0 on an untyped KB."""
+        rels = self.relations
+        if not self.class_phrase or rels.class_vectors is None or not path.hops:
+            return 0.0
+        if self._class_values is None:
+            sims = rels.class_vectors @ embed_cached(rels.embedder, [self.class_phrase])[0]
+            values = sims - sims.mean()
+            named = float(values.max()) > self.settings.type_margin
+            self._class_values = dict(zip(rels.classes, values.tolist())) if named else {}
+        last = path.hops[-1]
+        shares = rels.end_types.get((last.relation, last.forward), {})
+        return self.settings.class_weight * sum(self._class_values.get(t, 0.0) * share for t, share in shares.items())
+
     def _pair_mask(self, a: int, b: int, ndim: int, apart: bool = False) -> np.ndarray:
         """Where units ``a`` and ``b`` may sit: on disjoint spans; with ``apart``, also not side by side
         (two units of one relation on "**religious** **belief**" split one phrase that says it once)."""
@@ -495,12 +541,15 @@ class QuestionScorer:
             if value > best:
                 best, chosen, spans = value, units, where
         typed = self.type_score(path)
+        classed = self.class_score(path)
         missed = -self.settings.round_trip_cue if self.cue and not has_round_trip(path.hops) else 0.0
-        path.score = best + typed + missed
+        path.score = best + typed + classed + missed
         path.parts = {f"{u.kind}:{self.relations.labels.get(u.relation, local_name(u.relation))} ~ "
                       f"{self.spans[s].text!r}": float(self.unit_row(u)[s]) for u, s in zip(chosen, spans)}
         if typed:
             path.parts[f"answer type ~ {self.focus.phrase!r}"] = typed
+        if classed:
+            path.parts[f"answer class ~ {self.class_phrase!r}"] = classed
         if missed:
             path.parts[f"no round trip for {self.cue!r}"] = missed
         path.text = path_text(path, self.relations.labels)

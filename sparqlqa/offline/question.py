@@ -29,6 +29,8 @@ class Span:
 WH_WORDS = frozenset(["what", "which", "who", "whom", "whose", "when", "where"])
 #: what a bare wh-word asks for (its answer type), when it names no noun itself
 WH_TYPES = {"when": "date", "where": "place"}
+#: the node type a bare wh-word asks for, matched against a typed KB's class labels only
+WH_CLASSES = {"who": "person", "whom": "person"}
 
 
 @dataclass(frozen=True)
