@@ -60,3 +60,12 @@ def test_function_words_are_never_mentions(tmp_path: Path) -> None:
     source.write_text("The|linked_to|Who\nAlpha Centauri|linked_to|The\n", encoding="utf-8")
     kb = ingest([source], kb="words", format="triples", options={"sep": "|"})
     assert _texts("who is the alpha centauri", kb) == ["alpha centauri"]
+
+
+def test_lower_case_cue_words_are_not_names(tmp_path: Path) -> None:
+    """"who acted together with X": "together" asks for co-stars even when a film is called "Together"."""
+    source = tmp_path / "kb.txt"
+    source.write_text("Together|starred_actors|Ann Lee\nOther Film|starred_actors|Dirk Benedict\n", encoding="utf-8")
+    kb = ingest([source], kb="cues", format="triples", options={"sep": "|"})
+    assert _texts("who acted together with Dirk Benedict", kb) == ["Dirk Benedict"]
+    assert "Together" in _texts("who starred in Together", kb)  # written as a name, it is one

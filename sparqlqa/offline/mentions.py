@@ -43,6 +43,11 @@ STOPWORDS: frozenset[str] = frozenset(
 )
 
 
+#: words that say two things share a neighbour ("who starred **together** with X", "films that **share**
+#: actors with X", "the director of X **also** directed …"); written in lower case they are never a name
+ROUND_TRIP_CUES = frozenset(["together", "same", "share", "shares", "sharing", "co", "also"])
+
+
 @dataclass(frozen=True)
 class Word:
     """A word of the question with its character offsets."""
@@ -122,6 +127,8 @@ def _exact_mentions(question: str, words: list[Word], index: LabelIndex) -> list
     chosen: list[Mention] = []
     for i, j in _spans(words, MAX_SPAN_WORDS):
         start, end = words[i].start, words[j - 1].end
+        if j - i == 1 and words[i].text in ROUND_TRIP_CUES:
+            continue  # "who acted together with X" does not name the film "Together"
         key = normalize_label(question[start:end])
         nodes = index.nodes_for_key(key)
         if not nodes:

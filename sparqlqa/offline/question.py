@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sparqlqa.offline.mentions import STOPWORDS, words_of
+from sparqlqa.offline.mentions import ROUND_TRIP_CUES, STOPWORDS, words_of
 
 
 @dataclass(frozen=True)
@@ -96,14 +96,12 @@ def _in_chain(question: str, words: Sequence[Any], first: int, last: int) -> boo
     return possessive or after == "of"
 
 
-#: words that say two things share a neighbour ("who starred **together** with X", "films that **share**
-#: actors with X", "the director of X **also** directed …"): a reading without a round trip loses
-#: ``round_trip_cue`` (English closed-class words, like WH_WORDS)
-ROUND_TRIP_CUES = frozenset(["together", "same", "share", "shares", "sharing", "co", "also"])
 
 
 def round_trip_cue(question: str) -> str | None:
-    """The first word of ``question`` that asks for a shared neighbour, if any ("co-directed" counts).
+    """The first word of ``question`` that asks for a shared neighbour, if any ("co-directed" counts);
+    a reading without a round trip then loses ``round_trip_cue`` (English closed-class words, like
+    WH_WORDS; see ``mentions.ROUND_TRIP_CUES``).
 
     >>> round_trip_cue("who co-wrote films with X"), round_trip_cue("who directed X")
     ('co', None)
