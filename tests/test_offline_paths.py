@@ -88,7 +88,7 @@ def test_round_trips_read_as_shared_values_or_co_agents() -> None:
 
 def test_only_relations_between_things_of_one_kind_repeat(tmp_path: Path) -> None:
     """parents → parents is a grandparent; release year → release year only crosses a film called "1941"."""
-    from sparqlqa.offline.paths import same_kind, self_chaining_hops
+    from sparqlqa.offline.paths import SelfChaining, same_kind, self_chaining_hops
 
     lines = [f"p{i}|parents|p{i + 1}\np{i}|gender|g{i % 2}\np{i}|nationality|n{i % 3}\n" for i in range(30)]
     lines += [f"m{i}|release_year|{1930 + i}\nm{i}|directed_by|d{i % 4}\nm{i}|has_genre|x{i % 3}\n"
@@ -107,6 +107,9 @@ def test_only_relations_between_things_of_one_kind_repeat(tmp_path: Path) -> Non
     film = kb.manifest.base_iri + "entity/m11"
     assert "-release_year->-release_year->" in {p.arrows() for p in enumerate_paths(kb, film)}
     assert "-release_year->-release_year->" not in {p.arrows() for p in enumerate_paths(kb, film, chaining=chaining)}
+    lazy = SelfChaining(kb)
+    assert Hop(rel + "parents") in lazy and Hop(rel + "release_year") not in lazy
+    assert set(lazy._known) == {rel + "parents", rel + "release_year"}  # only what was asked
 
 
 def test_segmentations_offer_round_trips() -> None:

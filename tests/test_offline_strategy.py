@@ -111,3 +111,26 @@ def test_real_model_two_hops(movies_kb: KnowledgeBase, monkeypatch: pytest.Monke
     answer = ask(movies_kb, "who directed the movies that Sigourney Weaver acted in", strategy="offline", k=5)
     assert _labels(answer.items) == {"Ridley Scott", "James Cameron"}
     assert os.environ["SPARQLQA_EMBEDDER"].startswith("sentence")
+
+
+def test_a_lower_case_word_that_is_also_a_title_still_says_its_relation(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """"who is the **writer** of Mad City": a film called "Writer" exists, but the word stays readable."""
+    monkeypatch.setenv("SPARQLQA_EMBEDDER", "fake:4096")  # the small fake hashes "writer" like "directed"
+    from sparqlqa.linking import LabelIndex
+    from sparqlqa.offline.mentions import detect_mentions
+    from sparqlqa.offline.strategy import masked_for
+
+    source = tmp_path / "kb.txt"
+    source.write_text("Mad City|written_by|Tom Matthews\nMad City|directed_by|Costa Gavras\n"
+                      "Writer|directed_by|Ann Lee\n", encoding="utf-8")
+    kb = ingest([source], kb="titles", format="triples", options={"sep": "|"})
+    question = "who is the writer of Mad City"
+    mentions = detect_mentions(question, LabelIndex.for_kb(kb))
+    assert {m.text for m in mentions} == {"writer", "Mad City"}
+    city = next(m for m in mentions if m.text == "Mad City")
+    assert masked_for(question, mentions, [city])[0] == "who is the writer of X"
+    writer = next(m for m in mentions if m.text == "writer")
+    assert masked_for(question, mentions, [writer])[0] == "who is the X of X"  # names stay hidden
+    answer = ask(kb, question, strategy="offline", k=3)
+    assert answer.items[0].label == "Tom Matthews"

@@ -76,6 +76,14 @@ class Mention:
         hint = 0.2 if self.method == "bracket" else 0.0
         return self.score * (0.5 + 0.5 * length) + hint
 
+    @property
+    def looks_like_a_name(self) -> bool:
+        """Written like a name: bracketed, with a capital or a digit, or several words ("Blade Runner",
+        "1941", "anne_smith").  A lower-case word such as "writer" may be a film's title, but it also
+        says a relation, so other readings of the question keep it readable."""
+        return self.method == "bracket" or len(self.key.split()) > 1 or \
+            any(c.isupper() or c.isdigit() for c in self.text)
+
     def masked(self, question: str, placeholder: str = PLACEHOLDER) -> str:
         """The question with this mention (and its brackets) replaced by ``placeholder``."""
         start, end = self.start, self.end

@@ -162,6 +162,23 @@ def self_chaining_hops(kb: KnowledgeBase, relations: Iterable[str] | None = None
             for forward in (True, False)}
 
 
+class SelfChaining:
+    """:func:`self_chaining_hops` decided lazily, one relation at a time, the first time a path repeats it
+    (a KB with thousands of relations pays only for those its questions walk twice)."""
+
+    def __init__(self, kb: KnowledgeBase, relations: Iterable[str] | None = None) -> None:
+        self.kb = kb
+        self.relations = list(relations if relations is not None else object_relation_iris(kb.schema))
+        self._known: dict[str, bool] = {}
+
+    def __contains__(self, hop: object) -> bool:
+        if not isinstance(hop, Hop):
+            return False
+        if hop.relation not in self._known:
+            self._known[hop.relation] = same_kind(self.kb, hop.relation, self.relations) >= SELF_CHAIN_MIN
+        return self._known[hop.relation]
+
+
 def same_kind(kb: KnowledgeBase, relation: str, relations: Sequence[str]) -> float:
     """How alike a relation's values and its subjects are, from the other relations each has (the KB's
     own evidence of domain and range, when it declares none): the overlap of the two profiles over

@@ -29,8 +29,8 @@ from sparqlqa.offline.paths import (
     RelationPath,
     RelationVectors,
     ScoringSettings,
+    SelfChaining,
     enumerate_paths,
-    self_chaining_hops,
 )
 from sparqlqa.strategies import FourStep, strategies
 from sparqlqa.triplets import Term, Triplet, Triplets
@@ -130,7 +130,7 @@ def _scored_paths(kb: KnowledgeBase, masked: str, mention: Mention, relations: R
     """The paths from ``mention``'s nodes, scored against the question with all names masked
     (``occurrence``: which placeholder of ``masked`` stands for ``mention``)."""
     scorer = QuestionScorer(masked, relations, settings, PLACEHOLDER, occurrence)
-    chaining = kb_statistic(kb, "self-chaining hops", lambda: self_chaining_hops(kb))
+    chaining = kb_statistic(kb, "self-chaining hops", lambda: SelfChaining(kb))
     paths = [scorer.score(p) for node in mention.nodes[:MAX_NODES_PER_MENTION]
              for p in enumerate_paths(kb, node, chaining=chaining)]
     paths = [p for p in paths if math.isfinite(p.score)]
@@ -152,16 +152,26 @@ def _meets(kb: KnowledgeBase, first: RelationPath, second: RelationPath) -> bool
     return bool(kb.query(f"ASK {{ {' '.join(lines)} FILTER(?t NOT IN ({starts})) }}").boolean)
 
 
-def _conjunctions(kb: KnowledgeBase, masked: str, mentions: list[Mention],
+def masked_for(question: str, mentions: list[Mention], used: list[Mention]) -> tuple[str, list[Mention]]:
+    """The question as a reading that starts from ``used`` sees it: those mentions masked, and every
+    other mention that looks like a name (so names never count as evidence for a relation), but not a
+    lower-case word that merely is some node's label too ("who is the **writer** of X")."""
+    hidden = [m for m in mentions if any(m is u for u in used)
+              or (m.looks_like_a_name and not any(m.overlaps(u) for u in used))]
+    return mask_all(question, hidden, PLACEHOLDER), hidden
+
+
+def _conjunctions(kb: KnowledgeBase, question: str, mentions: list[Mention],
                   considered: dict[str, list[RelationPath]], relations: RelationVectors,
                   settings: ScoringSettings) -> list[Choice]:
     """Two mentions whose paths (≤ 3 units together) meet in one node."""
-    scorer = QuestionScorer(masked, relations, settings, PLACEHOLDER)
     found: list[Choice] = []
     for i, first in enumerate(mentions):
         for second in mentions[i + 1 :]:
             if first.overlaps(second):
                 continue
+            scorer = QuestionScorer(masked_for(question, mentions, [first, second])[0], relations, settings,
+                                    PLACEHOLDER)
             prior = MENTION_WEIGHT * (first.prior + second.prior)
             for a in considered[first.text][:SHOWN_PATHS]:
                 for b in considered[second.text][:SHOWN_PATHS]:
@@ -201,15 +211,15 @@ def _choices(kb: KnowledgeBase, question: str, mentions: list[Mention], relation
     considered: dict[str, list[RelationPath]] = {}
     choices: list[Choice] = []
     mentions = mentions[:MAX_MENTIONS]
-    masked = mask_all(question, mentions, PLACEHOLDER)
     for mention in mentions:
-        occurrence = sum(other.end <= mention.start for other in mentions)
+        masked, hidden = masked_for(question, mentions, [mention])
+        occurrence = sum(other.end <= mention.start for other in hidden)
         paths = _scored_paths(kb, masked, mention, relations, settings, occurrence)
         considered[mention.text] = paths
         prior = MENTION_WEIGHT * mention.prior
         choices += [Choice([p], [mention], p.score + prior) for p in paths]
     if len(mentions) > 1:
-        choices += _conjunctions(kb, masked, mentions, considered, relations, settings)
+        choices += _conjunctions(kb, question, mentions, considered, relations, settings)
     choices.sort(key=lambda c: (-c.score, sum(len(p.hops) for p in c.paths), c.describe()))
     return choices, considered
 
