@@ -321,3 +321,22 @@ def test_an_untyped_kb_has_no_answer_class(tmp_path: Path) -> None:
     vectors = RelationVectors(kb.schema, get_embedder("fake"))
     path = RelationPath(kb.manifest.base_iri + "entity/a", (Hop(kb.manifest.base_iri + "relation/knows"),))
     assert QuestionScorer("who does X know", vectors, ScoringSettings()).class_score(path) == 0.0
+
+
+def test_a_kind_of_noun_is_one_span_asking_for_its_category() -> None:
+    spans = {s.text: s.category_of for s in question_spans("what sort of movie is X", "X", 3)}
+    assert spans == {"movie": None, "sort of movie": "movie"}  # "sort" alone says nothing here
+    kept = {s.text: s.category_of for s in question_spans("what kind of X is it", "X", 3)}
+    assert kept == {"kind": None}  # no noun after "of": "kind" stays a plain word
+
+
+def test_a_kind_of_noun_is_read_as_relation_of_noun(movies_kb: KnowledgeBase) -> None:
+    """"kind of film" is compared with "genre of film", not with "genre" (which shares no word with it)."""
+    vectors = RelationVectors(movies_kb.schema, get_embedder("fake:4096"))
+    scorer = QuestionScorer("what kind of film is X", vectors, ScoringSettings())
+    at = next(i for i, s in enumerate(scorer.spans) if s.category_of == "film")
+    genre = Unit(f"{REL}has_genre", "forward")
+    expected = vectors.embedder.embed(["kind of film", "genre of film"])
+    assert scorer._raw_row(genre)[at] == pytest.approx(float(expected[0] @ expected[1]), abs=1e-5)
+    bare = vectors.embedder.embed(["kind of film", "genre"])
+    assert float(bare[0] @ bare[1]) < 0.05 < scorer._raw_row(genre)[at]

@@ -134,3 +134,20 @@ def test_a_lower_case_word_that_is_also_a_title_still_says_its_relation(
     assert masked_for(question, mentions, [writer])[0] == "who is the X of X"  # names stay hidden
     answer = ask(kb, question, strategy="offline", k=3)
     assert answer.items[0].label == "Tom Matthews"
+
+
+@pytest.mark.slow
+def test_real_model_reads_what_kind_of_film_as_its_genre(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """On an untyped KB, "what kind of film is X" asks for a genre: "kind" alone is nearer "language"
+    under MiniLM, "kind of film" is nearest "genre of film"."""
+    pytest.importorskip("sentence_transformers")
+    monkeypatch.setenv("SPARQLQA_EMBEDDER", "sentence-transformers:all-MiniLM-L6-v2")
+    source = tmp_path / "kb.txt"
+    source.write_text("Broken Sky|has_genre|Drama\nBroken Sky|in_language|Spanish\n"
+                      "Broken Sky|directed_by|Julio Medem\nBroken Sky|release_year|2006\n"
+                      "Broken Sky|written_by|Julio Medem\nBroken Sky|starred_actors|Asier Etxeandia\n"
+                      "Broken Sky|has_tags|love\n", encoding="utf-8")
+    kb = ingest([source], kb="kinds", format="triples", options={"sep": "|"})
+    for question in ["what kind of film is Broken Sky", "what sort of movie is Broken Sky"]:
+        answer = ask(kb, question, strategy="offline", k=3)
+        assert answer.items[0].label == "Drama", question

@@ -37,7 +37,7 @@ from sparqlqa.offline.question import (
     question_spans,
     round_trip_cue,
 )
-from sparqlqa.offline.verbalise import relation_texts, round_trip_texts
+from sparqlqa.offline.verbalise import category_texts, relation_texts, round_trip_texts
 from sparqlqa.schema import RelationInfo, Schema, humanize, local_name
 
 if TYPE_CHECKING:
@@ -403,8 +403,19 @@ class QuestionScorer:
             if unit.hops == 2:
                 plain = (self.relations.vectors(unit.relation, "forward") @ self._span_vectors.T).max(axis=0)
                 sims = (sims + plain) / 2
+            else:
+                self._read_categories(unit.relation, sims)
             self._raw[unit] = sims
         return self._raw[unit]
+
+    def _read_categories(self, relation: str, sims: np.ndarray) -> None:
+        """A "kind of N" span is compared with "<relation> of N" ("genre of film"), not with the bare
+        relation: "kind" alone resembles every relation a little and "film" every relation of a film KB."""
+        assert self._span_vectors is not None
+        for i, span in enumerate(self.spans):
+            if span.category_of:
+                texts = category_texts(self.relations.texts(relation, "forward"), span.category_of)
+                sims[i] = float((embed_cached(self.relations.embedder, texts) @ self._span_vectors[i]).max())
 
     def _twice_row(self, unit: Unit) -> np.ndarray:
         """A hop said twice by one "grand-" word: the cosine of the word's rest ("grand**parent**") with

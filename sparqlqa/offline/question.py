@@ -23,6 +23,7 @@ class Span:
     last: int
     text: str
     in_chain: bool = False  # a link of a possessive chain ("X 's mother", "the nation of …")
+    category_of: str | None = None  # "kind of **film**": the span asks for a category of this noun
 
 
 #: words that ask for the answer; the first one is the question's focus
@@ -31,6 +32,8 @@ WH_WORDS = frozenset(["what", "which", "who", "whom", "whose", "when", "where"])
 WH_TYPES = {"when": "date", "where": "place"}
 #: the node type a bare wh-word asks for, matched against a typed KB's class labels only
 WH_CLASSES = {"who": "person", "whom": "person"}
+#: nouns that ask for a category of the noun after "of": "what **kind of film** is X" asks for its genre
+CLASSIFIERS = frozenset(["kind", "kinds", "sort", "sorts", "type", "types"])
 
 
 @dataclass(frozen=True)
@@ -73,18 +76,37 @@ def question_focus(question: str, placeholder: str) -> Focus:
 
 
 def question_spans(question: str, placeholder: str, max_words: int) -> list[Span]:
-    """Runs of 1..``max_words`` words of the (masked) question that start and end with a content word."""
+    """Runs of 1..``max_words`` words of the (masked) question that start and end with a content word.
+
+    "kind of N" (any of CLASSIFIERS) is one span that asks for a category of N; "kind" alone says
+    nothing there and is no span.
+
+    >>> [(s.text, s.category_of) for s in question_spans("what kind of film is X", "X", 3)]
+    [('film', None), ('kind of film', 'film')]
+    """
     words = words_of(question)
+    folded = [w.text.casefold() if w.text != placeholder else "" for w in words]
     spans = []
     for size in range(1, max_words + 1):
         for i in range(len(words) - size + 1):
-            run = words[i : i + size]
-            if any(w.text == placeholder for w in run):
+            run = folded[i : i + size]
+            if "" in run:
                 continue  # a span never reaches across a masked name
-            if run[0].text.casefold() not in STOPWORDS and run[-1].text.casefold() not in STOPWORDS:
-                text = question[run[0].start : run[-1].end]
+            if run[0] in STOPWORDS or run[-1] in STOPWORDS or (size == 1 and _classifies(folded, i)):
+                continue
+            text = question[words[i].start : words[i + size - 1].end]
+            if size == 3 and _classifies(folded, i):
+                spans.append(Span(i, i + size, text, in_chain=True, category_of=run[2]))
+            else:
                 spans.append(Span(i, i + size, text, _in_chain(question, words, i, i + size)))
     return spans
+
+
+def _classifies(words: Sequence[str], at: int) -> bool:
+    """Whether ``words[at]`` is a classifier followed by "of" and a noun ("**kind** of film"; a masked
+    name is "" in ``words``)."""
+    return (words[at] in CLASSIFIERS and words[at + 1 : at + 2] == ["of"] and at + 2 < len(words)
+            and words[at + 2] not in STOPWORDS and words[at + 2] != "")
 
 
 def _in_chain(question: str, words: Sequence[Any], first: int, last: int) -> bool:

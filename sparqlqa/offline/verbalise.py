@@ -101,6 +101,17 @@ def _is_verb(text: str, texts: Sequence[str]) -> bool:
     return any(text in agent_verbs(word) for other in texts for word in other.split())
 
 
+def category_texts(texts: Sequence[str], noun: str) -> list[str]:
+    """How a relation reads as a category of ``noun`` ("what kind of **film** …"): "<value noun> of
+    <noun>", for the texts of ``texts`` that are not verbs.
+
+    >>> category_texts(["has genre", "genre", "directed by", "director"], "film")
+    ['has genre of film', 'genre of film', 'director of film']
+    """
+    nouns = [t for t in texts if not _is_verb(t, texts)] or list(texts)
+    return [f"{t} of {noun}" for t in nouns]
+
+
 def round_trip_texts(texts: Sequence[str], forward_first: bool) -> list[str]:
     """Two hops along one relation, out and back, say "the same <label>" (X -r-> y <-r- z: z shares
     X's r) or "<verb> together with" / "co-<noun>" (X <-r- y -r-> z: z is a co-<r> of X).
