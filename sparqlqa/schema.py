@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from pyoxigraph import Literal, NamedNode, Triple
@@ -271,3 +271,47 @@ def compute_schema(store: Store, profile: Profile) -> Schema:
         triple_count=sum(row[1] for row in predicate_rows),
         node_count=_count(store, NODE_COUNT_QUERY),
     )
+
+
+#: what an ontology file may say about a relation or node type (see :func:`annotate_schema`)
+ANNOTATION_PREDICATES = (RDFS.label.value, SKOS.altLabel.value, RDFS.comment.value, RDFS.domain.value,
+                         RDFS.range.value)
+
+
+def annotate_schema(schema: Schema, ontology: Store) -> tuple[Schema, list[str]]:
+    """``schema`` with what ``ontology`` says of its relations and node types: its ``rdfs:label``,
+    ``rdfs:comment``, ``rdfs:domain`` and ``rdfs:range`` replace the schema's, its ``skos:altLabel``
+    values are added.  Also returns the IRIs the ontology describes that are neither (typos, mostly).
+
+    >>> from sparqlqa.store import OxigraphStore
+    >>> ontology = OxigraphStore.in_memory()
+    >>> ontology.oxstore.load(b'<http://ex.org/has_tags> <http://www.w3.org/2004/02/skos/core#altLabel> "keywords" .',
+    ...                       format=__import__("pyoxigraph").RdfFormat.N_TRIPLES)
+    >>> schema = Schema(relations=[RelationInfo("http://ex.org/has_tags", "has tags", 3)])
+    >>> annotated, unknown = annotate_schema(schema, ontology)
+    >>> annotated.relations[0].aliases, unknown
+    (['keywords'], [])
+    """
+    found = {p: _annotations(ontology, [*[r.iri for r in schema.relations], *[t.iri for t in schema.types]], p)
+             for p in ANNOTATION_PREDICATES}
+    labels, aliases, comments, domains, ranges = (found[p] for p in ANNOTATION_PREDICATES)
+    relations = [
+        replace(rel, label=_first(labels, rel.iri) or rel.label,
+                aliases=list(dict.fromkeys([*rel.aliases, *aliases.get(rel.iri, [])])),
+                comment=_first(comments, rel.iri) or rel.comment,
+                domain=_first(domains, rel.iri) or rel.domain, range=_first(ranges, rel.iri) or rel.range)
+        for rel in schema.relations
+    ]
+    types = [replace(t, label=_first(labels, t.iri) or t.label, comment=_first(comments, t.iri) or t.comment)
+             for t in schema.types]
+    known = {r.iri for r in relations} | {t.iri for t in types}
+    unknown = [iri for iri in described_iris(ontology) if iri not in known]
+    return replace(schema, relations=relations, types=types), unknown
+
+
+def described_iris(ontology: Store) -> list[str]:
+    """IRIs an ontology annotates, other than the ontology itself (``a owl:Ontology``)."""
+    predicates = " ".join(str(NamedNode(p)) for p in ANNOTATION_PREDICATES)
+    query = (f"SELECT DISTINCT ?s WHERE {{ VALUES ?p {{ {predicates} }} ?s ?p ?o . FILTER(isIRI(?s)) "
+             f"FILTER NOT EXISTS {{ ?s {NamedNode(RDF.type.value)} {NamedNode(OWL.Ontology.value)} }} }} ORDER BY ?s")
+    return [v for (s,) in ontology.select(query).rows if (v := _value(s)) is not None]

@@ -74,7 +74,7 @@ def ingest(sources: tuple[str, ...], kb_name: str, fmt: str | None, sep: str | N
 @click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
 @click.pass_context
 def kbs(ctx: click.Context, as_json: bool) -> None:
-    """List knowledge bases (subcommands: remove, add)."""
+    """List knowledge bases (subcommands: remove, add, annotate)."""
     if ctx.invoked_subcommand is not None:
         return
     from sparqlqa.kb import list_kbs
@@ -125,6 +125,31 @@ def kbs_add(name: str, endpoint: str, profile_name: str, replace: bool, as_json:
         print_json(kb.manifest.to_dict())
     else:
         console().print(f"[bold green]added[/] remote KB [bold]{kb.name}[/] → {endpoint}")
+
+
+@kbs.command("annotate")
+@click.argument("name")
+@click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--json", "as_json", is_flag=True)
+def kbs_annotate(name: str, files: tuple[Path, ...], as_json: bool) -> None:
+    """Add the labels, skos:altLabels and comments that ontology FILES (Turtle) give relations and node
+    types to knowledge base NAME, without re-ingesting (the store is not written; remote KBs too).
+
+    This is how you teach the offline strategy the words your users say:
+    '<…/relation/has_tags> skos:altLabel "keywords" .'
+    """
+    from sparqlqa.ontologies import annotate_kb
+
+    kb, unknown = annotate_kb(name, files)
+    relations = [r for r in kb.schema.relations if r.aliases or r.comment]
+    if as_json:
+        print_json({"kb": kb.name, "unknown": unknown, "ontologies": kb.manifest.extra.get("ontologies", []),
+                    "relations": [{"iri": r.iri, "label": r.label, "aliases": r.aliases} for r in relations]})
+        return
+    console().print(f"[bold green]annotated[/] KB [bold]{kb.name}[/]: "
+                    f"{len(relations)} relations now have aliases or comments")
+    for iri in unknown:
+        note(f"not a relation or node type of {kb.name}, ignored: {iri}")
 
 
 def _render_schema(kb: Any) -> None:

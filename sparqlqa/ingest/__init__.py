@@ -51,7 +51,7 @@ def resolve_format(source: Path, name: str | None, options: dict[str, Any]) -> I
     return ingest_formats.get(chosen)(**options)
 
 
-def _load_ontology(store: OxStore, path: Path) -> None:
+def load_ontology(store: OxStore, path: Path) -> None:
     try:
         store.load(path=str(path), format=RdfFormat.from_extension(path.suffix.lstrip(".")) or RdfFormat.TURTLE)
     except SyntaxError as exc:
@@ -71,7 +71,7 @@ def _load_sources(store: OxStore, sources: Sequence[Path], fmt: str | None, opti
         target = IngestTarget(store=store, base_iri=base_iri, progress=step)
         report = loader.load(source, target)
         for ontology in report.pop("ontologies", []):
-            _load_ontology(store, ontology_path(ontology))
+            load_ontology(store, ontology_path(ontology))
         reports.append({"path": str(source.resolve()), "size": _size(source), **report})
     return reports
 
@@ -87,7 +87,7 @@ def _build(directory: Path, name: str, sources: Sequence[Path], fmt: str | None,
            profile: Profile) -> Manifest:
     store = OxStore(str(directory / "store"))
     for ontology in [ontology_path(CORE), *ontologies]:
-        _load_ontology(store, ontology)
+        load_ontology(store, ontology)
     reports = _load_sources(store, sources, fmt, options, base_iri, progress)
     store.flush()
     schema = compute_schema(OxigraphStore(store), profile)

@@ -189,13 +189,14 @@ def _units(path: RelationPath) -> tuple[Any, ...]:
     return segmentations(path.hops)[0]
 
 
-_PER_KB: dict[tuple[str, str, str], Any] = {}
+_PER_KB: dict[tuple[str, str, int, str], Any] = {}
 T = TypeVar("T")
 
 
 def kb_statistic(kb: KnowledgeBase, name: str, compute: Callable[[], T]) -> T:
     """``compute()`` once per (KB generation, ``name``) in this process."""
-    key = (str(kb.directory or id(kb)), str(kb.manifest.generation), name)
+    key = (str(kb.directory or id(kb)), str(kb.manifest.generation), len(kb.manifest.extra.get("ontologies", [])),
+           name)
     if key not in _PER_KB:
         _PER_KB[key] = compute()
     return cast(T, _PER_KB[key])
