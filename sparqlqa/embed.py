@@ -78,6 +78,11 @@ class FakeEmbedder(Embedder):
     def __init__(self, model: str | None = None, dimension: int = 64) -> None:
         self.dimension = int(model) if model and model.isdigit() else dimension
 
+    @property
+    def model_id(self) -> str:
+        """``fake`` (64 dimensions) or ``fake-4096``: caches keyed by model never mix dimensions."""
+        return "fake" if self.dimension == 64 else f"fake-{self.dimension}"
+
     def _embed(self, texts: list[str], batch_size: int) -> np.ndarray:
         out = np.zeros((len(texts), self.dimension), dtype=np.float32)
         for row, text in enumerate(texts):

@@ -340,3 +340,33 @@ def test_a_kind_of_noun_is_read_as_relation_of_noun(movies_kb: KnowledgeBase) ->
     assert scorer._raw_row(genre)[at] == pytest.approx(float(expected[0] @ expected[1]), abs=1e-5)
     bare = vectors.embedder.embed(["kind of film", "genre"])
     assert float(bare[0] @ bare[1]) < 0.05 < scorer._raw_row(genre)[at]
+
+
+@pytest.mark.parametrize(("question", "verb"), [
+    ("where does X 's mother come from", "come"),
+    ("what movie did X write the story for", "write"),
+    ("what does X 's father do", None),  # no content word: nothing to demand
+    ("who directed X", None),  # no do-support
+    ("what X films did he do", None),  # the wh-word after the name? no: before, but no verb after the name
+])
+def test_the_main_verb_of_a_do_question(question: str, verb: str | None) -> None:
+    from sparqlqa.offline.question import main_verb
+
+    words = [w.casefold() for w in question.replace("'", "").split()]
+    found = main_verb(words, question_focus(question, "X").position, question_focus(question, "X").phrase,
+                      words.index("x"))
+    assert (words[found] if found is not None else None) == verb
+
+
+def test_a_do_question_must_say_its_main_verb(movies_kb: KnowledgeBase) -> None:
+    """"what did X 's director **act** in": stopping at the director leaves the verb unsaid and loses
+    ``unsaid_verb``; going on to the films the director acted in does not."""
+    vectors = RelationVectors(movies_kb.schema, get_embedder("fake:4096"))
+    directed, starred = Hop(f"{REL}directed_by"), Hop(f"{REL}starred_actors", forward=False)
+    scorer = QuestionScorer("what did X 's director act in", vectors, ScoringSettings())
+    stop = scorer.score(RelationPath(f"{EX}alien", (directed,)))
+    go_on = scorer.score(RelationPath(f"{EX}alien", (directed, starred)))
+    assert stop.parts["main verb unsaid"] == -ScoringSettings().unsaid_verb
+    assert "main verb unsaid" not in go_on.parts
+    plain = QuestionScorer("who is X 's director", vectors, ScoringSettings())
+    assert "main verb unsaid" not in plain.score(RelationPath(f"{EX}alien", (directed,))).parts

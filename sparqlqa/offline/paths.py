@@ -33,6 +33,7 @@ from sparqlqa.offline.question import (
     WH_CLASSES,
     do_support,
     grand_stem,
+    main_verb,
     question_focus,
     question_spans,
     round_trip_cue,
@@ -277,7 +278,8 @@ class ScoringSettings:
     ``backward_penalty``: a tie-breaker preferring hops read in the label's direction;
     ``round_trip_cue``: what a reading without a round trip loses when the question says "together",
     "same", "share", "co-" or "also"; ``class_weight``: how much the answer's node type counts on a
-    typed KB (no typed benchmark KB here, so set by hand, below ``type_weight``).
+    typed KB (no typed benchmark KB here, so set by hand, below ``type_weight``); ``unsaid_verb``: what a
+    reading loses when no hop is said by the main verb of a do-question ("what did X 's mother **die** of").
     """
 
     hop_cost: float = 0.2
@@ -290,6 +292,7 @@ class ScoringSettings:
     chain_hop_cost: float = 0.05
     round_trip_cue: float = 0.2
     class_weight: float = 0.5
+    unsaid_verb: float = 0.2
 
 
 def end_type_shares(relation: RelationInfo, forward: bool) -> dict[str, float]:
@@ -390,6 +393,10 @@ class QuestionScorer:
         at = self.focus.position
         focus_word = words[at].text.casefold() if at is not None and at < len(words) else ""
         self.class_phrase = self.focus.phrase or WH_CLASSES.get(focus_word)
+        names = [i for i, w in enumerate(words) if w.text == placeholder]
+        verb = main_verb([w.text.casefold() for w in words], at, self.focus.phrase,
+                         names[min(occurrence, len(names) - 1)]) if names else None
+        self.verb_spans = {i for i, s in enumerate(self.spans) if verb is not None and s.first <= verb < s.last}
 
     def _raw_row(self, unit: Unit) -> np.ndarray:
         """Cosine of the unit's best text with every span (a round trip averages in its plain label, so
@@ -571,7 +578,8 @@ class QuestionScorer:
         typed = self.type_score(path)
         classed = self.class_score(path)
         missed = -self.settings.round_trip_cue if self.cue and not has_round_trip(path.hops) else 0.0
-        path.score = best + typed + classed + missed
+        unsaid = -self.settings.unsaid_verb if self.verb_spans and not self.verb_spans & set(spans) else 0.0
+        path.score = best + typed + classed + missed + unsaid
         path.parts = {f"{u.kind}:{self.relations.labels.get(u.relation, local_name(u.relation))} ~ "
                       f"{self.spans[s].text!r}": float(self.unit_row(u)[s]) for u, s in zip(chosen, spans)}
         if typed:
@@ -580,5 +588,7 @@ class QuestionScorer:
             path.parts[f"answer class ~ {self.class_phrase!r}"] = classed
         if missed:
             path.parts[f"no round trip for {self.cue!r}"] = missed
+        if unsaid:
+            path.parts["main verb unsaid"] = unsaid
         path.text = path_text(path, self.relations.labels)
         return path

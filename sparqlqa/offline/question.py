@@ -147,3 +147,25 @@ def do_support(words: Sequence[str], focus: int, phrase: str | None) -> bool:
     after = focus + 1 + (len(phrase.split()) if phrase and focus + 1 < len(words) and
                          words[focus + 1] == phrase.split()[0] else 0)
     return after < len(words) and words[after] in ("do", "does", "did")
+
+
+def main_verb(words: Sequence[str], focus: int | None, phrase: str | None, name: int) -> int | None:
+    """In a do-question asked before the name, the offset of its main verb: the first content word after
+    the name and its possessive chain ("where **does** X 's mother **come** from", "what movie **did** X
+    **write** the story for").  The answer is what that verb says of the name, not the chain's end, so a
+    reading that leaves the verb unsaid is incomplete.  ``words`` are casefolded; None otherwise.
+
+    >>> main_verb("where does X s mother come from".split(), 0, None, 2)
+    5
+    """
+    if focus is None or focus > name or not do_support(words, focus, phrase):
+        return None
+    at = name + 1
+    while at < len(words):
+        if words[at] == "s" and at + 1 < len(words) and words[at + 1] not in STOPWORDS:
+            at += 2  # "'s mother": a link of the chain
+        elif words[at] in STOPWORDS:
+            at += 1
+        else:
+            return at
+    return None
