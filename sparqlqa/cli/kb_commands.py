@@ -36,13 +36,15 @@ def _manifest_summary(manifest: Any) -> dict[str, Any]:
 @click.option("--sep", help="Field separator for --format triples (default: tab or '|', guessed).")
 @click.option("--replace", is_flag=True,
               help="Rebuild an existing KB (the old one stays until the new one is complete).")
+@click.option("--force", is_flag=True,
+              help="With --replace: accept sources holding less than half the KB's data triples.")
 @click.option("--base-iri", help="Base IRI for minted nodes and relations.")
 @click.option("--ontology", "ontologies", multiple=True, type=click.Path(exists=True, dir_okay=False),
               help="Extra ontology file (Turtle) with labels/comments for classes and relations. Repeatable.")
 @click.option("--profile", "profile_name", help="Naming profile (e.g. wikidata, freebase) for dumps of those stores.")
 @click.option("-o", "--option", "extra", multiple=True, help="Format option KEY=VALUE (e.g. -o dataset=prime).")
 @click.option("--json", "as_json", is_flag=True, help="Print the manifest as JSON.")
-def ingest(sources: tuple[str, ...], kb_name: str, fmt: str | None, sep: str | None, replace: bool,
+def ingest(sources: tuple[str, ...], kb_name: str, fmt: str | None, sep: str | None, replace: bool, force: bool,
            base_iri: str | None, ontologies: tuple[str, ...], profile_name: str | None,
            extra: tuple[str, ...], as_json: bool) -> None:
     """Build knowledge base KB from SOURCES (RDF files, delimited triples, STaRK SKBs; .gz/.bz2 ok)."""
@@ -60,7 +62,7 @@ def ingest(sources: tuple[str, ...], kb_name: str, fmt: str | None, sep: str | N
     with byte_progress("loading") as progress:
         kb = run_ingest(list(sources), kb=kb_name, format=fmt, replace=replace, options=options,
                         base_iri=base_iri, ontologies=[Path(o) for o in ontologies], progress=progress,
-                        profile=profile)
+                        profile=profile, force=force)
     if as_json:
         print_json(kb.manifest.to_dict())
         return

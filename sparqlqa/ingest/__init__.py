@@ -21,21 +21,23 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from pyoxigraph import RdfFormat
+from pyoxigraph import RdfFormat, parse
 from pyoxigraph import Store as OxStore
 
 from sparqlqa import __version__
 from sparqlqa.errors import IngestError
 from sparqlqa.ingest.base import IngestFormat, IngestTarget, detect_format, ingest_formats
-from sparqlqa.kb import KnowledgeBase, Manifest, validate_kb_name, write_generation
+from sparqlqa.kb import KnowledgeBase, Manifest, current_generation, kb_root, validate_kb_name, write_generation
 from sparqlqa.ontologies import CORE, ontology_path
 from sparqlqa.profile import DEFAULT_PROFILE, Profile
 from sparqlqa.schema import compute_schema
 from sparqlqa.store import OxigraphStore
 from sparqlqa.vocab import default_base_iri
 
-__all__ = ["IngestFormat", "IngestTarget", "ingest", "ingest_formats", "resolve_format"]
+__all__ = ["IngestFormat", "IngestTarget", "check_replace", "ingest", "ingest_formats", "resolve_format"]
 
+#: a replace keeping fewer than this share of the KB's data triples needs ``force``
+MIN_REPLACE_FRACTION = 0.5
 #: ``progress(source_name, bytes_done, bytes_total)``
 SourceProgress = Callable[[str, int, int], None]
 
@@ -84,12 +86,15 @@ def _size(path: Path) -> int:
 
 def _build(directory: Path, name: str, sources: Sequence[Path], fmt: str | None, options: dict[str, Any],
            base_iri: str, ontologies: Sequence[Path], progress: SourceProgress | None,
-           profile: Profile) -> Manifest:
+           profile: Profile, check: Callable[[int], None]) -> Manifest:
     store = OxStore(str(directory / "store"))
     for ontology in [ontology_path(CORE), *ontologies]:
         load_ontology(store, ontology)
+    ontology_quads = len(store)
     reports = _load_sources(store, sources, fmt, options, base_iri, progress)
     store.flush()
+    data_triples = len(store) - ontology_quads
+    check(data_triples)
     schema = compute_schema(OxigraphStore(store), profile)
     if profile != DEFAULT_PROFILE:  # a dump of a known store: its own names, no bookkeeping predicates
         from sparqlqa.remote.schema_sampling import apply_profile
@@ -99,7 +104,7 @@ def _build(directory: Path, name: str, sources: Sequence[Path], fmt: str | None,
         name=name, generation=directory.name, store={"kind": "oxigraph"}, base_iri=base_iri,
         sources=reports, schema=schema.to_dict(), profile=profile.to_dict(),
         counts={"triples": schema.triple_count, "nodes": schema.node_count, "types": len(schema.types),
-                "relations": len(schema.relations), "sources": len(reports)},
+                "relations": len(schema.relations), "sources": len(reports), "data_triples": data_triples},
         created_at=datetime.now(timezone.utc).isoformat(timespec="seconds"), sparqlqa_version=__version__,
         extra={"ontologies": [str(p) for p in ontologies]},
     )
@@ -110,20 +115,64 @@ def _build(directory: Path, name: str, sources: Sequence[Path], fmt: str | None,
     return manifest
 
 
+def _old_data_triples(name: str) -> int | None:
+    """Data triples (beyond the ontologies) of the current KB ``name``; ``None`` when there is none."""
+    generation = current_generation(kb_root(name))
+    if generation is None:
+        return None
+    counts = Manifest.read(generation / "manifest.json").counts
+    if "data_triples" in counts:
+        return int(counts["data_triples"])
+    core = sum(1 for _ in parse(path=str(ontology_path(CORE)), format=RdfFormat.TURTLE))
+    return max(0, int(counts.get("triples", 0)) - core)  # built before data_triples was recorded
+
+
+def check_replace(name: str, sources: Sequence[Path], new: int, old: int | None, *, force: bool) -> None:
+    """Refuse a replace that would lose the KB's data: no data triples at all, or (unless ``force``)
+    fewer than :data:`MIN_REPLACE_FRACTION` of the data triples the KB has now.
+
+    >>> check_replace("films", [Path("new.nt")], 9_000, 10_000, force=False)
+    >>> check_replace("films", [Path("new.nt")], 15, 4_813, force=False)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    sparqlqa.errors.IngestError: new.nt: refused ... 15 data triples, it has 4,813 (less than 50% would remain)...
+    """
+    where = ", ".join(str(s) for s in sources)
+    if old is None:
+        return
+    if new == 0:
+        raise IngestError(f"refused to replace KB {name!r} ({old:,} data triples): the sources contain no "
+                          "data triples (empty, or only blank lines/comments); the old KB is kept", path=where,
+                          hint=f"check the files; to delete the KB, run 'sparqlqa kbs remove {name}'")
+    if not force and new < MIN_REPLACE_FRACTION * old:
+        raise IngestError(f"refused to replace KB {name!r}: the sources give {new:,} data triples, it has "
+                          f"{old:,} (less than {MIN_REPLACE_FRACTION:.0%} would remain); the old KB is kept",
+                          path=where, hint="check the sources; pass --force (Python: force=True) to replace anyway")
+
+
 def ingest(
     sources: Sequence[str | Path], *, kb: str, format: str | None = None, replace: bool = False,
     options: dict[str, Any] | None = None, base_iri: str | None = None,
     ontologies: Sequence[str | Path] = (), progress: SourceProgress | None = None,
-    profile: Profile = DEFAULT_PROFILE,
+    profile: Profile = DEFAULT_PROFILE, force: bool = False,
 ) -> KnowledgeBase:
-    """Build the KB ``kb`` from ``sources``; the old KB of that name stays intact on any failure."""
+    """Build the KB ``kb`` from ``sources``; the old KB of that name stays intact on any failure.
+
+    A replace is refused (:func:`check_replace`) when the sources hold no data triples, or fewer
+    than half the KB's current data triples unless ``force``.
+    """
     name = validate_kb_name(kb)
     if not sources:
         raise IngestError("nothing to ingest: give at least one source file")
     paths = [Path(s).expanduser() for s in sources]
 
     def build(generation: Path) -> None:
+        old = _old_data_triples(name) if replace else None
+
+        def check(new: int) -> None:
+            check_replace(name, paths, new, old, force=force)
+
         _build(generation, name, paths, format, options or {}, base_iri or default_base_iri(name),
-               [Path(o) for o in ontologies], progress, profile)
+               [Path(o) for o in ontologies], progress, profile, check)
 
     return write_generation(name, build, replace=replace)

@@ -10,7 +10,7 @@ import bz2
 import gzip
 import io
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, ClassVar, cast
@@ -25,6 +25,10 @@ from sparqlqa.vocab import OWL, RDF, RDFS
 
 #: ``progress(bytes_done, bytes_total)`` for the source being loaded
 Progress = Callable[[int, int], None]
+#: the longest line (delimited files) or single token/literal (RDF files, Oxigraph's own parser limit)
+#: a source may hold; past it ingest stops with an error naming the line, so memory stays bounded
+MAX_LINE_BYTES = 16 * 1024 * 1024
+UTF8_BOM = b"\xef\xbb\xbf"
 
 
 @dataclass
@@ -133,15 +137,42 @@ class CountingReader(io.RawIOBase):
 
 
 def open_source(source: Path, progress: Progress | None = None) -> IO[bytes]:
-    """Open ``source`` for binary reading, decompressing ``.gz``/``.bz2`` transparently."""
+    """Open ``source`` for binary reading, decompressing ``.gz``/``.bz2`` transparently.
+
+    A UTF-8 byte order mark at the start is skipped (it is not part of the first name or IRI).
+    """
     try:
         raw = source.open("rb")
     except OSError as exc:
         raise IngestError(f"cannot open: {exc.strerror or exc}", path=str(source)) from exc
-    counted: IO[bytes] = io.BufferedReader(CountingReader(raw, source.stat().st_size, progress), 1 << 20)
+    counted = io.BufferedReader(CountingReader(raw, source.stat().st_size, progress), 1 << 20)
     name = source.name.lower()
+    handle: io.BufferedReader[CountingReader] | gzip.GzipFile | bz2.BZ2File = counted
     if name.endswith(".gz"):
-        return cast(IO[bytes], gzip.GzipFile(fileobj=counted))
-    if name.endswith(".bz2"):
-        return bz2.BZ2File(counted)
-    return counted
+        handle = gzip.GzipFile(fileobj=counted)
+    elif name.endswith(".bz2"):
+        handle = bz2.BZ2File(counted)
+    try:
+        if handle.peek(len(UTF8_BOM))[: len(UTF8_BOM)] == UTF8_BOM:
+            handle.read(len(UTF8_BOM))
+    except (OSError, EOFError) as exc:
+        handle.close()
+        raise IngestError(f"cannot read: {exc}", path=str(source)) from exc
+    return cast(IO[bytes], handle)
+
+
+def read_lines(handle: IO[bytes], source: Path, limit: int = MAX_LINE_BYTES) -> Iterator[tuple[int, bytes]]:
+    """``(line number, line bytes)`` of ``handle``, refusing any line longer than ``limit`` bytes.
+
+    Memory stays bounded by ``limit`` whatever the file holds (one giant line, no newline at all).
+    """
+    number = 0
+    while True:
+        line = handle.readline(limit + 1)
+        if not line:
+            return
+        number += 1
+        if len(line) > limit and not line.endswith(b"\n"):
+            raise IngestError(f"line longer than the {limit // (1024 * 1024)} MiB maximum", path=str(source),
+                              line=number, hint="split the line, or check that this is a text file of triples")
+        yield number, line

@@ -7,7 +7,6 @@ per relation name, labelled from it.  Names are kept exactly as given
 
 from __future__ import annotations
 
-import io
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, ClassVar
@@ -15,7 +14,7 @@ from typing import Any, ClassVar
 from pyoxigraph import Literal, NamedNode, Quad
 
 from sparqlqa.errors import IngestError
-from sparqlqa.ingest.base import IngestFormat, IngestTarget, ingest_formats, open_source
+from sparqlqa.ingest.base import IngestFormat, IngestTarget, ingest_formats, open_source, read_lines
 from sparqlqa.vocab import RDF, RDFS, SQA
 
 BATCH = 50_000
@@ -74,22 +73,26 @@ class DelimitedTriples(IngestFormat):
     def load(self, source: Path, target: IngestTarget) -> dict[str, Any]:
         counts = {"lines": 0, "at_line": 0}
         with open_source(source, target.progress) as raw:
-            text = io.TextIOWrapper(raw, encoding="utf-8", errors="strict", newline="")
-            try:
-                numbered = enumerate(text, start=1)
-                first = next(numbered, None)
-                if first is None:
-                    return {"format": "triples", "lines": 0}
-                sep = self.options.get("sep") or _guess_separator(first[1])
-                sep = sep.encode().decode("unicode_escape") if sep == "\\t" else sep
+            numbered = _decoded(source, read_lines(raw, source))
+            first = next(numbered, None)
+            if first is None:
+                return {"format": "triples", "lines": 0}
+            sep = self.options.get("sep") or _guess_separator(first[1])
+            sep = sep.encode().decode("unicode_escape") if sep == "\\t" else sep
 
-                def all_lines() -> Iterator[tuple[int, str]]:
-                    yield first
-                    yield from numbered
+            def all_lines() -> Iterator[tuple[int, str]]:
+                yield first
+                yield from numbered
 
-                target.add(self._quads(source, target, all_lines(), sep, counts))
-            except UnicodeDecodeError as exc:
-                raise IngestError(f"not UTF-8 text: {exc.reason}", path=str(source),
-                                  line=counts["at_line"] + 1) from None
+            target.add(self._quads(source, target, all_lines(), sep, counts))
         target.declare_relations()
         return {"format": "triples", "separator": sep, "lines": counts["lines"]}
+
+
+def _decoded(source: Path, lines: Iterator[tuple[int, bytes]]) -> Iterator[tuple[int, str]]:
+    """Lines as text; a line that is not UTF-8 is an error naming it."""
+    for number, line in lines:
+        try:
+            yield number, line.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise IngestError(f"not UTF-8 text: {exc.reason}", path=str(source), line=number) from None

@@ -8,7 +8,15 @@ from typing import Any, ClassVar
 from pyoxigraph import RdfFormat
 
 from sparqlqa.errors import IngestError
-from sparqlqa.ingest.base import IngestFormat, IngestTarget, ingest_formats, open_source, strip_compression
+from sparqlqa.ingest.base import (
+    MAX_LINE_BYTES,
+    IngestFormat,
+    IngestTarget,
+    ingest_formats,
+    open_source,
+    read_lines,
+    strip_compression,
+)
 
 RDF_SUFFIXES: dict[str, RdfFormat] = {
     ".nt": RdfFormat.N_TRIPLES,
@@ -65,6 +73,20 @@ def _line_of(exc: SyntaxError) -> int | None:
     return None
 
 
+def _too_long(source: Path) -> IngestError:
+    """The error for a token (a literal, an IRI) past :data:`MAX_LINE_BYTES`, naming the first long line."""
+    line = None
+    try:
+        with open_source(source) as handle:
+            for _ in read_lines(handle, source):
+                pass
+    except IngestError as exc:
+        line = exc.line
+    return IngestError(f"a literal or IRI longer than the {MAX_LINE_BYTES // (1024 * 1024)} MiB maximum"
+                       " (or a literal never closed)", path=str(source), line=line,
+                       hint="check the quotes on that line; split very long texts")
+
+
 @ingest_formats.register("rdf")
 class RdfFileFormat(IngestFormat):
     """Streams an RDF file into the store with Oxigraph's bulk loader.
@@ -85,6 +107,8 @@ class RdfFileFormat(IngestFormat):
                 message = str(exc.args[0]) if exc.args else str(exc)
                 raise IngestError(f"malformed {syntax.name}: {message}", path=str(source),
                                   line=_line_of(exc), hint="fix the file and ingest again") from None
+            except MemoryError:  # Oxigraph's parser buffer is full: one token longer than it allows
+                raise _too_long(source) from None
             except (OSError, EOFError, ValueError) as exc:
                 raise IngestError(f"cannot read: {exc}", path=str(source)) from exc
         return {"format": f"rdf/{syntax.name}", "quads_added": len(target.store) - before}

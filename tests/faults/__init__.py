@@ -1,0 +1,1 @@
+"""The fault suite: hostile files, kills, concurrency, hostile questions, updates, failing endpoints."""
