@@ -46,10 +46,28 @@ def sparql_tokens(query: str) -> Iterator[re.Match[str]]:
     return _TOKEN.finditer(query)
 
 
+_CODEPOINT_ESCAPE = re.compile(r"\\u([0-9A-Fa-f]{4})|\\U([0-9A-Fa-f]{8})")
+
+
+def decode_escapes(query: str) -> str:
+    """``query`` with ``\\uXXXX``/``\\UXXXXXXXX`` decoded, as SPARQL does before parsing.
+
+    >>> decode_escapes(r"\\u0049NSERT DATA {}")
+    'INSERT DATA {}'
+    """
+    def char(match: re.Match[str]) -> str:
+        code = int(match.group(1) or match.group(2), 16)
+        if code > 0x10FFFF or 0xD800 <= code <= 0xDFFF:
+            raise QueryError(f"invalid code point escape {match.group()!r} in SPARQL query")
+        return chr(code)
+
+    return _CODEPOINT_ESCAPE.sub(char, query)
+
+
 def _bare_words(query: str) -> list[str]:
-    """The keywords and names of ``query`` outside comments, strings and IRIs."""
+    """The keywords and names of ``query`` outside comments, strings and IRIs (escapes decoded)."""
     words: list[str] = []
-    for match in sparql_tokens(query):
+    for match in sparql_tokens(decode_escapes(query)):
         kind = match.lastgroup
         if kind == "word":
             words.append(match.group())
@@ -76,3 +94,32 @@ def query_form(query: str) -> str:
         "not a SPARQL query: expected SELECT, ASK, CONSTRUCT or DESCRIBE",
         hint="check the query text; PREFIX and BASE declarations may come first",
     )
+
+
+def projected_variables(query: str) -> list[str] | None:
+    """The variable names a SELECT projects, in order; ``None`` for ``SELECT *`` or another form.
+
+    >>> projected_variables("PREFIX e: <http://e/> SELECT DISTINCT ?s (COUNT(?o) AS ?n) WHERE { ?s ?p ?o }")
+    ['s', 'n']
+    >>> projected_variables("SELECT * { ?s ?p ?o }") is None
+    True
+    """
+    tokens = [m for m in sparql_tokens(query) if m.lastgroup not in ("ws", "comment")]
+    start = next((i for i, m in enumerate(tokens) if m.lastgroup == "word" and m.group().upper() == "SELECT"), None)
+    if start is None:
+        return None
+    names: list[str] = []
+    depth = 0
+    previous = ""
+    for match in tokens[start + 1:]:
+        token, kind = match.group(), match.lastgroup
+        if (kind == "other" and token == "{") or (kind == "word" and token.upper() in ("WHERE", "FROM")):
+            break
+        if kind == "other" and token in "()":
+            depth += 1 if token == "(" else -1
+        elif kind == "other" and token == "*" and depth == 0:
+            return None
+        elif kind == "var" and (depth == 0 or previous.upper() == "AS"):
+            names.append(token[1:])
+        previous = token
+    return names

@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 import threading
 import time
+import urllib.parse
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -316,3 +317,113 @@ def completion_body(
             "total_tokens": prompt_tokens + completion_tokens,
         },
     }
+
+
+# --- SPARQL endpoints ------------------------------------------------------------------
+
+
+@dataclass
+class Scripted:
+    """One scripted answer: status, body, headers, a delay, or a body cut short."""
+
+    status: int = 200
+    body: bytes | str | dict[str, Any] = b""
+    headers: dict[str, str] = field(default_factory=dict)
+    delay: float = 0.0
+    truncate: bool = False  # announce the full length, send half, close
+    content_type: str = "application/sparql-results+json"
+    stream: int = 0  # send this many filler bytes after ``body``, in chunks (never all in memory)
+    no_length: bool = False  # no Content-Length: the body ends when the connection closes
+
+
+@dataclass
+class Seen:
+    method: str
+    path: str
+    headers: dict[str, str]
+    body: bytes
+
+    def params(self) -> dict[str, list[str]]:
+        query = urllib.parse.urlsplit(self.path).query
+        if self.method == "POST":
+            query = self.body.decode()
+        return urllib.parse.parse_qs(query)
+
+
+class FakeSparqlServer:
+    """A threaded SPARQL server on 127.0.0.1 answering from a queue of :class:`Scripted` replies.
+
+    Every request is recorded in ``seen`` (so a test can assert that none was sent).
+    """
+
+    def __init__(self) -> None:
+        self.replies: list[Scripted] = []
+        self.seen: list[Seen] = []
+        owner = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def do_GET(self) -> None:
+                owner._answer(self)
+
+            def do_POST(self) -> None:
+                owner._answer(self)
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd.daemon_threads = True
+        self.thread = threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.01},
+                                       daemon=True)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.httpd.server_address[1]}/sparql"
+
+    def script(self, *replies: Scripted) -> None:
+        self.replies.extend(replies)
+
+    def __enter__(self) -> FakeSparqlServer:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+    def _answer(self, handler: BaseHTTPRequestHandler) -> None:
+        length = int(handler.headers.get("content-length") or 0)
+        body = handler.rfile.read(length) if length else b""
+        self.seen.append(Seen(handler.command, handler.path, {k.lower(): v for k, v in handler.headers.items()},
+                              body))
+        reply = self.replies.pop(0) if self.replies else Scripted(500, b"nothing scripted")
+        time.sleep(reply.delay)
+        payload = reply.body if isinstance(reply.body, bytes) else (
+            reply.body.encode() if isinstance(reply.body, str) else json.dumps(reply.body).encode())
+        try:
+            handler.send_response(reply.status)
+            for name, value in {"Content-Type": reply.content_type, **reply.headers}.items():
+                handler.send_header(name, value)
+            if reply.no_length:
+                handler.close_connection = True
+                handler.send_header("Connection", "close")
+            else:
+                handler.send_header("Content-Length", str(len(payload) + reply.stream))
+            if reply.truncate:
+                handler.send_header("Connection", "close")
+            handler.end_headers()
+            handler.wfile.write(payload[: len(payload) // 2] if reply.truncate else payload)
+            self._stream(handler, reply.stream)
+            if reply.truncate:
+                handler.close_connection = True
+        except (BrokenPipeError, ConnectionResetError):
+            handler.close_connection = True
+
+    @staticmethod
+    def _stream(handler: BaseHTTPRequestHandler, size: int) -> None:
+        chunk = b" " * (1 << 20)
+        while size > 0:  # bounded: stops at ``size`` or when the client hangs up
+            handler.wfile.write(chunk[:size])
+            size -= len(chunk)

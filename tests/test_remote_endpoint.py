@@ -2,17 +2,12 @@
 
 from __future__ import annotations
 
-import json
 import socket
-import threading
-import time
-import urllib.parse
 from collections.abc import Iterator
-from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
+from fake_servers import FakeSparqlServer, Scripted
 from pyoxigraph import BlankNode, Literal, NamedNode, Triple
 
 from sparqlqa.errors import EndpointError, UpdateRefused
@@ -32,95 +27,10 @@ SELECT_BODY = {
 }
 
 
-@dataclass
-class Scripted:
-    """One scripted answer: status, body, headers, a delay, or a body cut short."""
-
-    status: int = 200
-    body: bytes | str | dict[str, Any] = b""
-    headers: dict[str, str] = field(default_factory=dict)
-    delay: float = 0.0
-    truncate: bool = False  # announce the full length, send half, close
-    content_type: str = "application/sparql-results+json"
-
-
-@dataclass
-class Seen:
-    method: str
-    path: str
-    headers: dict[str, str]
-    body: bytes
-
-    def params(self) -> dict[str, list[str]]:
-        query = urllib.parse.urlsplit(self.path).query
-        if self.method == "POST":
-            query = self.body.decode()
-        return urllib.parse.parse_qs(query)
-
-
-class FakeSparqlServer:
-    """A threaded HTTP server answering from a queue of :class:`Scripted` replies."""
-
-    def __init__(self) -> None:
-        self.replies: list[Scripted] = []
-        self.seen: list[Seen] = []
-        owner = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def do_GET(self) -> None:
-                owner._answer(self)
-
-            def do_POST(self) -> None:
-                owner._answer(self)
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.httpd.daemon_threads = True
-        self.thread = threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.01},
-                                       daemon=True)
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.httpd.server_address[1]}/sparql"
-
-    def script(self, *replies: Scripted) -> None:
-        self.replies.extend(replies)
-
-    def _answer(self, handler: BaseHTTPRequestHandler) -> None:
-        length = int(handler.headers.get("content-length") or 0)
-        body = handler.rfile.read(length) if length else b""
-        self.seen.append(Seen(handler.command, handler.path, {k.lower(): v for k, v in handler.headers.items()},
-                              body))
-        reply = self.replies.pop(0) if self.replies else Scripted(500, b"nothing scripted")
-        time.sleep(reply.delay)
-        payload = reply.body if isinstance(reply.body, bytes) else (
-            reply.body.encode() if isinstance(reply.body, str) else json.dumps(reply.body).encode())
-        try:
-            handler.send_response(reply.status)
-            for name, value in {"Content-Type": reply.content_type, **reply.headers}.items():
-                handler.send_header(name, value)
-            handler.send_header("Content-Length", str(len(payload)))
-            if reply.truncate:
-                handler.send_header("Connection", "close")
-            handler.end_headers()
-            handler.wfile.write(payload[: len(payload) // 2] if reply.truncate else payload)
-            if reply.truncate:
-                handler.close_connection = True
-        except (BrokenPipeError, ConnectionResetError):
-            pass
-
-
 @pytest.fixture
 def server() -> Iterator[FakeSparqlServer]:
-    fake = FakeSparqlServer()
-    fake.thread.start()
-    yield fake
-    fake.httpd.shutdown()
-    fake.httpd.server_close()
+    with FakeSparqlServer() as fake:
+        yield fake
 
 
 def make_store(url: str, **options: Any) -> tuple[EndpointStore, list[float]]:

@@ -45,11 +45,11 @@ from pyoxigraph import BlankNode, Literal, NamedNode, RdfFormat, Triple, parse
 
 from sparqlqa import __version__
 from sparqlqa.errors import ConfigError, EndpointError, UpdateRefused
-from sparqlqa.sparql_guard import READ_FORMS, query_form, sparql_tokens
+from sparqlqa.sparql_guard import READ_FORMS, projected_variables, query_form, sparql_tokens
 from sparqlqa.store import QueryResult, Store, Term, stores
 
 __all__ = ["EndpointConfig", "EndpointStore", "default_user_agent", "ensure_limit", "json_term",
-           "parse_json_results", "parse_retry_after"]
+           "parse_json_results", "parse_retry_after", "read_bounded"]
 
 XSD_STRING = "http://www.w3.org/2001/XMLSchema#string"
 RDF_LANG_STRING = "http://www.w3.org/1999/02/22-rdf-syntax-ns#langString"
@@ -58,6 +58,8 @@ RETRY_STATUSES = frozenset({429, 502, 503, 504})
 #: GET is used while the encoded query stays below this many characters ("auto" method)
 AUTO_POST_THRESHOLD = 2000
 GRAPH_ACCEPT = "application/n-triples, text/turtle;q=0.9, application/rdf+xml;q=0.5"
+#: default cap on one answer's size; reading stops there, so memory stays bounded
+MAX_RESPONSE_BYTES = 64 * 1024 * 1024
 
 
 def default_user_agent() -> str:
@@ -85,6 +87,7 @@ class EndpointConfig:
     user_agent: str = field(default_factory=default_user_agent)
     max_rows: int = 10_000  # LIMIT added to SELECTs that have none
     default_graphs: list[str] = field(default_factory=list)  # sent as default-graph-uri
+    max_response_bytes: int = MAX_RESPONSE_BYTES  # a longer answer is refused, read no further
 
     def __post_init__(self) -> None:
         self.method = self.method.upper()
@@ -93,8 +96,9 @@ class EndpointConfig:
         if not self.url.startswith(("http://", "https://")):
             raise ConfigError(f"endpoint URL must start with http:// or https://: {self.url!r}",
                               hint="for example https://query.wikidata.org/sparql")
-        if self.max_retries < 0 or self.timeout <= 0 or self.max_rows < 1:
-            raise ConfigError("endpoint timeout and max_rows must be positive, max_retries >= 0")
+        if self.max_retries < 0 or self.timeout <= 0 or self.max_rows < 1 or self.max_response_bytes < 1:
+            raise ConfigError("endpoint timeout, max_rows and max_response_bytes must be positive, "
+                              "max_retries >= 0")
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> EndpointConfig:
@@ -189,8 +193,10 @@ class EndpointStore(Store):
         self.requests_sent += 1
         try:
             response = wrapper.query().response
-            body = response.read()
+            body = read_bounded(response, self.config.max_response_bytes)
             content_type = response.headers.get("Content-Type", "") or ""
+        except _Failure:
+            raise
         except Exception as exc:  # SPARQLWrapper and urllib raise many kinds
             raise _classify(exc) from exc
         if form in ("SELECT", "ASK"):
@@ -230,6 +236,30 @@ class EndpointStore(Store):
             wrapper.setReturnFormat(TURTLE)
             wrapper.addCustomHttpHeader("Accept", GRAPH_ACCEPT)
         return wrapper
+
+
+def read_bounded(response: Any, limit: int) -> bytes:
+    """The body of ``response``, or a :class:`_Failure` as soon as it passes ``limit`` bytes."""
+    declared = response.headers.get("Content-Length") if response.headers else None
+    if declared and declared.strip().isdigit() and int(declared) > limit:
+        raise _too_big(limit, f"it announces {int(declared):,} bytes")
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        chunk = response.read(min(1 << 20, limit + 1 - size))
+        if not chunk:
+            return b"".join(chunks)
+        chunks.append(chunk)
+        size += len(chunk)
+        if size > limit:
+            response.close()
+            raise _too_big(limit, "more came")
+
+
+def _too_big(limit: int, why: str) -> _Failure:
+    return _Failure(f"the answer is larger than max_response_bytes ({limit:,} bytes; {why}): refused",
+                    retryable=False, hint="ask for fewer rows (LIMIT), or raise max_response_bytes in the "
+                    "endpoint's settings")
 
 
 # -- errors -----------------------------------------------------------------------------------
@@ -453,7 +483,7 @@ def parse_json_results(body: bytes, sparql: str, form: str) -> QueryResult:
             raise ValueError("not a JSON object")
         if form == "ASK":
             return QueryResult(query=sparql, form=form, boolean=_ask_boolean(data))
-        variables = [str(v) for v in (data.get("head") or {}).get("vars", [])]
+        variables = _result_variables(data, sparql)
         bindings = data["results"]["bindings"]
         rows = [tuple(json_term(row[v]) if v in row else None for v in variables) for row in bindings]
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
@@ -463,6 +493,25 @@ def parse_json_results(body: bytes, sparql: str, form: str) -> QueryResult:
         raise _Failure(f"the answer is not SPARQL JSON results ({exc}): {_excerpt(body, 120)}",
                        retryable=False, hint="check that the URL is a SPARQL endpoint") from exc
     return QueryResult(query=sparql, form=form, variables=variables, rows=rows)
+
+
+def _result_variables(data: dict[str, Any], sparql: str) -> list[str]:
+    """The answer's variables in the SELECT's order; a :class:`_Failure` when the answer lacks one.
+
+    An answer whose rows have fewer variables than the query asked for (a broken proxy or
+    cache can send one) would break every caller that unpacks rows.
+    """
+    given = [str(v) for v in (data.get("head") or {}).get("vars", [])]
+    asked = projected_variables(sparql)
+    if asked is None:
+        return given
+    missing = [v for v in asked if v not in given]
+    if missing:
+        raise _Failure("the answer lacks variable(s) " + ", ".join("?" + v for v in missing)
+                       + " asked for by the SELECT (it has: " + (", ".join("?" + v for v in given) or "none") + ")",
+                       retryable=False, hint="a proxy or cache in front of the endpoint may be altering answers; "
+                       "check the endpoint URL")
+    return asked
 
 
 def parse_graph(body: bytes, content_type: str) -> list[Triple]:
