@@ -48,6 +48,9 @@ MAX_NODES_PER_MENTION = 3
 #: runner-up paths within this score of the best become alternative tiers
 ALTERNATIVE_MARGIN = 0.05
 MAX_ALTERNATIVES = 2
+#: longer questions are not path-scored (alignment cost grows with the cube of the span count;
+#: the longest STaRK question has 97 words): they get no triplets and are ranked by vectors
+MAX_QUESTION_WORDS = 120
 #: weight of a mention's prior (length, exactness, bracket hint) in the final score; a reading gets it
 #: for every mention it uses, so a conjunction that explains both names beats a chain that ignores one
 MENTION_WEIGHT = 0.1
@@ -253,6 +256,10 @@ def offline_triplets(question: str, kb: KnowledgeBase, *, embedder: Embedder | N
     and a note, and the pipeline ranks by vectors."""
     from sparqlqa.embed import get_embedder
 
+    if len(question.split()) > MAX_QUESTION_WORDS:
+        return OfflineTriplets(question=question, triplets=[], target=None, requirements=[], source="offline",
+                               notes=[f"offline triplets: the question has more than {MAX_QUESTION_WORDS} words; "
+                                      "ranked by vectors only"], llm_calls=[], details={})
     started = time.perf_counter()
     embedder = embedder or get_embedder()
     settings = settings or ScoringSettings()

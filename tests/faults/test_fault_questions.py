@@ -1,0 +1,58 @@
+"""Fault suite, hostile questions: ``sparqlqa ask KB QUESTION --json`` with text built to break queries.
+
+The offline strategy and the fake embedder answer (no LLM); each question must give exit code 0,
+one JSON document on stdout whose queries are all read queries, and leave the store unchanged.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from faults.helpers import assert_clean_failure, cli, count
+from sparqlqa.errors import ConfigError
+from sparqlqa.ingest import ingest
+from sparqlqa.sparql_guard import query_form
+
+HOSTILE = [
+    'Who directed "Alien"?',
+    "Who directed 'Alien' ''' \"\"\" ?",
+    "Who directed { Alien } } } {{",
+    "Alien } ; DROP ALL ; SELECT * WHERE { ?s ?p ?o",
+    "Alien\" } ; DROP ALL ; SELECT ?x { \"",
+    "Alien' . } INSERT DATA { <http://e/a> <http://e/b> <http://e/c> } #",
+    "<http://evil/> ?x $y \\u0049NSERT \\\\ ^^ @en",
+    "Who directed Alien\x00 and Avatar?",
+    "\x00\x01\x02\x1b[31m",
+    "Ridley Scott directed " * 455 + "what?",  # ~10K characters
+    "x" * 10_000,
+    "\u202eAlien\u202c \ufeff directed by whom? 🎬",
+]
+
+
+@pytest.fixture
+def kb(movies_ttl: Path) -> int:
+    ingest([movies_ttl], kb="movies")
+    return count("movies")
+
+
+@pytest.mark.parametrize("question", HOSTILE)
+def test_hostile_question_text(kb: int, question: str) -> None:
+    code, output = cli("ask", "movies", question, "--strategy", "offline", "--json")
+    assert code == 0, output
+    assert "Traceback" not in output
+    start = output.index("{")
+    data, _ = json.JSONDecoder().raw_decode(output[start:])
+    assert data["question"] == question
+    for query in data["queries"]:
+        assert query_form(query["query"]) in ("SELECT", "ASK")
+    assert count("movies") == kb
+
+
+@pytest.mark.parametrize("question", ["   ", "\n\t "])
+def test_a_blank_question_is_a_clean_error(kb: int, question: str) -> None:
+    code, output = cli("ask", "movies", question, "--strategy", "offline", "--json")
+    assert_clean_failure(code, output, ConfigError.exit_code, "the question is empty")
+    assert count("movies") == kb
