@@ -16,6 +16,7 @@ import json
 import os
 import re
 import shutil
+import time
 import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -92,6 +93,7 @@ class KnowledgeBase:
         self.manifest = manifest
         self.directory = directory
         self._store = store
+        self._lease: int | None = None
 
     @classmethod
     def in_memory(cls, name: str, store: Store, *, schema: Schema | None = None,
@@ -120,6 +122,8 @@ class KnowledgeBase:
     @property
     def store(self) -> Store:
         if self._store is None:
+            if self.directory is not None and self._lease is None:
+                self._take_lease(self.directory)
             kind = self.manifest.store.get("kind", "oxigraph")
             store_cls = stores.get(kind)
             self._store = store_cls.from_config(self.manifest.store, self.directory)
@@ -136,10 +140,30 @@ class KnowledgeBase:
         path.mkdir(parents=True, exist_ok=True)
         return path
 
+    def _take_lease(self, directory: Path) -> None:
+        """Hold this generation's reader lease; if a writer retired it meanwhile, move to the current one."""
+        for _ in range(LEASE_TRIES):
+            lease = acquire_lease(directory)
+            if lease is not None:
+                self._lease = lease
+                return
+            generation = current_generation(directory.parent)
+            if generation is None:
+                raise KBNotFound(self.name)
+            directory, self.directory = generation, generation
+            self.manifest = Manifest.read(generation / "manifest.json")
+            for cached in ("schema", "profile"):
+                self.__dict__.pop(cached, None)
+        raise KBBusy(f"knowledge base {self.name!r} keeps changing while being opened", hint="try again")
+
     def close(self) -> None:
         if self._store is not None:
             self._store.close()
             self._store = None
+        if self._lease is not None:
+            if self._lease >= 0:
+                os.close(self._lease)
+            self._lease = None
 
     def __enter__(self) -> KnowledgeBase:
         return self
@@ -149,6 +173,55 @@ class KnowledgeBase:
 
     def __repr__(self) -> str:
         return f"<KnowledgeBase {self.name!r} {self.manifest.store.get('kind')}>"
+
+
+#: a reader's lease file in each generation (shared ``flock`` while its store is open)
+LEASE = ".lease"
+LEASE_TRIES = 50
+
+
+def acquire_lease(generation: Path) -> int | None:
+    """A shared lock on ``generation`` (a file descriptor; -1 where locking is impossible), or
+    ``None`` when a writer has retired it.  Writers never delete a generation a reader holds."""
+    for _ in range(LEASE_TRIES):
+        try:
+            fd = os.open(generation / LEASE, os.O_RDONLY | os.O_CREAT, 0o644)
+        except FileNotFoundError:
+            return None
+        except OSError:  # a read-only KB folder: nobody can retire it either
+            return -1
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:  # a writer is retiring it right now
+            os.close(fd)
+            time.sleep(0.01)
+            continue
+        if (generation / "manifest.json").is_file():
+            return fd
+        os.close(fd)
+        return None
+    return None
+
+
+def retire_generation(generation: Path) -> None:
+    """Delete an old ``generation`` unless a reader holds its lease (then a later write deletes it)."""
+    if generation.name.startswith("."):  # already retired by a writer that was killed
+        shutil.rmtree(generation, ignore_errors=True)
+        return
+    try:
+        fd = os.open(generation / LEASE, os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError:
+        shutil.rmtree(generation, ignore_errors=True)
+        return
+    trash = generation.with_name(f".retired-{generation.name}")
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        os.rename(generation, trash)
+    except OSError:  # BlockingIOError: in use by a reader
+        return
+    finally:
+        os.close(fd)
+    shutil.rmtree(trash, ignore_errors=True)
 
 
 def kb_root(name: str) -> Path:
@@ -222,9 +295,9 @@ def _swap_in(root: Path, staging_root: Path | None, generation: Path) -> None:
             raise KBExists(root.name) from None
         return
     atomic_write_text(root / "CURRENT", generation.name + "\n")
-    for child in root.iterdir():  # the old generation and any left by a killed writer
+    for child in root.iterdir():  # the old generation and any left by a killed writer or kept by a reader
         if child.is_dir() and child != generation:
-            shutil.rmtree(child, ignore_errors=True)
+            retire_generation(child)
 
 
 def write_generation(name: str, build: Callable[[Path], Any], *, replace: bool = False) -> KnowledgeBase:
