@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -55,3 +56,20 @@ def assert_clean_failure(code: int, output: str, expected_code: int, *fragments:
     assert "Traceback" not in output, output
     for fragment in fragments:
         assert fragment in output, output
+
+
+def build_template(home: Path, name: str, sources: list[Path]) -> int:
+    """Ingest ``sources`` as KB ``name`` under ``home`` (not this test's home); its triple count."""
+    import pytest
+
+    from sparqlqa.ingest import ingest
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("SPARQLQA_HOME", str(home))
+        ingest(sources, kb=name)
+        return count(name)
+
+
+def copy_kbs(template_home: Path, home: Path) -> None:
+    """Give this test's ``$SPARQLQA_HOME`` a copy of the template's KBs (cheaper than ingesting again)."""
+    shutil.copytree(template_home / "kbs", home / "kbs")

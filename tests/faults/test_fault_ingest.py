@@ -7,12 +7,11 @@ no traceback, and the KB's triple count before == after.
 from __future__ import annotations
 
 import gzip
-import shutil
 from pathlib import Path
 
 import pytest
 
-from faults.helpers import assert_clean_failure, cli, count
+from faults.helpers import assert_clean_failure, build_template, cli, copy_kbs, count
 from sparqlqa.errors import IngestError
 from sparqlqa.ingest import ingest
 from sparqlqa.ingest.base import MAX_LINE_BYTES
@@ -28,17 +27,14 @@ def old_kb_template(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, int
     home = tmp_path_factory.mktemp("home")
     source = home / "old.txt"
     source.write_text("".join(f"e{i}|linked_to|e{i + 1}\n" for i in range(OLD_LINES)))
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("SPARQLQA_HOME", str(home))
-        ingest([source], kb="k")
-        return home, count("k")
+    return home, build_template(home, "k", [source])
 
 
 @pytest.fixture
 def old_kb(old_kb_template: tuple[Path, int], sparqlqa_home: Path) -> int:
     """A copy of the template KB 'k' in this test's home; returns its triple count."""
     home, triples = old_kb_template
-    shutil.copytree(home / "kbs", sparqlqa_home / "kbs")
+    copy_kbs(home, sparqlqa_home)
     return triples
 
 

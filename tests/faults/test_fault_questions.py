@@ -11,9 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from faults.helpers import assert_clean_failure, cli, count
+from faults.helpers import assert_clean_failure, build_template, cli, copy_kbs, count
 from sparqlqa.errors import ConfigError
-from sparqlqa.ingest import ingest
 from sparqlqa.sparql_guard import query_form
 
 HOSTILE = [
@@ -32,10 +31,16 @@ HOSTILE = [
 ]
 
 
+@pytest.fixture(scope="module")
+def template(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, int]:
+    home = tmp_path_factory.mktemp("home")
+    return home, build_template(home, "movies", [Path(__file__).parents[1] / "fixtures" / "movies.ttl"])
+
+
 @pytest.fixture
-def kb(movies_ttl: Path) -> int:
-    ingest([movies_ttl], kb="movies")
-    return count("movies")
+def kb(template: tuple[Path, int], sparqlqa_home: Path) -> int:
+    copy_kbs(template[0], sparqlqa_home)
+    return template[1]
 
 
 @pytest.mark.parametrize("question", HOSTILE)

@@ -12,9 +12,8 @@ from pathlib import Path
 import pytest
 from fake_servers import FakeSparqlServer
 
-from faults.helpers import assert_clean_failure, cli, count
+from faults.helpers import assert_clean_failure, build_template, cli, copy_kbs, count
 from sparqlqa.errors import UpdateRefused
-from sparqlqa.ingest import ingest
 from sparqlqa.remote.endpoint import EndpointStore
 from sparqlqa.sparql_guard import query_form
 
@@ -69,12 +68,18 @@ def test_no_request_reaches_an_endpoint(endpoint: FakeSparqlServer, update: str)
     assert endpoint.seen == [] and store.requests_sent == 0
 
 
-@pytest.fixture
-def kb(tmp_path: Path) -> int:
-    source = tmp_path / "kb.nt"
+@pytest.fixture(scope="module")
+def template(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, int]:
+    home = tmp_path_factory.mktemp("home")
+    source = home / "kb.nt"
     source.write_text(f"{T} .\n<http://example.org/a> <http://example.org/p> \"x\" .\n")
-    ingest([source], kb="k")
-    return count("k")
+    return home, build_template(home, "k", [source])
+
+
+@pytest.fixture
+def kb(template: tuple[Path, int], sparqlqa_home: Path) -> int:
+    copy_kbs(template[0], sparqlqa_home)
+    return template[1]
 
 
 @pytest.mark.parametrize("update", UPDATES)
