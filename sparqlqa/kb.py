@@ -311,6 +311,8 @@ def write_generation(name: str, build: Callable[[Path], Any], *, replace: bool =
         root = kb_root(name)
         if current_generation(root) is not None and not replace:
             raise KBExists(name)
+        for stale in kbs_dir().glob(f".building-{name}-*"):  # left by a killed writer (we hold the lock)
+            shutil.rmtree(stale, ignore_errors=True)
         staging_root = None if root.exists() else kbs_dir() / f".building-{name}-{uuid.uuid4().hex[:8]}"
         stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S-") + uuid.uuid4().hex[:6]
         generation = (staging_root or root) / stamp

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from faults.helpers import CHILD_TIMEOUT, assert_clean_failure, child_env, count, run_child, spawn
+from faults.helpers import CHILD_TIMEOUT, assert_clean_failure, child_env, cli, count, run_child, spawn
 from sparqlqa.errors import KBBusy
 from sparqlqa.ingest import ingest
 
@@ -85,6 +85,20 @@ def test_kill_9_during_replace_keeps_a_working_kb(sources: tuple[Path, Path], sp
     assert code == 0, output
     assert after in (old_count, count("k"))
     assert [g.name for g in generations(sparqlqa_home)] == [current(sparqlqa_home)]  # leftovers cleaned
+
+
+def test_kill_9_during_a_first_ingest_leaves_no_kb_and_no_debris(sources: tuple[Path, Path],
+                                                                  sparqlqa_home: Path) -> None:
+    kbs = sparqlqa_home / "kbs"
+    child = spawn("ingest", str(sources[1]), "--kb", "fresh")
+    assert wait_for(lambda: any(kbs.glob(".building-fresh-*/*/store/CURRENT")), child)
+    child.send_signal(signal.SIGKILL)
+    child.communicate(timeout=CHILD_TIMEOUT)
+    code, output = cli("kbs", "--json")
+    assert code == 0 and "fresh" not in output, output
+    code, output = run_child("ingest", str(sources[1]), "--kb", "fresh")
+    assert code == 0, output
+    assert count("fresh") > NEW_LINES and not list(kbs.glob(".building-*"))
 
 
 def test_a_second_writer_fails_clearly_while_the_first_runs(sources: tuple[Path, Path], sparqlqa_home: Path) -> None:
