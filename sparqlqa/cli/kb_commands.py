@@ -152,6 +152,22 @@ def kbs_annotate(name: str, files: tuple[Path, ...], as_json: bool) -> None:
         note(f"not a relation or node type of {kb.name}, ignored: {iri}")
 
 
+@click.command()
+@click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
+def samples(as_json: bool) -> None:
+    """List the sample knowledge bases shipped with sparqlqa: where each file is and how to ingest it."""
+    from sparqlqa.samples import SAMPLES
+
+    rows = [{"name": s.name, "path": str(s.path), "about": s.about, "ingest": s.ingest_command(s.name, str(s.path)),
+             "ask": f'sparqlqa ask {s.name} "{s.question}"'} for s in SAMPLES.values()]
+    if as_json:
+        print_json(rows)
+        return
+    for row in rows:
+        click.echo(f"{row['name']}: {row['about']}\n  file:  {row['path']}\n  build: {row['ingest']}\n"
+                   f"  ask:   {row['ask']}")
+
+
 def _render_schema(kb: Any) -> None:
     from rich.table import Table
 
