@@ -3,15 +3,14 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
 
 from sparqlqa.cli.llm_commands import llm_options
-from sparqlqa.cli.output import console, err_console, note, print_json
+from sparqlqa.cli.output import console, count_progress, note, print_json
 
 if TYPE_CHECKING:
     from sparqlqa.answer import Answer
@@ -21,34 +20,21 @@ if TYPE_CHECKING:
 RERANK_CHOICES = ("listwise", "pointwise", "none")
 
 
-@contextmanager
-def count_progress(description: str) -> Iterator[Any]:
-    """A rich progress bar over items; yields ``update(done, total)``.  Silent when stderr is no terminal."""
-    out = err_console()
-    if not out.is_terminal:
-        yield lambda done, total: None
-        return
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
-
-    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
-    with Progress(*columns, console=out, transient=True) as progress:
-        task = progress.add_task(description, total=None)
-
-        def update(done: int, total: int) -> None:
-            progress.update(task, completed=done, total=total)
-
-        yield update
-
-
-def ensure_index(kb: KnowledgeBase, embedder: Embedder) -> dict[str, Any]:
-    """Build or resume the node index of ``kb`` with a progress bar; returns a summary."""
+def ensure_index(kb: KnowledgeBase, embedder: Embedder, *, quiet: bool = False, ahead: bool = True) -> dict[str, Any]:
+    """Build or resume the node index of ``kb``, saying so first and showing progress (unless
+    ``quiet``; ``ahead``: mention ``sparqlqa index``); returns a summary."""
     from sparqlqa.vectors import index_status, index_supported, load_index
 
     if not index_supported(kb):
         return {"kb": kb.name, "supported": False}
     started = time.perf_counter()
     before = index_status(kb, embedder)
-    with count_progress(f"embedding nodes of {kb.name} ({embedder.model_id})") as update:
+    if not before.get("complete") and not quiet:
+        tip = f"; 'sparqlqa index {kb.name}' builds it ahead" if ahead else ""
+        note(f"{'resuming' if before else 'building'} the node index of {kb.name} ({embedder.model_id}): "
+             f"once per KB and embedder, resumable{tip}")
+    with (nullcontext(lambda done, total: None) if quiet else
+          count_progress(f"embedding nodes of {kb.name} ({embedder.model_id})", "indexed", "nodes")) as update:
         index = load_index(kb, embedder, progress=update)
     folder = kb.artifacts_dir("embeddings")
     return {"kb": kb.name, "embedder": embedder.model_id, "nodes": len(index),
@@ -70,7 +56,7 @@ def index(name: str, embedder_spec: str | None, as_json: bool) -> None:
     from sparqlqa.kb import open_kb
 
     with open_kb(name) as kb:
-        summary = ensure_index(kb, get_embedder(embedder_spec))
+        summary = ensure_index(kb, get_embedder(embedder_spec), ahead=False)
     if as_json:
         print_json(summary)
     elif not summary.get("supported", True):
@@ -133,7 +119,7 @@ def ask(words: tuple[str, ...], endpoint: str | None, profile_name: str, llm_spe
 
     target, question = _open_target(words, endpoint, profile_name)
     with target as kb:
-        ensure_index(kb, get_embedder(embedder_spec))
+        ensure_index(kb, get_embedder(embedder_spec), quiet=quiet)
         answer = run_ask(kb, question, strategy=strategy, llm=llm_spec, k=k, rerank=rerank,
                          embedder=embedder_spec, llm_cache=llm_cache)
     saved = _save(answer, save_dir) if save_dir is not None else []

@@ -125,12 +125,24 @@ def eval_(dataset: str, source: Path, kb_name: str, strategy_text: str, out_dir:
 
     strategies = parse_strategies(strategy_text)
     _check_strategies(strategies)
+    _prepare_index(kb_name)
     with _progress() as (on_start, on_outcome):
         result = evaluate(dataset, source, kb=kb_name, strategies=strategies, out_dir=out_dir, k=k,
                           llm=llm_spec, llm_cache=llm_cache, split=split, test_ratio=test_ratio, limit=limit,
                           sample=sample, seed=seed, workers=workers, plots=not no_plots, ask=None,
                           on_start=on_start, on_outcome=on_outcome)
     _finish(result, as_json)
+
+
+def _prepare_index(kb_name: str) -> None:
+    """Build the KB's node index before the first question, announced and with progress, rather than
+    silently inside it."""
+    from sparqlqa.cli.ask_commands import ensure_index
+    from sparqlqa.embed import get_embedder
+    from sparqlqa.kb import open_kb
+
+    with open_kb(kb_name) as kb:
+        ensure_index(kb, get_embedder(None))
 
 
 def _finish(result: Any, as_json: bool) -> None:
