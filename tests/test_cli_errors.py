@@ -52,6 +52,7 @@ def _hint(result_stderr: str) -> list[str]:
 def test_llm_hint_offers_offline_not_the_test_fake(runner: CliRunner, movies_kb: KnowledgeBase) -> None:
     result = runner.invoke(main, ["ask", "movies", "who directed Alien", "--llm", "gpt4"])
     assert _hint(result.stderr) == ["anthropic", "offline", "openai"]
+    assert "node index" not in result.stderr  # failed before any work
 
 
 def _help_formats(runner: CliRunner) -> set[str]:
