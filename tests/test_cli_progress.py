@@ -73,3 +73,4 @@ def test_eval_announces_the_index_before_the_first_question(runner: CliRunner, m
     result = runner.invoke(main, ["eval", "jsonl", str(questions), "--kb", "movies", "--strategy", "vss",
                                   "--out", str(tmp_path / "out"), "--no-plots"])
     assert result.stderr.index("building the node index of movies") < result.stderr.index("pairs to answer")
+    assert re.search(r"^answered 1/1 pairs \(100%\)", result.stderr, re.M), result.stderr
