@@ -42,7 +42,7 @@ def test_index_announces_and_logs_progress_when_not_a_terminal(runner: CliRunner
     result = runner.invoke(main, ["index", "movies"])
     assert result.exit_code == 0, result.output
     lines = result.stderr.splitlines()
-    assert lines[0].startswith("building the node index of movies (fake")
+    assert lines[0].startswith("building the node index of movies (fake") and lines[0].endswith("resumable")
     assert re.fullmatch(r"indexed 19/19 nodes \(100%\).*", lines[-1]), lines
 
 
@@ -74,3 +74,16 @@ def test_eval_announces_the_index_before_the_first_question(runner: CliRunner, m
                                   "--out", str(tmp_path / "out"), "--no-plots"])
     assert result.stderr.index("building the node index of movies") < result.stderr.index("pairs to answer")
     assert re.search(r"^answered 1/1 pairs \(100%\)", result.stderr, re.M), result.stderr
+
+
+def test_a_long_note_stays_one_line_in_a_log(monkeypatch: pytest.MonkeyPatch) -> None:
+    import io
+
+    from rich.console import Console
+
+    import sparqlqa.cli.output as output
+
+    buffer = io.StringIO()
+    monkeypatch.setattr(output, "_stderr", Console(file=buffer, width=40))
+    output.note("building the node index of metaqa (st-all-MiniLM-L6-v2): once per KB and embedder, resumable")
+    assert buffer.getvalue().count("\n") == 1

@@ -185,7 +185,7 @@ def _warn_if_unnarrowed(answer: Answer) -> None:
         err_console().print(f"warning: the question names no node of {answer.kb}: these answers are only the "
                             "nodes most similar to its words (no SPARQL narrowed them); name an entity as the "
                             "KB spells it (try 'sparqlqa ask --explain')", style="bold yellow", markup=False,
-                            highlight=False)
+                            highlight=False, soft_wrap=True)
 
 
 def answers_table(answer: Answer, top: int) -> Any:

@@ -48,8 +48,8 @@ def print_json(data: Any) -> None:
 
 
 def note(message: str) -> None:
-    """A one-line note on stderr."""
-    err_console().print(message, style="dim", highlight=False)
+    """A one-line note on stderr (one line in a log too: the terminal wraps it, rich does not)."""
+    err_console().print(message, style="dim", highlight=False, soft_wrap=True)
 
 
 #: seconds between plain progress lines when stderr is not a terminal ($SPARQLQA_PROGRESS_EVERY overrides)
