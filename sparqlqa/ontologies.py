@@ -1,8 +1,7 @@
 """Ontologies: the bundled ones (sparqlqa's core vocabulary and one file per STaRK dataset) and
 :func:`annotate_kb`, which adds a user's ontology file (labels, aliases, comments) to a built KB.
 
-The bundled files live in the repository's ``ontologies/`` folder (and are shipped in
-the package as ``sparqlqa/data/ontologies`` when built as a wheel).
+The bundled files live in ``sparqlqa/data/ontologies`` (package data, so a wheel install has them).
 """
 
 from __future__ import annotations
@@ -20,8 +19,7 @@ CORE = "sparqlqa"
 
 
 def ontology_dirs() -> list[Path]:
-    here = Path(__file__).resolve().parent
-    return [here.parent / "ontologies", here / "data" / "ontologies"]
+    return [Path(__file__).resolve().parent / "data" / "ontologies"]
 
 
 def ontology_path(name: str) -> Path:

@@ -31,8 +31,19 @@ def kbs_dir() -> Path:
     return path
 
 
+def umask_mode() -> int:
+    """The permissions a plain ``open(path, "w")`` would give a new file: 0o666 less the user's umask."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return 0o666 & ~mask
+
+
 def atomic_write_bytes(path: Path, data: bytes, *, mode: int | None = None) -> None:
-    """Write ``data`` to ``path`` so readers see the old or the new file, never half of one."""
+    """Write ``data`` to ``path`` so readers see the old or the new file, never half of one.
+
+    The file gets ``mode`` when given (keys: 0o600), else the user's umask, like any file
+    the user creates (``mkstemp`` alone would leave it 0o600).
+    """
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
@@ -40,8 +51,7 @@ def atomic_write_bytes(path: Path, data: bytes, *, mode: int | None = None) -> N
             handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
-        if mode is not None:
-            os.chmod(tmp, mode)
+        os.chmod(tmp, umask_mode() if mode is None else mode)
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

@@ -35,7 +35,7 @@ OWL = Namespace("http://www.w3.org/2002/07/owl#")
 XSD = Namespace("http://www.w3.org/2001/XMLSchema#")
 SKOS = Namespace("http://www.w3.org/2004/02/skos/core#")
 SCHEMA = Namespace("http://schema.org/")
-#: sparqlqa's own core vocabulary (ontologies/sparqlqa.ttl)
+#: sparqlqa's own core vocabulary (sparqlqa/data/ontologies/sparqlqa.ttl)
 SQA_BASE = "https://sparqlqa.dev/ns#"
 SQA = Namespace(SQA_BASE)
 

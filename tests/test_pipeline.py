@@ -190,8 +190,8 @@ def test_custom_strategy_interface_has_one_abstract_method() -> None:
 
 
 @pytest.mark.parametrize("name, expected", [
-    ("movies-scifi-by-ridley-scott.rq", {"alien", "blade_runner"}),
-    ("movies-relaxed-tier.rq", {"aliens", "avatar"}),
+    ("fixture-scifi-by-ridley-scott.rq", {"alien", "blade_runner"}),
+    ("fixture-relaxed-tier.rq", {"aliens", "avatar"}),
 ])
 def test_worked_examples_run_on_oxigraph_and_rdflib(movies_kb: KnowledgeBase, name: str,
                                                     expected: set[str]) -> None:

@@ -8,6 +8,7 @@ top so ``sparqlqa --help`` stays instant; heavy work is imported inside commands
 from __future__ import annotations
 
 import importlib
+import json
 import sys
 
 import click
@@ -21,6 +22,7 @@ COMMAND_MODULES: list[tuple[str, str]] = [
     ("sparqlqa.cli.kb_commands", "kbs"),
     ("sparqlqa.cli.kb_commands", "schema"),
     ("sparqlqa.cli.kb_commands", "sparql"),
+    ("sparqlqa.cli.kb_commands", "samples"),
     ("sparqlqa.cli.llm_commands", "llm"),
     ("sparqlqa.cli.ask_commands", "ask"),
     ("sparqlqa.cli.ask_commands", "index"),
@@ -28,18 +30,40 @@ COMMAND_MODULES: list[tuple[str, str]] = [
 ]
 
 
+#: exit status of a usage mistake click catches (unknown option, missing argument), as click uses
+USAGE_EXIT = 2
+
+
 class SparqlqaGroup(click.Group):
-    """Turns :class:`SparqlqaError` into a clean message and exit status."""
+    """Turns :class:`SparqlqaError` into a clean message and exit status (the README's table).
+
+    With ``--json`` among a command's arguments the error is one JSON object on stdout,
+    ``{"error": ..., "hint": ...}``, so a script reading stdout always gets JSON.
+    """
 
     def invoke(self, ctx: click.Context) -> object:
+        as_json = "--json" in [*getattr(ctx, "_protected_args", ()), *ctx.args]
         try:
             return super().invoke(ctx)
         except SparqlqaError as exc:
-            click.secho(f"error: {exc.full_message()}", fg="red", err=True)
-            sys.exit(exc.exit_code)
+            _fail(exc.message, exc.hint, exc.exit_code, as_json)
+        except click.UsageError as exc:
+            if not as_json:
+                raise
+            hint = f"see '{exc.ctx.command_path} --help'" if exc.ctx is not None else None
+            _fail(exc.format_message(), hint, USAGE_EXIT, as_json)
         except KeyboardInterrupt:
             click.secho("interrupted", fg="yellow", err=True)
             sys.exit(130)
+        return None
+
+
+def _fail(message: str, hint: str | None, code: int, as_json: bool) -> None:
+    if as_json:
+        click.echo(json.dumps({"error": message, "hint": hint}, ensure_ascii=False))
+    else:
+        click.secho(f"error: {message}" + (f"\n  hint: {hint}" if hint else ""), fg="red", err=True)
+    sys.exit(code)
 
 
 @click.group(cls=SparqlqaGroup, context_settings={"help_option_names": ["-h", "--help"]})

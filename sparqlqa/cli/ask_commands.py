@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
+import sys
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
 
 from sparqlqa.cli.llm_commands import llm_options
-from sparqlqa.cli.output import console, err_console, note, print_json
+from sparqlqa.cli.output import console, count_progress, err_console, note, print_json
 
 if TYPE_CHECKING:
     from sparqlqa.answer import Answer
@@ -20,35 +20,25 @@ if TYPE_CHECKING:
 
 RERANK_CHOICES = ("listwise", "pointwise", "none")
 
-
-@contextmanager
-def count_progress(description: str) -> Iterator[Any]:
-    """A rich progress bar over items; yields ``update(done, total)``.  Silent when stderr is no terminal."""
-    out = err_console()
-    if not out.is_terminal:
-        yield lambda done, total: None
-        return
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
-
-    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
-    with Progress(*columns, console=out, transient=True) as progress:
-        task = progress.add_task(description, total=None)
-
-        def update(done: int, total: int) -> None:
-            progress.update(task, completed=done, total=total)
-
-        yield update
+#: exit status of ``ask`` when the question names no node of the KB (answers are vector-only); README table
+NO_NODE_EXIT = 3
 
 
-def ensure_index(kb: KnowledgeBase, embedder: Embedder) -> dict[str, Any]:
-    """Build or resume the node index of ``kb`` with a progress bar; returns a summary."""
+def ensure_index(kb: KnowledgeBase, embedder: Embedder, *, quiet: bool = False, ahead: bool = True) -> dict[str, Any]:
+    """Build or resume the node index of ``kb``, saying so first and showing progress (unless
+    ``quiet``; ``ahead``: mention ``sparqlqa index``); returns a summary."""
     from sparqlqa.vectors import index_status, index_supported, load_index
 
     if not index_supported(kb):
         return {"kb": kb.name, "supported": False}
     started = time.perf_counter()
     before = index_status(kb, embedder)
-    with count_progress(f"embedding nodes of {kb.name} ({embedder.model_id})") as update:
+    if not before.get("complete") and not quiet:
+        tip = f"; 'sparqlqa index {kb.name}' builds it ahead" if ahead else ""
+        note(f"{'resuming' if before else 'building'} the node index of {kb.name} ({embedder.model_id}): "
+             f"once per KB and embedder, resumable{tip}")
+    with (nullcontext(lambda done, total: None) if quiet else
+          count_progress(f"embedding nodes of {kb.name} ({embedder.model_id})", "indexed", "nodes")) as update:
         index = load_index(kb, embedder, progress=update)
     folder = kb.artifacts_dir("embeddings")
     return {"kb": kb.name, "embedder": embedder.model_id, "nodes": len(index),
@@ -70,7 +60,7 @@ def index(name: str, embedder_spec: str | None, as_json: bool) -> None:
     from sparqlqa.kb import open_kb
 
     with open_kb(name) as kb:
-        summary = ensure_index(kb, get_embedder(embedder_spec))
+        summary = ensure_index(kb, get_embedder(embedder_spec), ahead=False)
     if as_json:
         print_json(summary)
     elif not summary.get("supported", True):
@@ -118,9 +108,10 @@ def _open_target(words: tuple[str, ...], endpoint: str | None, profile: str) -> 
 @click.option("--save-sparql", "save_dir", type=click.Path(file_okay=False, path_type=Path),
               help="Write every executed query as a commented .rq file into this folder.")
 @click.option("-q", "--quiet", is_flag=True, help="Only the answers (no SPARQL, no notes).")
+@click.option("--plain", is_flag=True, help="Tab-separated answers with full IRIs and bare SPARQL: for copying.")
 def ask(words: tuple[str, ...], endpoint: str | None, profile_name: str, llm_spec: str | None,
         llm_cache: str | None, k: int, rerank: str, strategy: str | None, embedder_spec: str | None, top: int,
-        as_json: bool, explain: bool, save_dir: Path | None, quiet: bool) -> None:
+        as_json: bool, explain: bool, save_dir: Path | None, quiet: bool, plain: bool) -> None:
     """Answer QUESTION over knowledge base NAME (or over a SPARQL endpoint with --endpoint).
 
     \b
@@ -133,19 +124,22 @@ def ask(words: tuple[str, ...], endpoint: str | None, profile_name: str, llm_spe
 
     target, question = _open_target(words, endpoint, profile_name)
     with target as kb:
-        ensure_index(kb, get_embedder(embedder_spec))
+        ensure_index(kb, get_embedder(embedder_spec), quiet=quiet)
         answer = run_ask(kb, question, strategy=strategy, llm=llm_spec, k=k, rerank=rerank,
                          embedder=embedder_spec, llm_cache=llm_cache)
     saved = _save(answer, save_dir) if save_dir is not None else []
+    _warn_if_unnarrowed(answer)
     if as_json:
         print_json(answer.to_dict())
         if not quiet:  # stdout stays pure JSON; the notes go to stderr
             for text in answer.notes:
                 note(f"note: {text}")
     else:
-        show_answer(answer, top=top, explain=explain, quiet=quiet)
+        show_answer(answer, top=top, explain=explain, quiet=quiet, plain=plain)
     if saved and not quiet:
         note(f"saved {len(saved)} SPARQL file(s) to {save_dir}")
+    if unnarrowed(answer):
+        sys.exit(NO_NODE_EXIT)
 
 
 def _save(answer: Answer, directory: Path) -> list[Path]:
@@ -157,18 +151,41 @@ def _save(answer: Answer, directory: Path) -> list[Path]:
 # --- rendering -----------------------------------------------------------------------------------
 
 
-def show_answer(answer: Answer, *, top: int = 10, explain: bool = False, quiet: bool = False) -> None:
-    """The ranked answers as a table, then the SPARQL (unless quiet) or the full trace (explain)."""
+def show_answer(answer: Answer, *, top: int = 10, explain: bool = False, quiet: bool = False,
+                plain: bool = False) -> None:
+    """The ranked answers as a table, then the SPARQL (unless quiet) or the full trace (explain).
+
+    ``plain``: tab-separated answers with full IRIs and the bare SPARQL, for copying and scripts."""
     out = console()
     if explain:
         print_trace(answer, out)
-    out.print(answers_table(answer, top))
+    if plain:
+        click.echo(answers_tsv(answer, top))
+    else:
+        out.print(answers_table(answer, top))
     if not quiet and not explain:
         for record in [q for q in answer.queries if q.get("stage") == "sparql"]:
-            out.print(sparql_panel(record))
+            print_sparql(record, plain=plain)
     if not quiet:
         for text in answer.notes:
             note(f"note: {text}")
+
+
+def unnarrowed(answer: Answer) -> bool:
+    """Whether the answer's strategy wanted to narrow with SPARQL but the question named no node of
+    the KB, so every answer comes from vector similarity alone."""
+    if answer.triplets is None:  # vss, vss+rerank: vectors by design
+        return False
+    links = getattr(answer.linked, "links", None) or {}
+    return not any(links.values()) and all(item.source == "vector" for item in answer.items)
+
+
+def _warn_if_unnarrowed(answer: Answer) -> None:
+    if unnarrowed(answer):
+        err_console().print(f"warning: the question names no node of {answer.kb}: these answers are only the "
+                            "nodes most similar to its words (no SPARQL narrowed them); name an entity as the "
+                            "KB spells it (try 'sparqlqa ask --explain')", style="bold yellow", markup=False,
+                            highlight=False, soft_wrap=True)
 
 
 def answers_table(answer: Answer, top: int) -> Any:
@@ -189,14 +206,35 @@ def answers_table(answer: Answer, top: int) -> Any:
     return table
 
 
-def sparql_panel(record: dict[str, Any]) -> Any:
-    """One executed query, syntax-highlighted, titled with its row count and time."""
-    from rich.panel import Panel
+def answers_tsv(answer: Answer, top: int) -> str:
+    """The answers as tab-separated lines with a header: rank, label, type, score, tier, IRI, evidence."""
+    lines = ["rank\tanswer\ttype\tscore\ttier\tiri\tevidence"]
+    for rank, item in enumerate(answer.items[:top], start=1):
+        tier = str(item.tier) if item.tier is not None else "vector"
+        cells = [str(rank), item.label, item.type_label or "", f"{item.score:.3f}", tier, item.iri,
+                 "; ".join(item.evidence_text(answer.labels))]
+        lines.append("\t".join(" ".join(cell.split()) for cell in cells))
+    return "\n".join(lines)
+
+
+def print_sparql(record: dict[str, Any], *, plain: bool = False) -> None:
+    """One executed query in full, never cropped: a comment line with its row count and time, then the
+    query, syntax-highlighted and soft-wrapped on a terminal (the terminal wraps long lines; copying
+    gives the query back), bare with ``plain`` or when stdout is no terminal."""
+    title = f"# SPARQL ({record.get('stage', 'sparql')}): {record.get('rows', '?')} rows, " \
+            f"{record.get('elapsed_ms', '?')} ms"
+    query = str(record["query"]).rstrip("\n")
+    out = console()
+    if plain or not out.is_terminal:
+        click.echo(f"{title}\n{query}\n")
+        return
     from rich.syntax import Syntax
 
-    title = f"SPARQL ({record.get('stage', 'sparql')}): {record.get('rows', '?')} rows, " \
-            f"{record.get('elapsed_ms', '?')} ms"
-    return Panel(Syntax(str(record["query"]), "sparql", word_wrap=True), title=title, title_align="left")
+    out.print(title, style="dim", soft_wrap=True, markup=False, highlight=False)
+    text = Syntax(query, "sparql", background_color="default").highlight(query)
+    text.rstrip()
+    out.print(text, soft_wrap=True)
+    out.print()
 
 
 # --- --explain ---------------------------------------------------------------------------------------
@@ -218,7 +256,7 @@ def print_trace(answer: Answer, out: Any) -> None:
     for line in _candidate_lines(answer):
         out.print(f"   {line}", highlight=False)
     for record in [q for q in answer.queries if q.get("stage") == "sparql"]:
-        out.print(sparql_panel(record))
+        print_sparql(record)
     ranking = answer.meta.get("ranking", {})
     _heading(out, "4. vector ranking")
     out.print(f"   query text: {ranking.get('query_text', '?')!r}; {ranking.get('filtered', 0)} filtered, "

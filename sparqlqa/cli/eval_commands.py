@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import sys
-import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -20,7 +19,7 @@ from rich.progress import (
 )
 
 from sparqlqa.cli.llm_commands import llm_options
-from sparqlqa.cli.output import console, err_console, note, print_json
+from sparqlqa.cli.output import PlainProgress, console, err_console, note, print_json
 from sparqlqa.errors import ConfigError
 
 DATASET_NAMES = ("stark-prime", "stark-mag", "stark-amazon", "metaqa", "pathquestion", "wc2014", "jsonl")
@@ -73,19 +72,17 @@ def _progress() -> Iterator[ProgressHooks]:
 
 
 def _plain_progress() -> ProgressHooks:
-    state: dict[str, Any] = {"total": 0, "seen": 0, "start": time.monotonic()}
+    """Plain lines for logs: the count first, then ``answered 12/40 pairs (30%), 0 pairs/s, ETA 3m``
+    every $SPARQLQA_PROGRESS_EVERY seconds and at the end."""
+    state: dict[str, Any] = {"total": 0, "seen": 0, "lines": PlainProgress("answered", "pairs")}
 
     def start(todo: int, total: int) -> None:
-        state.update(total=todo, start=time.monotonic())
+        state.update(total=todo, lines=PlainProgress("answered", "pairs"))
         note(f"{todo} of {total} (question, strategy) pairs to answer")
 
     def step(outcome: Any) -> None:
         state["seen"] += 1
-        seen, total = state["seen"], state["total"]
-        if total and (seen == total or seen % max(1, total // 20) == 0):
-            elapsed = time.monotonic() - state["start"]
-            eta = elapsed / seen * (total - seen)
-            note(f"answered {seen}/{total} ({100 * seen // total}%)  elapsed {elapsed:.0f}s  ETA {eta:.0f}s")
+        state["lines"].update(state["seen"], state["total"])
 
     return start, step
 
@@ -125,12 +122,24 @@ def eval_(dataset: str, source: Path, kb_name: str, strategy_text: str, out_dir:
 
     strategies = parse_strategies(strategy_text)
     _check_strategies(strategies)
+    _prepare_index(kb_name)
     with _progress() as (on_start, on_outcome):
         result = evaluate(dataset, source, kb=kb_name, strategies=strategies, out_dir=out_dir, k=k,
                           llm=llm_spec, llm_cache=llm_cache, split=split, test_ratio=test_ratio, limit=limit,
                           sample=sample, seed=seed, workers=workers, plots=not no_plots, ask=None,
                           on_start=on_start, on_outcome=on_outcome)
     _finish(result, as_json)
+
+
+def _prepare_index(kb_name: str) -> None:
+    """Build the KB's node index before the first question, announced and with progress, rather than
+    silently inside it."""
+    from sparqlqa.cli.ask_commands import ensure_index
+    from sparqlqa.embed import get_embedder
+    from sparqlqa.kb import open_kb
+
+    with open_kb(kb_name) as kb:
+        ensure_index(kb, get_embedder(None))
 
 
 def _finish(result: Any, as_json: bool) -> None:

@@ -154,9 +154,33 @@ def kbs_annotate(name: str, files: tuple[Path, ...], as_json: bool) -> None:
         note(f"not a relation or node type of {kb.name}, ignored: {iri}")
 
 
-def _render_schema(kb: Any) -> None:
+@click.command()
+@click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
+def samples(as_json: bool) -> None:
+    """List the sample knowledge bases shipped with sparqlqa: where each file is and how to ingest it."""
+    from sparqlqa.samples import SAMPLES
+
+    rows = [{"name": s.name, "path": str(s.path), "about": s.about, "ingest": s.ingest_command(s.name, str(s.path)),
+             "ask": f'sparqlqa ask {s.name} "{s.question}"'} for s in SAMPLES.values()]
+    if as_json:
+        print_json(rows)
+        return
+    for row in rows:
+        click.echo(f"{row['name']}: {row['about']}\n  file:  {row['path']}\n  build: {row['ingest']}\n"
+                   f"  ask:   {row['ask']}")
+
+
+def _folding_table(*columns: str, title: str | None = None) -> Any:
+    """A rich table whose cells wrap onto more lines rather than being cropped with '…'."""
     from rich.table import Table
 
+    table = Table(title=title)
+    for column in columns:
+        table.add_column(column, overflow="fold")
+    return table
+
+
+def _render_schema(kb: Any) -> None:
     from sparqlqa.results_format import shorten
     from sparqlqa.store import NamedNode
 
@@ -164,30 +188,45 @@ def _render_schema(kb: Any) -> None:
     prefixes = _kb_prefixes(kb)
     out = console()
     out.print(f"[bold]{kb.name}[/]: {schema.triple_count:,} triples, {schema.node_count:,} nodes")
-    types = Table("node type", "label", "nodes", title="Node types")
+    types = _folding_table("node type", "label", "nodes", title="Node types")
     for info in schema.types:
         types.add_row(shorten(NamedNode(info.iri), prefixes), info.label, f"{info.count:,}")
     out.print(types)
-    relations = Table("relation", "label", "count", "kind", "domain → range (count)", title="Relations")
+    relations = _folding_table("relation", "label", "count", "kind", "domain → range (count)", title="Relations")
     for rel in schema.relations:
         pairs = ", ".join(f"{schema.type_label(d)} → {schema.type_label(r)} ({n:,})" for d, r, n in rel.pairs[:3])
         relations.add_row(shorten(NamedNode(rel.iri), prefixes), rel.label, f"{rel.count:,}", rel.kind, pairs)
     out.print(relations)
     for title, predicates in (("labels", schema.label_predicates), ("aliases", schema.alias_predicates),
                               ("text", schema.text_predicates)):
-        out.print(f"{title}: {', '.join(predicates) or '(none)'}")
+        out.print(f"{title}: {', '.join(predicates) or '(none)'}", soft_wrap=True, highlight=False)
+
+
+def _schema_tsv(kb: Any) -> str:
+    """The schema as tab-separated lines with full IRIs: ``type IRI label count`` and
+    ``relation IRI label count kind domain→range pairs``."""
+    schema = kb.schema
+    lines = ["what\tiri\tlabel\tcount\tkind\tdomain → range (count)"]
+    lines += [f"type\t{t.iri}\t{t.label}\t{t.count}\t\t" for t in schema.types]
+    for rel in schema.relations:
+        pairs = ", ".join(f"{schema.type_label(d)} → {schema.type_label(r)} ({n})" for d, r, n in rel.pairs)
+        lines.append(f"relation\t{rel.iri}\t{rel.label}\t{rel.count}\t{rel.kind}\t{pairs}")
+    return "\n".join(lines)
 
 
 @click.command()
 @click.argument("name")
 @click.option("--json", "as_json", is_flag=True, help="Print the schema as JSON.")
-def schema(name: str, as_json: bool) -> None:
+@click.option("--plain", is_flag=True, help="Tab-separated lines with full IRIs, for copying.")
+def schema(name: str, as_json: bool, plain: bool) -> None:
     """Show the schema of knowledge base NAME: node types, relations, name predicates."""
     from sparqlqa.kb import open_kb
 
     kb = open_kb(name)
     if as_json:
         print_json({"kb": kb.name, **kb.schema.to_dict()})
+    elif plain:
+        click.echo(_schema_tsv(kb))
     else:
         _render_schema(kb)
 
@@ -223,8 +262,6 @@ def with_default_prefixes(query: str, prefixes: dict[str, str]) -> str:
 
 
 def _print_table(result: Any, prefixes: dict[str, str]) -> None:
-    from rich.table import Table
-
     from sparqlqa.results_format import shorten, to_ntriples
 
     if result.form == "ASK":
@@ -233,7 +270,7 @@ def _print_table(result: Any, prefixes: dict[str, str]) -> None:
     if result.form != "SELECT":
         click.echo(to_ntriples(result), nl=False)
         return
-    table = Table(*result.variables)
+    table = _folding_table(*result.variables)
     for row in result.rows:
         table.add_row(*(shorten(term, prefixes) for term in row))
     console().print(table)

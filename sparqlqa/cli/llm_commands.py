@@ -29,11 +29,23 @@ def llm_options(func: F) -> F:
         "misses are recorded for 'sparqlqa llm export-pending'), off.",
     )(func)
     func = click.option(
-        "--llm", "llm_spec", metavar="SPEC", default=None,
+        "--llm", "llm_spec", metavar="SPEC", default=None, callback=_known_llm,
         help="LLM backend: anthropic[:MODEL], openai:BASE_URL#MODEL, offline.  Default: $SPARQLQA_LLM, "
         "else Anthropic when a key is set, else offline.",
     )(func)
     return func
+
+
+def _known_llm(ctx: click.Context, param: click.Parameter, spec: str | None) -> str | None:
+    """An unknown backend name fails at once, before any index is built or question asked."""
+    from sparqlqa.errors import UnknownNameError
+    from sparqlqa.llm import llms
+    from sparqlqa.llm.base import llm_choices
+
+    name = (spec or "").partition(":")[0].strip().lower()
+    if name and name not in ("offline", "none") and name not in llms:
+        raise UnknownNameError("llm", name, llm_choices())
+    return spec
 
 
 def llm_from_options(llm_spec: str | None, llm_cache: str | None) -> LLM | None:

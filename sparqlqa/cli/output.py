@@ -1,9 +1,11 @@
-"""Output helpers shared by CLI commands: JSON, tables, progress bars."""
+"""Output helpers shared by CLI commands: JSON, tables, progress (rich bars on a terminal, plain lines
+otherwise)."""
 
 from __future__ import annotations
 
 import json
-import sys
+import os
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -13,6 +15,7 @@ from rich.console import Console
 from rich.progress import (
     BarColumn,
     DownloadColumn,
+    MofNCompleteColumn,
     Progress,
     TextColumn,
     TimeElapsedColumn,
@@ -45,15 +48,109 @@ def print_json(data: Any) -> None:
 
 
 def note(message: str) -> None:
-    """A one-line note on stderr."""
-    err_console().print(message, style="dim", highlight=False)
+    """A one-line note on stderr (one line in a log too: the terminal wraps it, rich does not)."""
+    err_console().print(message, style="dim", highlight=False, soft_wrap=True)
+
+
+#: seconds between plain progress lines when stderr is not a terminal ($SPARQLQA_PROGRESS_EVERY overrides)
+PROGRESS_EVERY = 10.0
+
+
+def progress_every() -> float:
+    """Seconds between plain progress lines: ``$SPARQLQA_PROGRESS_EVERY`` or :data:`PROGRESS_EVERY`."""
+    try:
+        return max(0.0, float(os.environ.get("SPARQLQA_PROGRESS_EVERY", PROGRESS_EVERY)))
+    except ValueError:
+        return PROGRESS_EVERY
+
+
+def human_seconds(seconds: float) -> str:
+    """``3m``, ``45s``, ``1h05m``: an ETA short enough for a log line.
+
+    >>> human_seconds(44.6), human_seconds(200), human_seconds(3900)
+    ('45s', '3m', '1h05m')
+    """
+    if seconds < 60:
+        return f"{seconds:.0f}s"
+    if seconds < 3600:
+        return f"{seconds / 60:.0f}m"
+    return f"{int(seconds // 3600)}h{int(seconds % 3600 // 60):02d}m"
+
+
+def _count(n: float) -> str:
+    return f"{n:,.0f}"
+
+
+def _megabytes(n: float) -> str:
+    return f"{n / 1e6:,.2f}"
+
+
+class PlainProgress:
+    """Progress as periodic plain lines on stderr, for logs and pipes.
+
+    A line when work starts, then at most one every ``every`` seconds, and one at the end:
+    ``indexed 12,288/42,718 nodes (28%), 160 nodes/s, ETA 3m``.
+    """
+
+    def __init__(self, verb: str, unit: str = "", *, every: float | None = None, size: Any = _count) -> None:
+        self.verb, self.unit, self.size = verb, unit, size
+        self.every = progress_every() if every is None else every
+        self.started = time.monotonic()
+        self.last: float | None = None
+        self.finished = False
+
+    def update(self, done: int, total: int | None) -> None:
+        now = time.monotonic()
+        at_end = bool(total) and done >= (total or 0)
+        due = self.last is None or now - self.last >= self.every
+        if self.finished or not (due or at_end):
+            return
+        self.last, self.finished = now, at_end
+        click.echo(self.line(done, total, now - self.started), err=True)
+
+    def line(self, done: int, total: int | None, elapsed: float) -> str:
+        unit = f" {self.unit}" if self.unit else ""
+        if not total:
+            return f"{self.verb} {self.size(done)}{unit}"
+        text = f"{self.verb} {self.size(done)}/{self.size(total)}{unit} ({100 * done // total}%)"
+        if done and elapsed >= 0.5:  # a rate from the first few milliseconds means nothing
+            rate = done / elapsed
+            per = f"{self.size(rate)}{unit}/s"
+            eta = f", ETA {human_seconds((total - done) / rate)}" if done < total else f", {human_seconds(elapsed)}"
+            text += f", {per}{eta}"
+        return text
+
+
+@contextmanager
+def count_progress(description: str, verb: str = "done", unit: str = "") -> Iterator[Any]:
+    """Progress over items; yields ``update(done, total)``: a rich bar on a terminal, else
+    :class:`PlainProgress` lines (``verb 120/4,000 unit (3%), 40 unit/s, ETA 2m``)."""
+    out = err_console()
+    if not out.is_terminal:
+        yield PlainProgress(verb, unit).update
+        return
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
+    with Progress(*columns, console=out, transient=True) as progress:
+        task = progress.add_task(description, total=None)
+
+        def update(done: int, total: int) -> None:
+            progress.update(task, completed=done, total=total)
+
+        yield update
 
 
 @contextmanager
 def byte_progress(description: str) -> Iterator[Any]:
-    """A progress bar over bytes read; yields ``update(name, done, total)``. Silent when not a TTY."""
-    if not sys.stderr.isatty():
-        yield lambda name, done, total: None
+    """A progress bar over bytes read; yields ``update(name, done, total)``. Plain lines when not a TTY."""
+    if not err_console().is_terminal:
+        plain: dict[str, PlainProgress] = {}
+
+        def log(name: str, done: int, total: int) -> None:
+            if name not in plain:
+                plain[name] = PlainProgress(f"{description} {name}:", "MB", size=_megabytes)
+            plain[name].update(done, total)
+
+        yield log
         return
     columns = (TextColumn("{task.description}"), BarColumn(), DownloadColumn(), TimeElapsedColumn(),
                TimeRemainingColumn())

@@ -25,8 +25,8 @@ from pyoxigraph import RdfFormat, parse
 from pyoxigraph import Store as OxStore
 
 from sparqlqa import __version__
-from sparqlqa.errors import IngestError
-from sparqlqa.ingest.base import IngestFormat, IngestTarget, detect_format, ingest_formats
+from sparqlqa.errors import IngestError, UnknownNameError
+from sparqlqa.ingest.base import IngestFormat, IngestTarget, detect_format, format_choices, ingest_formats
 from sparqlqa.kb import KnowledgeBase, Manifest, current_generation, kb_root, validate_kb_name, write_generation
 from sparqlqa.ontologies import CORE, ontology_path
 from sparqlqa.profile import DEFAULT_PROFILE, Profile
@@ -50,6 +50,8 @@ def resolve_format(source: Path, name: str | None, options: dict[str, Any]) -> I
         options = {**options, "syntax": name.lower()}
         name = "rdf"
     chosen = name or detect_format(source)
+    if chosen not in ingest_formats:
+        raise UnknownNameError("ingest format", chosen, format_choices())
     return ingest_formats.get(chosen)(**options)
 
 

@@ -105,6 +105,20 @@ def strip_compression(name: str) -> str:
     return name
 
 
+def format_choices() -> list[str]:
+    """Every ``--format`` name a user may give: the registered formats, with ``rdf`` followed by its syntaxes.
+
+    >>> format_choices()[:3]
+    ['rdf', 'nt', 'nq']
+    """
+    from sparqlqa.ingest.rdf import RDF_SYNTAXES
+
+    names: list[str] = []
+    for name in ingest_formats.names():
+        names.extend([name, *RDF_SYNTAXES] if name == "rdf" else [name])
+    return names
+
+
 def detect_format(source: Path) -> str:
     """Guess the format name of ``source`` from its name (and, for folders, content)."""
     for name in ingest_formats.names():
@@ -113,7 +127,7 @@ def detect_format(source: Path) -> str:
     raise IngestError(
         "cannot tell the format of this source from its name",
         path=str(source),
-        hint="pass --format (one of: " + ", ".join(ingest_formats.names()) + ")",
+        hint="pass --format (one of: " + ", ".join(format_choices()) + ")",
     )
 
 

@@ -33,6 +33,9 @@ RDF_SUFFIXES: dict[str, RdfFormat] = {
     ".jsonld": RdfFormat.JSON_LD,
 }
 
+#: the ``--format`` names of RDF syntaxes that ``--help`` and hints list (the others are aliases)
+RDF_SYNTAXES: tuple[str, ...] = ("nt", "nq", "turtle", "trig", "rdfxml", "n3", "jsonld")
+
 #: ``--format`` names for RDF syntaxes
 RDF_FORMAT_NAMES: dict[str, RdfFormat] = {
     "nt": RdfFormat.N_TRIPLES,
@@ -61,7 +64,7 @@ def rdf_syntax(source: Path, syntax: str | None) -> RdfFormat:
         if name.endswith(suffix):
             return fmt
     raise IngestError("cannot tell the RDF syntax from the file name", path=str(source),
-                      hint="pass --format nt|nq|turtle|trig|rdfxml|n3|jsonld")
+                      hint="pass --format " + "|".join(RDF_SYNTAXES))
 
 
 def _line_of(exc: SyntaxError) -> int | None:

@@ -17,7 +17,7 @@ Ingest a folder holding the files (or a ``processed/`` folder), the zip, or ``hf
 ``$SPARQLQA_HOME/downloads/stark`` (needs ``pip install 'sparqlqa[stark]'``).
 
 Every node ``i`` becomes ``{base}node/{i}`` (evaluation maps STaRK answer ids this way) with
-``rdf:type`` (the class in ``ontologies/stark-{dataset}.ttl``), ``sqa:sourceId`` (``i``),
+``rdf:type`` (the class in ``sparqlqa/data/ontologies/stark-{dataset}.ttl``), ``sqa:sourceId`` (``i``),
 ``sqa:nodeType`` (the type as STaRK spells it), ``rdfs:label`` (name / title / DisplayName /
 brand_name ...), ``skos:altLabel`` (PRIME gene aliases, MAG original titles) and ``sqa:text``.
 Each stored edge becomes one triple in its stored direction, with the ontology's property.

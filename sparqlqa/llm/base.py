@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 from urllib.parse import urlsplit, urlunsplit
 
-from sparqlqa.errors import ConfigError, LLMError, NotInCache
+from sparqlqa.errors import ConfigError, LLMError, NotInCache, UnknownNameError
 from sparqlqa.llm.pricing import estimate_cost
 from sparqlqa.llm.structured import parse_structured, validate_structured
 from sparqlqa.registry import Registry
@@ -373,6 +373,8 @@ def get_llm(spec: str, *, cache_mode: str | None = None, cache: LLMCache | None 
         raise ConfigError(f"LLM spec {spec!r} means 'no LLM'",
                           hint="the caller should use the offline strategy; see resolve_llm_spec()")
     name, _, rest = spec.partition(":")
+    if name.strip().lower() not in llms:
+        raise UnknownNameError("llm", name.strip(), llm_choices())
     backend = llms.get(name.strip().lower())
     mode = resolve_cache_mode(cache_mode)
     if cache is None and mode != "off":
@@ -380,6 +382,16 @@ def get_llm(spec: str, *, cache_mode: str | None = None, cache: LLMCache | None 
 
         cache = LLMCache()
     return backend.from_spec(rest or None, cache=cache, cache_mode=mode)
+
+
+def llm_choices() -> list[str]:
+    """The ``--llm`` names to offer a user: registered backends not marked ``test_only``, and ``offline``.
+
+    >>> llm_choices()
+    ['anthropic', 'offline', 'openai']
+    """
+    shown = [name for name in llms.names() if not getattr(llms.get(name), "test_only", False)]
+    return sorted([*shown, "offline"])
 
 
 def resolve_llm_spec(spec: str | None) -> str | None:
