@@ -202,7 +202,7 @@ def drop_constant_nodes(candidates: Candidates, linked: LinkedConstants) -> None
     tier stays: the question asks for it back ("permission of permission of X's permission" on a KB
     where that chain returns X).
 
-    >>> from sparqlqa.linking import NodeMatch
+    >>> from sparqlqa.linking import LinkedConstants, NodeMatch
     >>> items = [Candidate("x", 0, 2, Evidence([])), Candidate("y", 1, 1, Evidence([]))]
     >>> found = Candidates(None, list(items), [], [], [], [])
     >>> drop_constant_nodes(found, LinkedConstants({"X": [NodeMatch("x", "X", 1.0, "exact")]}))
