@@ -197,10 +197,24 @@ def _edge_of(plan: Plan, index: int, row: dict[str, Any], options: ExecuteOption
 
 
 def drop_constant_nodes(candidates: Candidates, linked: LinkedConstants) -> None:
-    """A question does not ask for the nodes it names: drop the linked constants from the candidates,
-    unless nothing else is left (then they stay, and nothing is noted)."""
+    """A question does not ask for the nodes it names: drop a linked constant from the candidates when
+    some other candidate satisfies its tier (or a better one).  A named node that alone satisfies its
+    tier stays: the question asks for it back ("permission of permission of X's permission" on a KB
+    where that chain returns X).
+
+    >>> from sparqlqa.linking import LinkedConstants, NodeMatch
+    >>> items = [Candidate("x", 0, 2, Evidence([])), Candidate("y", 1, 1, Evidence([]))]
+    >>> found = Candidates(None, list(items), [], [], [], [])
+    >>> drop_constant_nodes(found, LinkedConstants({"X": [NodeMatch("x", "X", 1.0, "exact")]}))
+    >>> [c.iri for c in found.items]
+    ['x', 'y']
+    """
     named = {match.iri for matches in linked.links.values() for match in matches}
-    kept = [c for c in candidates.items if c.iri not in named]
-    if kept and len(kept) < len(candidates.items):
+    others = [c.tier for c in candidates.items if c.iri not in named]
+    if not others:
+        return
+    best_other = min(others)
+    kept = [c for c in candidates.items if c.iri not in named or c.tier < best_other]
+    if len(kept) < len(candidates.items):
         candidates.items = kept
         candidates.notes.append("the nodes named in the question were left out of the candidates")

@@ -62,7 +62,7 @@ def test_llm_cache_only_leaves_pairs_pending_for_export(movies_kb: Any, question
     args = ("jsonl", str(questions_file), "--kb", "movies", "--strategy", "vss,vss+rerank", "--llm", "fake",
             "--llm-cache", "only", "--out", str(out), "--no-plots", "--limit", "2")
     result = run(*args)
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == 3, result.output  # incomplete: rerun after the import
     assert "2 pair(s) wait for LLM answers" in result.stderr
     assert "vss+rerank lacks 2 question(s)" in result.stdout
     pending = tmp_path / "pending.jsonl"
@@ -100,3 +100,30 @@ def test_eval_help_lists_the_datasets() -> None:
     assert result.exit_code == 0
     for name in ("stark-prime", "metaqa", "pathquestion", "wc2014", "jsonl", "--test-ratio", "--workers"):
         assert name in result.output
+
+
+def test_a_crash_on_one_question_is_an_error_and_a_failing_exit(movies_kb: Any, questions_file: Path,
+                                                                 tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """A deterministic exception inside a strategy: counted, listed with its message, exit status 1."""
+    import sparqlqa.offline.strategy as offline
+
+    real = offline.offline_triplets
+
+    def crash_on_ridley(question: str, *args: Any, **kwargs: Any) -> Any:
+        if "Ridley" in question:
+            raise ValueError("zero-size array to reduction operation maximum which has no identity")
+        return real(question, *args, **kwargs)
+
+    monkeypatch.setattr(offline, "offline_triplets", crash_on_ridley)
+    out = tmp_path / "out"
+    result = run("jsonl", str(questions_file), "--kb", "movies", "--strategy", "offline", "--out", str(out),
+                 "--no-plots")
+    assert result.exit_code == 1, result.output
+    assert "| errors | 1 |" in result.stdout
+    assert "1 answer(s) failed" in result.stderr and "ridley/offline: ValueError: zero-size" in result.stderr
+    report = (out / "report.md").read_text()
+    assert "question ridley (offline): ValueError: zero-size array" in report
+    rerun = run("jsonl", str(questions_file), "--kb", "movies", "--strategy", "offline", "--out", str(out),
+                "--no-plots", "--json")
+    assert rerun.exit_code == 1 and json.loads(rerun.stdout)["errors"][0]["id"] == "ridley"

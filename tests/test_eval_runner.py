@@ -149,13 +149,48 @@ def test_pending_llm_answers_are_not_written_until_available(tmp_path: Path) -> 
 def test_strategy_errors_count_as_misses_transient_ones_are_retried(tmp_path: Path) -> None:
     ask = StandIn(fail={"question about g0": QueryError("bad SPARQL"),
                         "question about g1": LLMRateLimited("slow down"),
-                        "question about g2": RuntimeError("bug")})
-    stats = EvalRun("kb", questions(4), settings(strategies=["good"]), tmp_path, ask=ask).run()
-    assert (stats.done, stats.errors, stats.failed) == (1, 1, 2)
+                        "question about g2": RuntimeError("bug"),
+                        "question about g3": ConnectionResetError("peer gone")})
+    stats = EvalRun("kb", questions(5), settings(strategies=["good"]), tmp_path, ask=ask).run()
+    assert (stats.done, stats.errors, stats.crashes, stats.failed) == (1, 2, 1, 2)
     rows = {r["id"]: r for r in read_rows(tmp_path)}
-    assert set(rows) == {"0", "3"}
+    assert set(rows) == {"0", "2", "4"}
     assert rows["0"]["error"] == "QueryError: bad SPARQL" and rows["0"]["hit@5"] == 0.0
+    assert rows["2"]["error"].startswith("RuntimeError: bug (at test_eval_runner.py:") and rows["2"]["crash"]
+    assert ask.calls.count(("question about g2", "good")) == 2  # asked again before it counts
     assert any("RuntimeError: bug" in m for m in stats.messages)
+    again = StandIn()
+    EvalRun("kb", questions(5), settings(strategies=["good"]), tmp_path, ask=again).run()
+    assert sorted(q for q, _ in again.calls) == ["question about g1", "question about g3"]
+
+
+class Flaky(StandIn):
+    """Raises an unexpected exception the first time each question is asked."""
+
+    def __call__(self, kb: Any, question: str, **kwargs: Any) -> Answer:
+        if question not in self.fail:
+            self.fail[question] = RuntimeError("once")
+            return super().__call__(kb, question, **kwargs)
+        self.fail.pop(question)
+        return super().__call__(kb, question, **kwargs)
+
+
+def test_a_crash_that_does_not_repeat_is_no_error(tmp_path: Path) -> None:
+    stats = EvalRun("kb", questions(2), settings(strategies=["good"]), tmp_path, ask=Flaky()).run()
+    assert (stats.done, stats.errors) == (2, 0)
+
+
+def test_a_repeated_crash_is_reported_with_its_message(tmp_path: Path) -> None:
+    from sparqlqa.evaluation import evaluate
+
+    ask = StandIn(fail={"question about g1": ValueError("zero-size array to reduction operation maximum")})
+    result = evaluate("jsonl", _jsonl(tmp_path / "q.jsonl", 3), kb=memory_kb(), strategies=["good"],
+                      out_dir=tmp_path / "out", ask=ask, plots=False)
+    assert result.stats.errors == 1 and result.metrics["strategies"]["good"]["errors"] == 1
+    [error] = result.metrics["errors"]
+    assert error["id"] == "q1" and error["error"].startswith("ValueError: zero-size array") and error["crash"]
+    report = (tmp_path / "out" / "report.md").read_text()
+    assert "## Errors (1 answer(s) failed" in report and "question q1 (good): ValueError: zero-size" in report
 
 
 def test_setup_errors_stop_the_run(tmp_path: Path) -> None:
@@ -168,7 +203,8 @@ def test_a_strategy_that_always_crashes_trips_the_fuse(tmp_path: Path) -> None:
     ask = StandIn(fail={f"question about g{i}": RuntimeError("boom") for i in range(10)})
     with pytest.raises(EvalError, match="first 5 questions all failed"):
         EvalRun("kb", questions(10), settings(strategies=["good"]), tmp_path, ask=ask).run()
-    assert len(ask.calls) == 5
+    assert len(ask.calls) == 10  # each asked twice
+    assert not (tmp_path / RESULTS_FILE).exists() or not read_rows(tmp_path)  # asked again after a fix
 
 
 def test_workers_bound_concurrency_and_answer_each_pair_once(tmp_path: Path) -> None:

@@ -294,3 +294,27 @@ def test_distinct_terms_become_filters(kb: KnowledgeBase) -> None:
     assert "sigourney_weaver" not in names(found) and "harrison_ford" in names(found)
     assert any("FILTER(?c0 != ?v_m)" in q["query"] for q in found.queries)
     assert Triplets.from_dict(triplets.to_dict()).distinct == [("Alien", "?m")]
+
+
+def _found(*items: tuple[str, int]) -> Candidates:
+    from sparqlqa.execute import Candidate, Evidence
+
+    return Candidates(None, [Candidate(iri, tier, 1, Evidence([])) for iri, tier in items])
+
+
+@pytest.mark.parametrize(("items", "kept"), [
+    ([("x", 0), ("a", 0), ("b", 1)], ["a", "b"]),  # another candidate satisfies x's tier: x goes
+    ([("x", 0), ("a", 1), ("b", 2)], ["x", "a", "b"]),  # x alone satisfies every triplet: asked back
+    ([("a", 0), ("x", 1)], ["a"]),  # a better candidate: x goes
+    ([("x", 0)], ["x"]),  # nothing else
+])
+def test_named_nodes_are_dropped_only_when_another_candidate_satisfies_their_tier(
+        items: list[tuple[str, int]], kept: list[str]) -> None:
+    """'permission of permission of Martial_Arts's permission' on a KB where the chain returns
+    Martial_Arts: the question's own node is its answer."""
+    from sparqlqa.execute import drop_constant_nodes
+
+    found = _found(*items)
+    drop_constant_nodes(found, LinkedConstants({"X": [NodeMatch("x", "X", 1.0, "exact")]}))
+    assert [c.iri for c in found.items] == kept
+    assert bool(found.notes) == (len(kept) < len(items))

@@ -22,6 +22,12 @@ from sparqlqa.cli.llm_commands import llm_options
 from sparqlqa.cli.output import PlainProgress, console, err_console, note, print_json
 from sparqlqa.errors import ConfigError
 
+#: eval's exit status when some answers failed (counted as misses; listed in report.md)
+EXIT_ERRORS = 1
+#: eval's exit status when the run is incomplete but nothing failed (pairs wait for imported LLM
+#: answers, or failed transiently): rerun the same command to finish
+EXIT_INCOMPLETE = 3
+
 DATASET_NAMES = ("stark-prime", "stark-mag", "stark-amazon", "metaqa", "pathquestion", "wc2014", "jsonl")
 SPLIT_NAMES = ("test", "val", "dev", "train", "human", "all")
 
@@ -116,7 +122,9 @@ def eval_(dataset: str, source: Path, kb_name: str, strategy_text: str, out_dir:
 
     Writes OUT/metrics.json, OUT/report.md (metric × strategy), OUT/questions.jsonl (one row per
     question and strategy: rank of the first gold answer, triplets, SPARQL, evidence) and PNG plots.
-    A killed run resumes when rerun with the same --out.
+    A killed run resumes when rerun with the same --out.  Exit status: 0 when every pair is answered
+    without error, 1 when some answers failed (listed in report.md), 3 when the run is incomplete
+    (pending LLM answers, transient failures: rerun to finish).
     """
     from sparqlqa.evaluation import evaluate
 
@@ -150,8 +158,10 @@ def _finish(result: Any, as_json: bool) -> None:
         console().print(result.markdown, markup=False, highlight=False)
         note(f"report in {result.out_dir}: " + ", ".join(f.name for f in result.files)
              + " + questions.jsonl")
-    if stats.errors:
-        note(f"{stats.errors} answer(s) failed and count as misses (see 'error' in questions.jsonl)")
+    errors = result.metrics.get("errors") or []
+    if errors:
+        note(f"{len(errors)} answer(s) failed and count as misses (listed in report.md), e.g. "
+             + "; ".join(f"{e['id']}/{e['strategy']}: {e['error']}" for e in errors[:3]))
     if stats.failed:
         note(f"{stats.failed} pair(s) failed transiently and were not recorded; rerun to retry. "
              + "; ".join(stats.messages[:3]))
@@ -160,3 +170,5 @@ def _finish(result: Any, as_json: bool) -> None:
              "'sparqlqa llm export-pending FILE', answer them, 'sparqlqa llm import FILE', then rerun")
     if result.plot_error:
         err_console().print(f"plots skipped: {result.plot_error}", style="yellow", markup=False)
+    if errors or not result.metrics.get("complete", True):
+        click.get_current_context().exit(EXIT_ERRORS if errors else EXIT_INCOMPLETE)

@@ -287,8 +287,14 @@ class TabbedPathDataset(Dataset):
                 raise DatasetError(f"{path}:{number}: expected 'question TAB answers TAB path', "
                                    f"found {line[:80]!r}")
             meta = {"path": fields[2].strip()} if len(fields) > 2 else {}
+            labels, meta = self._gold(fields, labels, meta)
             questions.append(Question(str(number), fields[0].strip(), frozenset(), labels, meta))
         return self._ratio(questions)
+
+    def _gold(self, fields: list[str], labels: frozenset[str], meta: dict[str, Any],
+              ) -> tuple[frozenset[str], dict[str, Any]]:
+        """The gold labels and meta of one line (column 2's answers here)."""
+        return labels, meta
 
 
 @datasets.register("pathquestion")
@@ -298,7 +304,28 @@ class PathQuestion(TabbedPathDataset):
 
 @datasets.register("wc2014")
 class WorldCup2014(TabbedPathDataset):
+    """WorldCup2014: ``question TAB one example answer TAB path TAB full/answer/set``.  Many questions
+    have several right answers ("name a player who plays at Forward from Mexico"), so the gold is the
+    answer set of column 4 (with the example, should the set miss it); the example answer is kept in
+    ``meta["example"]``.  A line without column 4 is read like PathQuestion (column 2 is the gold).
+
+    >>> import tempfile, pathlib
+    >>> src = pathlib.Path(tempfile.mkdtemp()) / "wc.txt"
+    >>> _ = src.write_text("a forward from Mexico ?\\tAlan_PULIDO\\tAlan_PULIDO#plays_position#Forward\\t"
+    ...                    "Oribe_PERALTA/Alan_PULIDO/\\n")
+    >>> [q] = load_questions("wc2014", src)
+    >>> sorted(q.gold_labels), q.meta["example"]
+    (['Alan_PULIDO', 'Oribe_PERALTA'], 'Alan_PULIDO')
+    """
+
     name = "wc2014"
+
+    def _gold(self, fields: list[str], labels: frozenset[str], meta: dict[str, Any],
+              ) -> tuple[frozenset[str], dict[str, Any]]:
+        answers = parse_path_answers(fields[3]) if len(fields) > 3 else frozenset()
+        if not answers:
+            return labels, meta
+        return answers | labels, {**meta, "example": fields[1].strip()}
 
 
 # --- users' own sets --------------------------------------------------------------------

@@ -25,6 +25,8 @@ from sparqlqa.paths import atomic_write_bytes, atomic_write_json, atomic_write_t
 METRICS_FILE = "metrics.json"
 TABLE_FILE = "report.md"
 METRICS_PLOT = "metrics.png"
+#: errors listed one per line in report.md (all are in metrics.json)
+MAX_LISTED_ERRORS = 20
 LATENCY_PLOT = "latency.png"
 
 #: the metric rows of the table, by dataset kind
@@ -103,6 +105,16 @@ def markdown_table(summary: dict[str, dict[str, Any]], kind: str = "retrieval") 
     return "\n".join(lines) + "\n"
 
 
+def _one_line(text: str, limit: int = 300) -> str:
+    """An error message on one report line.
+
+    >>> _one_line("ValueError: bad\\n  thing")
+    'ValueError: bad thing'
+    """
+    flat = " ".join(str(text).split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
 def report_markdown(metrics: dict[str, Any]) -> str:
     """The whole ``report.md``: what was run, the table, and what is incomplete."""
     run = metrics["run"]
@@ -115,6 +127,14 @@ def report_markdown(metrics: dict[str, Any]) -> str:
     incomplete = {s: metrics["questions"] - v["questions"] for s, v in metrics["strategies"].items()
                   if v["questions"] < metrics["questions"]}
     tail = [""]
+    errors = metrics.get("errors") or []
+    if errors:
+        tail += [f"## Errors ({len(errors)} answer(s) failed; each counts as a miss)", ""]
+        tail += [f"- question {e['id']} ({e['strategy']}): {_one_line(e['error'])}"
+                 for e in errors[:MAX_LISTED_ERRORS]]
+        if len(errors) > MAX_LISTED_ERRORS:
+            tail.append(f"- … and {len(errors) - MAX_LISTED_ERRORS} more (see `error` in questions.jsonl)")
+        tail.append("")
     if incomplete:
         tail.append("**Incomplete**: " + ", ".join(f"{s} lacks {n} question(s)" for s, n in incomplete.items())
                     + " (rerun the same command to finish; with `--llm-cache only`, import the pending "
@@ -210,6 +230,8 @@ def build_metrics(run: dict[str, Any], kind: str, n_questions: int, rows: Sequen
         "questions": n_questions,
         "complete": all(v["questions"] == n_questions for v in summary.values()),
         "strategies": summary,
+        "errors": [{"id": r.get("id"), "strategy": r.get("strategy"), "error": r["error"],
+                    **({"crash": True} if r.get("crash") else {})} for r in rows if r.get("error")],
         "semantics": {"hit@k": "1 if any gold answer is in the top k",
                       "recall@20": "gold answers in the top 20 / number of gold answers",
                       "mrr": "1 / rank of the first gold answer over the returned ranking (0 if none)",

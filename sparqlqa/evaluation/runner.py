@@ -19,6 +19,7 @@ import os
 import random
 import threading
 import time
+import traceback
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import asdict, dataclass, field
@@ -45,9 +46,9 @@ AskFunction = Callable[..., Any]
 
 RESULTS_FILE = "questions.jsonl"
 RUN_FILE = "run.json"
-#: LLM errors that a later run may not see again: the pair is left for the rerun
-TRANSIENT_ERRORS = (LLMRateLimited, LLMOverloaded, LLMTimeout, LLMConnectionError)
-#: stop when this many pairs failed unexpectedly and none succeeded
+#: errors that a later run may not see again (rate limits, network): the pair is left for the rerun
+TRANSIENT_ERRORS = (LLMRateLimited, LLMOverloaded, LLMTimeout, LLMConnectionError, ConnectionError, TimeoutError)
+#: stop when this many pairs failed or crashed and none succeeded
 FAILURE_FUSE = 5
 
 
@@ -238,15 +239,36 @@ def result_row(question: Question, strategy: str, answer: Any, wall_ms: float, k
     }
 
 
-def error_row(question: Question, strategy: str, error: BaseException, wall_ms: float) -> dict[str, Any]:
-    """The record of a pair whose strategy failed: every metric 0 (a miss), the error kept."""
+def describe_error(error: BaseException, *, where: bool = False) -> str:
+    """``"Type: message"``, with ``where=True`` also the innermost frame (``(at file.py:12 in f)``)
+    so that a crash in a strategy can be found from the report alone.
+
+    >>> try:
+    ...     [].pop()
+    ... except IndexError as exc:
+    ...     describe_error(exc, where=True).split(" (at ")[0]
+    'IndexError: pop from empty list'
+    """
+    text = f"{type(error).__name__}: {error}"
+    frames = traceback.extract_tb(error.__traceback__) if where else []
+    if frames:
+        last = frames[-1]
+        text += f" (at {Path(last.filename).name}:{last.lineno} in {last.name})"
+    return text
+
+
+def error_row(question: Question, strategy: str, error: BaseException, wall_ms: float,
+              *, crash: bool = False) -> dict[str, Any]:
+    """The record of a pair whose strategy failed: every metric 0 (a miss), the error kept
+    (``crash``: an unexpected exception, i.e. a bug, that repeated; its location is kept too)."""
     metrics = question_metrics([], question.gold_iris, question.gold_labels)
     return {
         "id": question.id, "strategy": strategy, "question": question.text,
         "gold_iris": sorted(question.gold_iris), "gold_labels": sorted(question.gold_labels),
         **metrics, "answer_set": [], "items": [], "triplets": None, "sparql": [], "evidence": {},
         "notes": [], "llm": llm_usage([]), "latency_ms": wall_ms, "wall_ms": wall_ms, "timings_ms": {},
-        "strategy_used": strategy, "error": f"{type(error).__name__}: {error}",
+        "strategy_used": strategy, "error": describe_error(error, where=crash),
+        **({"crash": True} if crash else {}),
     }
 
 
@@ -292,6 +314,8 @@ class Outcome:
     status: str
     row: dict[str, Any] | None = None
     message: str = ""
+    #: an unexpected exception (a bug) that repeated
+    crash: bool = False
 
 
 @dataclass
@@ -304,6 +328,8 @@ class RunStats:
     errors: int = 0
     pending: int = 0
     failed: int = 0
+    #: of ``errors``: unexpected exceptions (bugs) that repeated
+    crashes: int = 0
     messages: list[str] = field(default_factory=list)
     elapsed_s: float = 0.0
 
@@ -324,6 +350,8 @@ class EvalRun:
         #: the ``llm=`` argument per strategy (an LLM object, ``"offline"``, or None: the default)
         self.llm = llm or {}
         self.results = ResultsFile(out_dir / RESULTS_FILE)
+        #: crash rows not written yet (:meth:`_nothing_worked`)
+        self._held: list[dict[str, Any]] = []
 
     def prepare(self) -> list[tuple[Question, str]]:
         """Check a previous run in ``out_dir`` is the same run; the pairs still to answer."""
@@ -354,23 +382,33 @@ class EvalRun:
                 if (q.id, s) in written]
 
     def answer_one(self, question: Question, strategy: str, *, warm_up: bool = False) -> Outcome:
-        """Ask one question with one strategy; never raises except for errors that end the run."""
+        """Ask one question with one strategy; never raises except for errors that end the run.
+
+        A transient error (rate limit, network) leaves the pair for the rerun (``failed``); a
+        sparqlqa error is the strategy's answer (``error``, a miss); any other exception is a bug: the
+        pair is asked once more, and when it raises again it is an ``error`` too, with its message and
+        location (a deterministic crash would fail every rerun, so it is counted, not retried)."""
         ask = self.ask or default_ask()
         start = time.perf_counter()
-        try:
-            answer = ask(self.kb, question.text, strategy=strategy, llm=self.llm.get(strategy), k=self.settings.k,
-                         llm_cache=self.settings.llm_cache)
-        except NotInCache:
-            return Outcome(question, strategy, "pending")
-        except TRANSIENT_ERRORS as exc:
-            return Outcome(question, strategy, "failed", message=f"{type(exc).__name__}: {exc}")
-        except SparqlqaError as exc:
-            if _is_abort(exc):
-                raise
-            wall = (time.perf_counter() - start) * 1000
-            return Outcome(question, strategy, "error", error_row(question, strategy, exc, wall), str(exc))
-        except Exception as exc:  # a bug in a strategy: left for the rerun, reported
-            return Outcome(question, strategy, "failed", message=f"{type(exc).__name__}: {exc}")
+        for attempt in (1, 2):
+            try:
+                answer = ask(self.kb, question.text, strategy=strategy, llm=self.llm.get(strategy),
+                             k=self.settings.k, llm_cache=self.settings.llm_cache)
+                break
+            except NotInCache:
+                return Outcome(question, strategy, "pending")
+            except TRANSIENT_ERRORS as exc:
+                return Outcome(question, strategy, "failed", message=describe_error(exc))
+            except SparqlqaError as exc:
+                if _is_abort(exc):
+                    raise
+                wall = (time.perf_counter() - start) * 1000
+                return Outcome(question, strategy, "error", error_row(question, strategy, exc, wall), str(exc))
+            except Exception as exc:  # a bug in a strategy: once more, then an error
+                if attempt == 2:
+                    wall = (time.perf_counter() - start) * 1000
+                    row = error_row(question, strategy, exc, wall, crash=True)
+                    return Outcome(question, strategy, "error", row, row["error"], crash=True)
         wall = (time.perf_counter() - start) * 1000
         if getattr(answer, "pending_llm", None):
             return Outcome(question, strategy, "pending")
@@ -380,17 +418,29 @@ class EvalRun:
 
     def _record(self, outcome: Outcome, stats: RunStats,
                 on_outcome: Callable[[Outcome], None] | None) -> None:
-        if outcome.row is not None:
-            self.results.append(outcome.row)
         counter = {"done": "done", "error": "errors", "pending": "pending", "failed": "failed"}[outcome.status]
         setattr(stats, counter, getattr(stats, counter) + 1)
+        stats.crashes += outcome.crash
+        if outcome.row is not None:
+            self._held.append(outcome.row)
+        if not self._nothing_worked(stats):  # crash rows are held until something works (see _fuse)
+            for row in self._held:
+                self.results.append(row)
+            self._held.clear()
         if outcome.message and len(stats.messages) < 20:
             stats.messages.append(f"{outcome.question.id}/{outcome.strategy}: {outcome.message}")
         if on_outcome is not None:
             on_outcome(outcome)
-        if stats.failed >= FAILURE_FUSE and stats.done + stats.errors == 0:
-            raise EvalError(f"the first {stats.failed} questions all failed; stopping",
+        if stats.failed + stats.crashes >= FAILURE_FUSE and self._nothing_worked(stats):
+            self._held.clear()
+            raise EvalError(f"the first {stats.failed + stats.crashes} questions all failed; stopping",
                             hint=f"first failure: {stats.messages[0] if stats.messages else '?'}")
+
+    @staticmethod
+    def _nothing_worked(stats: RunStats) -> bool:
+        """No pair answered yet, only crashes and transient failures: the strategy itself may be broken,
+        so its crash rows are not written yet (a rerun after the fix must ask those pairs again)."""
+        return stats.done + stats.errors - stats.crashes == 0 and stats.crashes + stats.failed > 0
 
     def run(self, tasks: Sequence[tuple[Question, str]] | None = None,
             on_outcome: Callable[[Outcome], None] | None = None) -> RunStats:
@@ -415,6 +465,9 @@ class EvalRun:
                 self._record(self.answer_one(question, strategy), stats, on_outcome)
         else:
             self._run_pool(rest, stats, on_outcome)
+        for row in self._held:  # fewer crashes than the fuse and nothing else ran: they are the result
+            self.results.append(row)
+        self._held.clear()
         stats.elapsed_s = time.perf_counter() - started
         return stats
 

@@ -38,7 +38,7 @@ from sparqlqa.offline.question import (
     question_spans,
     round_trip_cue,
 )
-from sparqlqa.offline.verbalise import category_texts, relation_texts, round_trip_texts
+from sparqlqa.offline.verbalise import category_texts, inverse_twins, relation_texts, round_trip_texts
 from sparqlqa.schema import RelationInfo, Schema, humanize, local_name
 
 if TYPE_CHECKING:
@@ -221,8 +221,10 @@ def is_zigzag(hops: Sequence[Hop]) -> bool:
 
 
 def object_relation_iris(schema: Schema) -> list[str]:
-    """The relations whose values are nodes (the ones a path can walk)."""
-    return [r.iri for r in schema.object_relations]
+    """The relations whose values are nodes (the ones a path can walk), less the ``_inverse`` twins
+    of others (:func:`~sparqlqa.offline.verbalise.inverse_twins`: walked as the original, backwards)."""
+    twins = inverse_twins(schema)
+    return [r.iri for r in schema.object_relations if r.iri not in twins]
 
 
 @dataclass(frozen=True)
@@ -315,7 +317,8 @@ class RelationVectors:
 
     def __init__(self, schema: Schema, embedder: Embedder) -> None:
         self.embedder = embedder
-        self.relations = [r for r in schema.object_relations]
+        twins = inverse_twins(schema)
+        self.relations = [r for r in schema.object_relations if r.iri not in twins]
         self.index = {r.iri: i for i, r in enumerate(self.relations)}
         self.labels = {r.iri: r.label for r in self.relations}
         self._texts: dict[tuple[str, str], list[str]] = {}
@@ -339,8 +342,10 @@ class RelationVectors:
         return self._texts.get((relation, key), [humanize(local_name(relation))])
 
     def vectors(self, relation: str, kind: str) -> np.ndarray:
-        rows = [self._row[t] for t in self.texts(relation, kind) if t in self._row]
-        return self._matrix[rows] if rows else self.embedder.embed(self.texts(relation, kind))
+        """One row per text of the relation (at least its split name, so never an empty array)."""
+        texts = self.texts(relation, kind) or [humanize(local_name(relation))]
+        rows = [self._row[t] for t in texts if t in self._row]
+        return self._matrix[rows] if rows else self.embedder.embed(texts)
 
 
 _VECTORS: dict[tuple[str, str], np.ndarray] = {}
@@ -350,6 +355,8 @@ VECTOR_CACHE_SIZE = 50_000
 
 def embed_cached(embedder: Embedder, texts: Sequence[str]) -> np.ndarray:
     """``embedder.embed(texts)``, remembering each text's vector (spans recur across questions)."""
+    if not texts:
+        return np.zeros((0, embedder.dimension), dtype=np.float32)
     model = embedder.model_id
     missing = list(dict.fromkeys(t for t in texts if (model, t) not in _VECTORS))
     if missing:
@@ -397,6 +404,7 @@ class QuestionScorer:
         verb = main_verb([w.text.casefold() for w in words], at, self.focus.phrase,
                          names[min(occurrence, len(names) - 1)]) if names else None
         self.verb_spans = {i for i, s in enumerate(self.spans) if verb is not None and s.first <= verb < s.last}
+        self.verb = words[verb].text.casefold() if verb is not None else ""
 
     def _raw_row(self, unit: Unit) -> np.ndarray:
         """Cosine of the unit's best text with every span (a round trip averages in its plain label, so
@@ -422,7 +430,8 @@ class QuestionScorer:
         for i, span in enumerate(self.spans):
             if span.category_of:
                 texts = category_texts(self.relations.texts(relation, "forward"), span.category_of)
-                sims[i] = float((embed_cached(self.relations.embedder, texts) @ self._span_vectors[i]).max())
+                if texts:
+                    sims[i] = float((embed_cached(self.relations.embedder, texts) @ self._span_vectors[i]).max())
 
     def _twice_row(self, unit: Unit) -> np.ndarray:
         """A hop said twice by one "grand-" word: the cosine of the word's rest ("grand**parent**") with
@@ -528,7 +537,7 @@ class QuestionScorer:
         ``release year``, so a path ending forward along it gains and one ending backward along it
         (at the things that have a year) loses.  Only a focus that names one relation clearly (by
         ``type_margin`` above its mean similarity) counts: "which movies" or "who …" are neutral."""
-        if not self.focus.phrase or not path.hops:
+        if not self.focus.phrase or not path.hops or not self.relations.relations:
             return 0.0
         if self._focus_scores is None:
             rels = self.relations
@@ -559,6 +568,15 @@ class QuestionScorer:
         shares = rels.end_types.get((last.relation, last.forward), {})
         return self.settings.class_weight * sum(self._class_values.get(t, 0.0) * share for t, share in shares.items())
 
+    def _named_by_verb(self, path: RelationPath) -> bool:
+        """Whether a hop's relation is named with the main verb ("which country does X **play** for" and
+        ``plays for country``): its noun then takes a span of its own and the verb is said all the same."""
+        if len(self.verb) < 3:
+            return False
+        words = {w for hop in path.hops
+                 for w in self.relations.labels.get(hop.relation, local_name(hop.relation)).casefold().split()}
+        return any(w.startswith(self.verb) or (len(w) >= 3 and self.verb.startswith(w)) for w in words)
+
     def _pair_mask(self, a: int, b: int, ndim: int, apart: bool = False) -> np.ndarray:
         """Where units ``a`` and ``b`` may sit: on disjoint spans; with ``apart``, also not side by side
         (two units of one relation on "**religious** **belief**" split one phrase that says it once)."""
@@ -578,7 +596,8 @@ class QuestionScorer:
         typed = self.type_score(path)
         classed = self.class_score(path)
         missed = -self.settings.round_trip_cue if self.cue and not has_round_trip(path.hops) else 0.0
-        unsaid = -self.settings.unsaid_verb if self.verb_spans and not self.verb_spans & set(spans) else 0.0
+        unsaid = -self.settings.unsaid_verb if self.verb_spans and not self.verb_spans & set(spans) \
+            and not self._named_by_verb(path) else 0.0
         path.score = best + typed + classed + missed + unsaid
         path.parts = {f"{u.kind}:{self.relations.labels.get(u.relation, local_name(u.relation))} ~ "
                       f"{self.spans[s].text!r}": float(self.unit_row(u)[s]) for u, s in zip(chosen, spans)}

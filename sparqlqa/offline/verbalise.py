@@ -15,6 +15,8 @@ The embedding model ignores a form that is not quite a word ("directer"), so for
 ['act', 'acted']
 >>> relation_word_forms("directed by")
 ['directer', 'director', 'direct', 'directed']
+>>> relation_word_forms("plays for country"), relation_word_forms("place of birth")
+(['country'], [])
 """
 
 from __future__ import annotations
@@ -22,10 +24,12 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from sparqlqa.schema import RelationInfo, humanize, local_name
+from sparqlqa.schema import RelationInfo, Schema, humanize, local_name
 
 #: words that never name a relation's value on their own
 _FUNCTION_WORDS = frozenset("a an the of in on at to for from by with as into is are was has have had be".split())  # noqa: SIM905
+#: "<verb> <preposition> <noun>" names the value by its noun (not "of": "place of birth" is no "birth")
+_VALUE_PREPOSITIONS = frozenset({"in", "for", "at", "on", "from", "with", "to"})
 _PARTICIPLE = re.compile(r"[a-z]{2,}(?:ed|en)")
 
 
@@ -49,6 +53,8 @@ def relation_word_forms(text: str) -> list[str]:
     elif len(words) >= 2 and not _FUNCTION_WORDS & set(words) and not _PARTICIPLE.fullmatch(words[0]):
         forms.append(words[-1])  # "release year" → "year" (but "starred actors" ↛ "actors", which
         # resembles "films" as much as "actors")
+    elif len(words) == 3 and words[1] in _VALUE_PREPOSITIONS and not _FUNCTION_WORDS & {words[0], words[2]}:
+        forms.append(words[2])  # "plays in club" → "club", "plays for country" → "country"
     forms += [verb for word in [*words, *forms] for verb in agent_verbs(word)]
     return list(dict.fromkeys(f for f in forms if f not in _FUNCTION_WORDS and f != text.strip().casefold()))
 
@@ -121,7 +127,31 @@ def round_trip_texts(texts: Sequence[str], forward_first: bool) -> list[str]:
     """
     verbs = [t for t in texts if _is_verb(t, texts)]
     nouns = [t for t in texts if t not in verbs]
-    if forward_first:
-        return [form.format(t) for t in nouns for form in ("same {}", "share {}")]
+    if forward_first:  # a relation said only by verbs ("is aged") still has a "same ..." reading
+        return [form.format(t) for t in nouns or texts for form in ("same {}", "share {}")]
     together = [f"{t.removesuffix(' by')} together with" for t in [*verbs, *nouns]]
     return list(dict.fromkeys([*together, *(f"co-{t}" for t in nouns)]))
+
+
+#: how a delimited KB names the reverse twin of relation ``r`` (``r_inverse``, ``r_reverse``)
+_TWIN_SUFFIX = re.compile(r"(?i)[_ .-]?(?:inverse|reverse|inv)$")
+
+
+def inverse_twins(schema: Schema) -> dict[str, str]:
+    """Relations that only restate another one backwards, by name: ``plays_in_club_inverse`` → the
+    IRI of ``plays_in_club``, when the KB has both and as many edges of each.  A path along the twin
+    is a path backwards along the original, so the twin is not walked (nor scored as "inverse").
+
+    >>> from sparqlqa.schema import RelationInfo, Schema
+    >>> rels = [RelationInfo(f"https://x/relation/{n}", n, 3) for n in ("aged", "aged_inverse", "sibling_inv")]
+    >>> inverse_twins(Schema(relations=rels))
+    {'https://x/relation/aged_inverse': 'https://x/relation/aged'}
+    """
+    by_iri = {r.iri: r for r in schema.object_relations}
+    twins: dict[str, str] = {}
+    for relation in by_iri.values():
+        base = _TWIN_SUFFIX.sub("", relation.iri)
+        original = by_iri.get(base)
+        if base != relation.iri and original is not None and original.count == relation.count:
+            twins[relation.iri] = original.iri
+    return twins
