@@ -36,6 +36,7 @@ from sparqlqa.pipeline import (
     run_triplets,
     usable,
     vss_answer,
+    waiting_answer,
 )
 from sparqlqa.registry import Registry
 
@@ -100,6 +101,8 @@ class FourStep(Strategy):
 
     def run(self, ctx: AskContext) -> Answer:
         triplets = run_triplets(ctx, self.make_triplets)
+        if triplets is None and ctx.pending:  # the triplet prompt waits for an answer: ask nothing more
+            return waiting_answer(ctx)
         linked, candidates = self.narrow(ctx, triplets)
         ranking = rank(ctx, triplets, candidates)
         texts = rerank_top(ctx, ranking, enabled=self.rerank_enabled)

@@ -38,6 +38,7 @@ from sparqlqa.errors import (
 )
 from sparqlqa.evaluation.datasets import Question
 from sparqlqa.evaluation.metrics import RankedItem, answer_set, apply_tie_rule, question_metrics
+from sparqlqa.llm.context import llm_context
 from sparqlqa.paths import atomic_write_json
 
 #: ``ask(kb, question, *, strategy=, llm=, k=, llm_cache=) -> Answer``
@@ -358,8 +359,9 @@ class EvalRun:
         ask = self.ask or default_ask()
         start = time.perf_counter()
         try:
-            answer = ask(self.kb, question.text, strategy=strategy, llm=self.llm.get(strategy), k=self.settings.k,
-                         llm_cache=self.settings.llm_cache)
+            with llm_context(question_id=question.id):  # pending LLM prompts say which question asked
+                answer = ask(self.kb, question.text, strategy=strategy, llm=self.llm.get(strategy),
+                             k=self.settings.k, llm_cache=self.settings.llm_cache)
         except NotInCache:
             return Outcome(question, strategy, "pending")
         except TRANSIENT_ERRORS as exc:
