@@ -512,3 +512,27 @@ def schema_prompt(schema: Schema, question: str = "", *, budget_tokens: int = SC
         picked += 1
     lines.append(f'- … {len(shown) - picked} more relations not shown (use "any" if none fits)')
     return "\n".join(lines)
+
+
+def reversed_relation_labels(schema: Schema) -> dict[str, str]:
+    """``{label of a folded relation: label of the relation it reverses}`` (see :func:`folded_inverses`)."""
+    by_iri = {rel.iri: rel for rel in schema.relations}
+    return {by_iri[dropped].label: by_iri[kept].label for dropped, kept in folded_inverses(schema).items()}
+
+
+def fold_reversed_facts(outgoing: dict[str, list[str]], incoming: dict[str, list[str]],
+                        reversed_labels: dict[str, str]) -> None:
+    """State each fact of a node once: ``Italy —plays for country inverse→ X`` (incoming) becomes
+    ``X —plays for country→ Italy`` (outgoing), merged with what is already there (in place).
+
+    >>> out, inc = {"plays for": ["Italy"]}, {"plays for inverse": ["Italy", "Spain"]}
+    >>> fold_reversed_facts(out, inc, {"plays for inverse": "plays for"})
+    >>> out, inc
+    ({'plays for': ['Italy', 'Spain']}, {})
+    """
+    for folded, kept in reversed_labels.items():
+        for source, target in ((incoming, outgoing), (outgoing, incoming)):
+            names = source.pop(folded, None)
+            if names:
+                bucket = target.setdefault(kept, [])
+                bucket.extend(name for name in names if name not in bucket)
