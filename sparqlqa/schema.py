@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field, replace
+from functools import lru_cache
 from typing import Any
 
 from pyoxigraph import Literal, NamedNode, Triple
@@ -348,14 +349,16 @@ _STOPWORDS = frozenset(
 _VECTORS: dict[tuple[str, tuple[str, ...]], Any] = {}
 
 
+@lru_cache(maxsize=1 << 16)
 def _phrase(text: str) -> str:
     """Lower-case words of ``text`` (``plays_for``, ``playsFor`` → ``plays for``)."""
     return " ".join(re.findall(r"[a-z0-9]+", humanize(text).lower()))
 
 
-def _words(text: str) -> set[str]:
+@lru_cache(maxsize=1 << 16)
+def _words(text: str) -> frozenset[str]:
     """Content words of ``text``, cut to 5 letters (a poor man's stemmer: ``direct`` ~ ``directed``)."""
-    return {word[:5] for word in _phrase(text).split() if word not in _STOPWORDS}
+    return frozenset(word[:5] for word in _phrase(text).split() if word not in _STOPWORDS)
 
 
 def _reversed_of(rel: RelationInfo, by_name: dict[str, RelationInfo],
@@ -385,14 +388,16 @@ def folded_inverses(schema: Schema) -> dict[str, str]:
         by_name.setdefault(_phrase(rel.label), rel)
     by_iri = {rel.iri: rel for rel in schema.relations}
     folded: dict[str, str] = {}
+    taken: set[str] = set()
     for rel in schema.relations:
         partner, by_its_name = _reversed_of(rel, by_name, by_iri)
-        if partner is None or {rel.iri, partner.iri} & (set(folded) | set(folded.values())):
+        if partner is None or rel.iri in taken or partner.iri in taken:
             continue
         if by_its_name or (rel.count, partner.iri) < (partner.count, rel.iri):
             folded[rel.iri] = partner.iri
         else:
             folded[partner.iri] = rel.iri
+        taken |= {rel.iri, partner.iri}
     return folded
 
 
@@ -482,7 +487,7 @@ def schema_prompt(schema: Schema, question: str = "", *, budget_tokens: int = SC
     Relations:
     - directed by
     """
-    from sparqlqa.llm.pricing import estimate_tokens
+    from sparqlqa.llm.pricing import CHARS_PER_TOKEN
 
     folded = folded_inverses(schema)
     by_iri = {rel.iri: rel for rel in schema.relations}
@@ -496,19 +501,18 @@ def schema_prompt(schema: Schema, question: str = "", *, budget_tokens: int = SC
                      "listed direction)")
     shown = [rel for rel in schema.relations if rel.iri not in folded]
     body = [_relation_line(rel, schema, typed, reverse.get(rel.iri)) for rel in shown]
-    room = budget_tokens - estimate_tokens("\n".join(lines)) - 1
-    if sum(estimate_tokens(line) + 1 for line in body) <= room:
+    room = budget_tokens * CHARS_PER_TOKEN - len("\n".join(lines))  # characters, as estimate_tokens counts
+    if sum(len(line) + 1 for line in body) <= room:
         lines += body or ['- (none declared: use "any")']
         return "\n".join(lines)
-    room -= 16  # the closing "… N more relations not shown" line
+    room -= 70  # the closing "… N more relations not shown" line
     picked = 0
     for rel, named in relevant_relations(question, shown, embedder):
         line = _relation_line(rel, schema, typed, reverse.get(rel.iri))
-        cost = estimate_tokens(line) + 1
-        if cost > room and not named:
+        if len(line) + 1 > room and not named:
             break
         lines.append(line)
-        room -= cost
+        room -= len(line) + 1
         picked += 1
     lines.append(f'- … {len(shown) - picked} more relations not shown (use "any" if none fits)')
     return "\n".join(lines)
