@@ -345,6 +345,7 @@ _STOPWORDS = frozenset(
     {"a", "an", "and", "are", "as", "at", "be", "by", "did", "do", "does", "for", "from", "had",
      "has", "have", "how", "in", "is", "it", "its", "of", "on", "or", "the", "that", "this", "to",
      "was", "were", "what", "when", "where", "which", "who", "whom", "whose", "with"})
+_local = lru_cache(maxsize=1 << 16)(local_name)
 #: relation vectors by (embedder, relation texts): computed once per KB schema and process
 _VECTORS: dict[tuple[str, tuple[str, ...]], Any] = {}
 
@@ -364,7 +365,7 @@ def _words(text: str) -> frozenset[str]:
 def _reversed_of(rel: RelationInfo, by_name: dict[str, RelationInfo],
                  by_iri: dict[str, RelationInfo]) -> tuple[RelationInfo | None, bool]:
     """(the relation ``rel`` reverses, whether by its name ``X_inverse``) or (None, False)."""
-    for name in (local_name(rel.iri), rel.label):
+    for name in (_local(rel.iri), rel.label):
         found = _INVERSE_NAME.fullmatch(name.strip())
         base = by_name.get(_phrase(found.group(1))) if found else None
         if base is not None and base.iri != rel.iri:
@@ -384,7 +385,7 @@ def folded_inverses(schema: Schema) -> dict[str, str]:
     """
     by_name: dict[str, RelationInfo] = {}
     for rel in schema.relations:
-        by_name.setdefault(_phrase(local_name(rel.iri)), rel)
+        by_name.setdefault(_phrase(_local(rel.iri)), rel)
         by_name.setdefault(_phrase(rel.label), rel)
     by_iri = {rel.iri: rel for rel in schema.relations}
     folded: dict[str, str] = {}
@@ -417,7 +418,9 @@ def _similarities(question: str, relations: list[RelationInfo], embedder: Any | 
         if len(_VECTORS) >= 8:
             _VECTORS.clear()
         _VECTORS[key] = vectors
-    return [float(x) for x in vectors @ embedder.embed([question])[0]]
+    from sparqlqa.vectors import embed_query  # its per-process cache: ranking reuses the question's vector
+
+    return [float(x) for x in vectors @ embed_query(embedder, question)]
 
 
 def named_in(question: str, rel: RelationInfo) -> bool:
@@ -428,7 +431,7 @@ def named_in(question: str, rel: RelationInfo) -> bool:
     """
     said = f" {_phrase(question)} "
     return any(_words(name) and f" {_phrase(name)} " in said
-               for name in (rel.label, local_name(rel.iri), *rel.aliases))
+               for name in (rel.label, _local(rel.iri), *rel.aliases))
 
 
 def relevant_relations(question: str, relations: list[RelationInfo], embedder: Any | None = None,
@@ -449,7 +452,7 @@ def relevant_relations(question: str, relations: list[RelationInfo], embedder: A
 def _relation_line(rel: RelationInfo, schema: Schema, typed: bool, reverse: RelationInfo | None) -> str:
     aliases = f" (also: {', '.join(rel.aliases[:3])})" if rel.aliases else ""
     other = f" (reverse: {reverse.label})" if reverse is not None and not _INVERSE_NAME.fullmatch(
-        local_name(reverse.iri)) else ""
+        _local(reverse.iri)) else ""
     if not typed:
         return f"- {rel.label}{aliases}{other}" + (" → value" if rel.kind == "literal" else "")
     pairs = [(d, r) for d, r, _ in rel.pairs[:2]] or [(rel.domain, rel.range)]
