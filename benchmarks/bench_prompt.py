@@ -10,10 +10,15 @@ the time to build it.  Run it with this checkout first on the path, then with
 an older checkout (``PYTHONPATH=/work/main``) for the baseline: the script uses
 whichever API the imported ``sparqlqa`` has.
 
+``--kb-file FILE`` instead measures the section of a real delimited KB (``head TAB rel TAB tail``,
+ingested into a scratch ``$SPARQLQA_HOME``); ``--write-wc FILE`` writes a WorldCup2014-shaped one
+(10 relations, each with an ``_inverse`` twin, 300 players).
+
 Usage::
 
     PYTHONPATH=$PWD .venv/bin/python benchmarks/bench_prompt.py --embedder fake
     PYTHONPATH=$PWD .venv/bin/python benchmarks/bench_prompt.py   # the default (real) embedder
+    PYTHONPATH=$PWD .venv/bin/python benchmarks/bench_prompt.py --write-wc /tmp/wc.txt --kb-file /tmp/wc.txt
 """
 
 from __future__ import annotations
@@ -60,16 +65,52 @@ def summary(schema: Any, question: str, embedder: Any) -> str:
     return str(triplets.schema_summary(schema, question, embedder=embedder))
 
 
+WC_RELATIONS = ["plays_for_country", "plays_position", "plays_in_club", "wears_number", "is_aged", "born_in_city",
+                "coached_by", "captain_of", "scored_against", "club_in_country"]
+
+
+def write_wc(path: str) -> None:
+    rng = random.Random(1)
+    lines = []
+    for i in range(300):
+        for rel in WC_RELATIONS:
+            other = f"{rel.split('_')[-1].title()}_{rng.randint(0, 30)}"
+            lines += [f"Player_{i}\t{rel}\t{other}", f"{other}\t{rel}_inverse\tPlayer_{i}"]
+    with open(path, "w", encoding="utf-8") as handle:
+        handle.write("\n".join(lines) + "\n")
+
+
+def kb_file_section(path: str, embedder: Any) -> None:
+    import os
+    import tempfile
+
+    os.environ["SPARQLQA_HOME"] = tempfile.mkdtemp(prefix="bench-prompt-")
+    from sparqlqa.ingest import ingest
+
+    kb = ingest([path], kb="bench", format="triples")
+    text = summary(kb.schema, "which player in Club_3 is from Netherlands ?", embedder)
+    print(json.dumps({"kb_file": path, "relations": len(kb.schema.relations), "types": len(kb.schema.types),
+                      "schema_tokens": -(-len(text) // 4),
+                      "lines": sum(line.startswith("- ") for line in text.splitlines())}))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--relations", type=int, default=400)
     parser.add_argument("--questions", type=int, default=100)
     parser.add_argument("--seed", type=int, default=13)
     parser.add_argument("--embedder", default=None, help="embedder spec (default: the default embedder)")
+    parser.add_argument("--kb-file", help="measure this delimited KB's section instead")
+    parser.add_argument("--write-wc", help="first write a WorldCup2014-shaped KB file here")
     args = parser.parse_args()
     from sparqlqa.embed import get_embedder
 
     embedder = get_embedder(args.embedder)
+    if args.write_wc:
+        write_wc(args.write_wc)
+    if args.kb_file:
+        kb_file_section(args.kb_file, embedder)
+        return
     schema = make_schema(args.relations, args.seed)
     rng = random.Random(args.seed + 1)
     bases = [r for r in schema.relations if not r.iri.endswith("_inverse")]
