@@ -24,6 +24,7 @@ from sparqlqa.answer import Answer, AnswerItem
 from sparqlqa.embed import Embedder, get_embedder
 from sparqlqa.errors import ConfigError, LLMParseError, NotInCache, SparqlqaError
 from sparqlqa.kb import KnowledgeBase, open_kb
+from sparqlqa.llm.context import llm_context
 from sparqlqa.ranking import RankedNode, Ranking, rank_candidates, vector_search
 from sparqlqa.rerank import RERANK_MODES, rerank
 from sparqlqa.vectors import fetch_labels, node_texts
@@ -35,6 +36,9 @@ if TYPE_CHECKING:
     from sparqlqa.triplets import Triplets
 
 NO_LLM_NOTE = "ran offline: no LLM configured (set ANTHROPIC_API_KEY or --llm)"
+#: the note of an answer stopped by a triplet prompt missing the cache in ``--llm-cache only`` mode
+WAITING_NOTE = ("waiting for recorded LLM answers (--llm-cache only): the triplet prompt is pending; "
+                "'sparqlqa llm export-pending FILE', answer it, 'sparqlqa llm import FILE', then ask again")
 NO_OFFLINE_NOTE = ("ran vector search only: no LLM configured (set ANTHROPIC_API_KEY or --llm) and no offline "
                    "strategy is installed")
 #: how many nodes the ``vss`` strategies return at least (deep enough for MRR/recall@100)
@@ -85,13 +89,18 @@ class AskContext:
 
 
 def run_triplets(ctx: AskContext, make: Callable[[AskContext], Triplets]) -> Triplets | None:
-    """Stage 1 with degradation: unparseable or uncached LLM output → ``None`` and a note."""
-    with ctx.stage("triplets"):
+    """Stage 1 with degradation: unparseable or uncached LLM output → ``None`` and a note.
+
+    An uncached prompt (``--llm-cache only``) is recorded in ``ctx.pending``: the
+    strategy then stops with :func:`waiting_answer` instead of asking later prompts
+    that would be built on a fallback and go stale once the triplets are answered.
+    """
+    with ctx.stage("triplets"), llm_context(stage="triplets"):
         try:
             triplets = make(ctx)
         except NotInCache as exc:
             ctx.pending.append(exc.key)
-            ctx.note("triplet step skipped: LLM answer not cached yet (--llm-cache only); ranked by vectors only")
+            ctx.note(WAITING_NOTE)
             return None
         except LLMParseError as exc:
             ctx.note(f"the LLM's triplets could not be parsed ({exc}); ranked by vectors only")
@@ -177,7 +186,7 @@ def rerank_top(ctx: AskContext, ranking: Ranking, *, enabled: bool = True) -> di
         texts = node_texts(ctx.kb, [n.iri for n in top], mode="full", sink=ctx.sink("texts"))
     if not enabled or ctx.rerank == "none" or ctx.llm is None or len(top) < 2:
         return texts
-    with ctx.stage("rerank"):
+    with ctx.stage("rerank"), llm_context(stage="rerank"):
         result = rerank(ctx.question, [texts[n.iri] for n in top], ctx.llm, mode=ctx.rerank)
     ctx.records["rerank"] = result.to_dict()
     ctx.llm_calls.extend(result.llm_calls)
@@ -218,6 +227,12 @@ def build_answer(ctx: AskContext, ranking: Ranking, texts: dict[str, str], *, tr
                   triplets=triplets, linked=linked, candidates=candidates, llm_calls=list(ctx.llm_calls),
                   queries=list(ctx.queries), notes=list(ctx.notes), timings_ms=dict(ctx.timings_ms),
                   labels=labels, meta=_meta(ctx, ranking), pending_llm=list(ctx.pending))
+
+
+def waiting_answer(ctx: AskContext) -> Answer:
+    """The answer of a question stopped before ranking: no items, the pending prompts listed."""
+    ctx.note(WAITING_NOTE)
+    return build_answer(ctx, Ranking(query_text=ctx.question, items=[]), {})
 
 
 def _item(ctx: AskContext, node: RankedNode, labels: dict[str, str], types: dict[str, list[str]],
@@ -293,12 +308,21 @@ def ask(kb: KnowledgeBase | str, question: str, *, strategy: str | None = None, 
     if note:
         ctx.note(note)
     try:
-        answer = chosen.run(ctx)
+        with llm_context(kb=base.name, strategy=name, question=ctx.question):
+            answer = chosen.run(ctx)
+        _settle_pending(llm_obj, base.name, name, ctx.question, answer.pending_llm)
     finally:
         if isinstance(kb, str):
             base.close()
     answer.timings_ms["total"] = (time.perf_counter() - started) * 1000
     return answer
+
+
+def _settle_pending(llm: LLM | None, kb: str, strategy: str, question: str, asked: Sequence[str]) -> None:
+    """Mark this question's pending prompts that this run did not ask as stale (see ``LLMCache``)."""
+    if llm is None or llm.cache is None or llm.cache_mode == "off":
+        return
+    llm.cache.settle_pending(kb=kb, strategy=strategy, question=question, asked=asked)
 
 
 def vss_answer(ctx: AskContext, *, rerank_enabled: bool) -> Answer:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field, replace
+from functools import lru_cache
 from typing import Any
 
 from pyoxigraph import Literal, NamedNode, Triple
@@ -65,6 +66,8 @@ class RelationInfo:
     aliases: list[str] = field(default_factory=list)
     domain: str | None = None
     range: str | None = None
+    #: the relation this one reverses (``owl:inverseOf``, either direction), when the KB says so
+    inverse: str | None = None
 
 
 @dataclass
@@ -222,6 +225,19 @@ def _relation_pairs(store: Store, type_predicate: str, rows: Iterable[PredicateR
     return pairs
 
 
+def _inverse_annotations(store: Store, relations: list[str]) -> dict[str, str]:
+    """``owl:inverseOf`` between ``relations``, read in both directions."""
+    stated = _annotations(store, relations, OWL.inverseOf.value)
+    known = set(relations)
+    found: dict[str, str] = {}
+    for iri, others in stated.items():
+        for other in others:
+            if other in known and other != iri:
+                found.setdefault(iri, other)
+                found.setdefault(other, iri)
+    return found
+
+
 def _first(values: dict[str, list[str]], iri: str) -> str | None:
     found = values.get(iri)
     return found[0] if found else None
@@ -248,12 +264,13 @@ def compute_schema(store: Store, profile: Profile) -> Schema:
     aliases = _annotations(store, described, SKOS.altLabel.value)
     domains = _annotations(store, described, RDFS.domain.value)
     ranges = _annotations(store, described, RDFS.range.value)
+    inverses = _inverse_annotations(store, [row[0] for row in relation_rows])
     relations = [
         RelationInfo(
             iri=p, label=_first(labels, p) or humanize(local_name(p)), count=n,
             kind="literal" if lit * 2 > n else "object", pairs=pairs.get(p, []),
             comment=_first(comments, p), aliases=aliases.get(p, []),
-            domain=_first(domains, p), range=_first(ranges, p),
+            domain=_first(domains, p), range=_first(ranges, p), inverse=inverses.get(p),
         )
         for p, n, lit, _ in relation_rows
     ]
@@ -315,3 +332,214 @@ def described_iris(ontology: Store) -> list[str]:
     query = (f"SELECT DISTINCT ?s WHERE {{ VALUES ?p {{ {predicates} }} ?s ?p ?o . FILTER(isIRI(?s)) "
              f"FILTER NOT EXISTS {{ ?s {NamedNode(RDF.type.value)} {NamedNode(OWL.Ontology.value)} }} }} ORDER BY ?s")
     return [v for (s,) in ontology.select(query).rows if (v := _value(s)) is not None]
+
+
+# --- the schema section of the triplet prompt ------------------------------------------------------
+
+#: token budget of the schema section of the triplet prompt (tokens estimated at 4 characters each)
+SCHEMA_PROMPT_TOKENS = 1500
+#: weight of word overlap (the share of a relation's words the question uses) beside embedding similarity
+LEXICAL_WEIGHT = 0.5
+_INVERSE_NAME = re.compile(r"(.+?)[\s_\-]*inverse", re.IGNORECASE)
+_STOPWORDS = frozenset(
+    {"a", "an", "and", "are", "as", "at", "be", "by", "did", "do", "does", "for", "from", "had",
+     "has", "have", "how", "in", "is", "it", "its", "of", "on", "or", "the", "that", "this", "to",
+     "was", "were", "what", "when", "where", "which", "who", "whom", "whose", "with"})
+_local = lru_cache(maxsize=1 << 16)(local_name)
+#: relation vectors by (embedder, relation texts): computed once per KB schema and process
+_VECTORS: dict[tuple[str, tuple[str, ...]], Any] = {}
+
+
+@lru_cache(maxsize=1 << 16)
+def _phrase(text: str) -> str:
+    """Lower-case words of ``text`` (``plays_for``, ``playsFor`` → ``plays for``)."""
+    return " ".join(re.findall(r"[a-z0-9]+", humanize(text).lower()))
+
+
+@lru_cache(maxsize=1 << 16)
+def _words(text: str) -> frozenset[str]:
+    """Content words of ``text``, cut to 5 letters (a poor man's stemmer: ``direct`` ~ ``directed``)."""
+    return frozenset(word[:5] for word in _phrase(text).split() if word not in _STOPWORDS)
+
+
+def _reversed_of(rel: RelationInfo, by_name: dict[str, RelationInfo],
+                 by_iri: dict[str, RelationInfo]) -> tuple[RelationInfo | None, bool]:
+    """(the relation ``rel`` reverses, whether by its name ``X_inverse``) or (None, False)."""
+    for name in (_local(rel.iri), rel.label):
+        found = _INVERSE_NAME.fullmatch(name.strip())
+        base = by_name.get(_phrase(found.group(1))) if found else None
+        if base is not None and base.iri != rel.iri:
+            return base, True
+    other = by_iri.get(rel.inverse) if rel.inverse else None
+    return other, False
+
+
+def folded_inverses(schema: Schema) -> dict[str, str]:
+    """``{IRI of a relation left out of the prompt: IRI of the relation it reverses}``: ``X_inverse``
+    beside ``X`` (by name), and ``owl:inverseOf`` pairs (the more frequent one stays).
+
+    >>> s = Schema(relations=[RelationInfo("http://x/r/plays_for", "plays for", 5),
+    ...                       RelationInfo("http://x/r/plays_for_inverse", "plays for inverse", 5)])
+    >>> folded_inverses(s)
+    {'http://x/r/plays_for_inverse': 'http://x/r/plays_for'}
+    """
+    by_name: dict[str, RelationInfo] = {}
+    for rel in schema.relations:
+        by_name.setdefault(_phrase(_local(rel.iri)), rel)
+        by_name.setdefault(_phrase(rel.label), rel)
+    by_iri = {rel.iri: rel for rel in schema.relations}
+    folded: dict[str, str] = {}
+    taken: set[str] = set()
+    for rel in schema.relations:
+        partner, by_its_name = _reversed_of(rel, by_name, by_iri)
+        if partner is None or rel.iri in taken or partner.iri in taken:
+            continue
+        if by_its_name or (rel.count, partner.iri) < (partner.count, rel.iri):
+            folded[rel.iri] = partner.iri
+        else:
+            folded[partner.iri] = rel.iri
+        taken |= {rel.iri, partner.iri}
+    return folded
+
+
+def _relation_text(rel: RelationInfo) -> str:
+    return "; ".join([rel.label, *rel.aliases[:3]])
+
+
+def _similarities(question: str, relations: list[RelationInfo], embedder: Any | None) -> list[float]:
+    """Cosine similarity of ``question`` to each relation's label and aliases (0 without an embedder)."""
+    if embedder is None or not relations:
+        return [0.0] * len(relations)
+    texts = tuple(_relation_text(rel) for rel in relations)
+    key = (str(embedder.model_id), texts)
+    vectors = _VECTORS.get(key)
+    if vectors is None:
+        vectors = embedder.embed(list(texts))
+        if len(_VECTORS) >= 8:
+            _VECTORS.clear()
+        _VECTORS[key] = vectors
+    from sparqlqa.vectors import embed_query  # its per-process cache: ranking reuses the question's vector
+
+    return [float(x) for x in vectors @ embed_query(embedder, question)]
+
+
+def named_in(question: str, rel: RelationInfo) -> bool:
+    """Whether ``question`` says the relation's label, local name or an alias as a phrase.
+
+    >>> named_in("which player plays_for_country Italy ?", RelationInfo("http://x/plays_for_country", "x", 1))
+    True
+    """
+    said = f" {_phrase(question)} "
+    return any(_words(name) and f" {_phrase(name)} " in said
+               for name in (rel.label, _local(rel.iri), *rel.aliases))
+
+
+def relevant_relations(question: str, relations: list[RelationInfo], embedder: Any | None = None,
+                       ) -> list[tuple[RelationInfo, bool]]:
+    """``relations`` by relevance to ``question``: those it names first (flag True), then by embedding
+    similarity + :data:`LEXICAL_WEIGHT` × word overlap, then by frequency."""
+    sims = _similarities(question, relations, embedder)
+    asked = _words(question)
+    keys = []
+    for number, rel in enumerate(relations):
+        words = _words(_relation_text(rel))
+        overlap = len(words & asked) / len(words) if words else 0.0
+        keys.append((not named_in(question, rel), -(sims[number] + LEXICAL_WEIGHT * overlap), -rel.count, number))
+    keys.sort()
+    return [(relations[key[3]], not key[0]) for key in keys]
+
+
+def _relation_line(rel: RelationInfo, schema: Schema, typed: bool, reverse: RelationInfo | None) -> str:
+    aliases = f" (also: {', '.join(rel.aliases[:3])})" if rel.aliases else ""
+    other = f" (reverse: {reverse.label})" if reverse is not None and not _INVERSE_NAME.fullmatch(
+        _local(reverse.iri)) else ""
+    if not typed:
+        return f"- {rel.label}{aliases}{other}" + (" → value" if rel.kind == "literal" else "")
+    pairs = [(d, r) for d, r, _ in rel.pairs[:2]] or [(rel.domain, rel.range)]
+    shapes = "; ".join(f"{schema.type_label(d)} → {schema.type_label(r)}" for d, r in pairs)
+    if rel.kind == "literal":
+        shapes = f"{schema.type_label(rel.domain)} → value"
+    return f"- {rel.label}{aliases}{other}: {shapes}"
+
+
+def _type_line(schema: Schema, budget_tokens: int) -> str:
+    from sparqlqa.llm.pricing import estimate_tokens
+
+    names: list[str] = []
+    for number, info in enumerate(schema.types):
+        if estimate_tokens(", ".join([*names, info.label])) > budget_tokens:
+            names.append(f"… {len(schema.types) - number} more")
+            break
+        names.append(info.label)
+    return f"Node types: {', '.join(names)}"
+
+
+def schema_prompt(schema: Schema, question: str = "", *, budget_tokens: int = SCHEMA_PROMPT_TOKENS,
+                  embedder: Any | None = None) -> str:
+    """The schema section of the triplet prompt, within ``budget_tokens`` (estimated) tokens.
+
+    Node types and the ``head type → tail type`` shapes are left out when the KB has one type or
+    none; a relation that only reverses another (``X_inverse``, ``owl:inverseOf``) is folded into
+    it.  When every relation fits they are listed most frequent first; otherwise the ones most
+    relevant to ``question`` (:func:`relevant_relations`; those it names always), and a last line
+    says how many were left out.
+
+    >>> s = Schema(types=[TypeInfo("http://x/Movie", "movie", 9)],
+    ...            relations=[RelationInfo("http://x/d", "directed by", 9, pairs=[("http://x/Movie", None, 9)])])
+    >>> print(schema_prompt(s))
+    Relations:
+    - directed by
+    """
+    from sparqlqa.llm.pricing import CHARS_PER_TOKEN
+
+    folded = folded_inverses(schema)
+    by_iri = {rel.iri: rel for rel in schema.relations}
+    reverse = {kept: by_iri[dropped] for dropped, kept in folded.items()}
+    typed = len(schema.types) > 1
+    lines = [_type_line(schema, budget_tokens // 3)] if typed else []
+    lines.append("Relations (head type → tail type):" if typed else "Relations:")
+    if folded:
+        example = by_iri[next(iter(folded))].label
+        lines.append(f"({len(folded)} of them are also stored reversed, e.g. '{example}': write them in the "
+                     "listed direction)")
+    shown = [rel for rel in schema.relations if rel.iri not in folded]
+    body = [_relation_line(rel, schema, typed, reverse.get(rel.iri)) for rel in shown]
+    room = budget_tokens * CHARS_PER_TOKEN - len("\n".join(lines))  # characters, as estimate_tokens counts
+    if sum(len(line) + 1 for line in body) <= room:
+        lines += body or ['- (none declared: use "any")']
+        return "\n".join(lines)
+    room -= 70  # the closing "… N more relations not shown" line
+    picked = 0
+    for rel, named in relevant_relations(question, shown, embedder):
+        line = _relation_line(rel, schema, typed, reverse.get(rel.iri))
+        if len(line) + 1 > room and not named:
+            break
+        lines.append(line)
+        room -= len(line) + 1
+        picked += 1
+    lines.append(f'- … {len(shown) - picked} more relations not shown (use "any" if none fits)')
+    return "\n".join(lines)
+
+
+def reversed_relation_labels(schema: Schema) -> dict[str, str]:
+    """``{label of a folded relation: label of the relation it reverses}`` (see :func:`folded_inverses`)."""
+    by_iri = {rel.iri: rel for rel in schema.relations}
+    return {by_iri[dropped].label: by_iri[kept].label for dropped, kept in folded_inverses(schema).items()}
+
+
+def fold_reversed_facts(outgoing: dict[str, list[str]], incoming: dict[str, list[str]],
+                        reversed_labels: dict[str, str]) -> None:
+    """State each fact of a node once: ``Italy —plays for country inverse→ X`` (incoming) becomes
+    ``X —plays for country→ Italy`` (outgoing), merged with what is already there (in place).
+
+    >>> out, inc = {"plays for": ["Italy"]}, {"plays for inverse": ["Italy", "Spain"]}
+    >>> fold_reversed_facts(out, inc, {"plays for inverse": "plays for"})
+    >>> out, inc
+    ({'plays for': ['Italy', 'Spain']}, {})
+    """
+    for folded, kept in reversed_labels.items():
+        for source, target in ((incoming, outgoing), (outgoing, incoming)):
+            names = source.pop(folded, None)
+            if names:
+                bucket = target.setdefault(kept, [])
+                bucket.extend(name for name in names if name not in bucket)

@@ -36,6 +36,7 @@ from sparqlqa.pipeline import (
     run_triplets,
     usable,
     vss_answer,
+    waiting_answer,
 )
 from sparqlqa.registry import Registry
 
@@ -96,10 +97,12 @@ class FourStep(Strategy):
             from sparqlqa.errors import ConfigError
 
             raise ConfigError("the 4step triplet step needs an LLM")
-        return generate_triplets(ctx.question, ctx.kb, ctx.llm)
+        return generate_triplets(ctx.question, ctx.kb, ctx.llm, embedder=ctx.embedder)
 
     def run(self, ctx: AskContext) -> Answer:
         triplets = run_triplets(ctx, self.make_triplets)
+        if triplets is None and ctx.pending:  # the triplet prompt waits for an answer: ask nothing more
+            return waiting_answer(ctx)
         linked, candidates = self.narrow(ctx, triplets)
         ranking = rank(ctx, triplets, candidates)
         texts = rerank_top(ctx, ranking, enabled=self.rerank_enabled)

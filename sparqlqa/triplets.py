@@ -22,9 +22,10 @@ from typing import TYPE_CHECKING, Any
 
 from sparqlqa.errors import LLMError
 from sparqlqa.linking import normalize_label, resolve_type
-from sparqlqa.schema import RelationInfo, Schema, humanize, local_name
+from sparqlqa.schema import SCHEMA_PROMPT_TOKENS, RelationInfo, Schema, humanize, local_name, schema_prompt
 
 if TYPE_CHECKING:
+    from sparqlqa.embed import Embedder
     from sparqlqa.kb import KnowledgeBase
     from sparqlqa.llm import LLM, LLMCall
 
@@ -36,8 +37,6 @@ __all__ = [
 
 #: relation names that mean "any edge"
 ANY_RELATION_NAMES = frozenset({"", "any", "*", "?", "related", "related to", "any relation", "relation"})
-#: default character budget for the schema part of the prompt
-SCHEMA_BUDGET = 6000
 #: arrow text beyond this many characters is ignored (pasted garbage must stay cheap)
 MAX_ARROW_CHARS = 20_000
 
@@ -452,46 +451,19 @@ def parse_arrow_triplets(text: str, question: str = "", schema: Schema | None = 
 # -- the prompt and the LLM call ---------------------------------------------------------------
 
 
-def _relation_line(rel: RelationInfo, schema: Schema) -> str:
-    pairs = [(d, r) for d, r, _ in rel.pairs[:2]] or [(rel.domain, rel.range)]
-    shapes = "; ".join(f"{schema.type_label(d)} → {schema.type_label(r)}" for d, r in pairs)
-    if rel.kind == "literal":
-        shapes = f"{schema.type_label(rel.domain)} → value"
-    aliases = f" (also: {', '.join(rel.aliases[:3])})" if rel.aliases else ""
-    return f"- {rel.label}{aliases}: {shapes}"
-
-
-def schema_summary(schema: Schema, budget: int = SCHEMA_BUDGET) -> str:
-    """Node types and relations, most frequent first, cut to ``budget`` characters.
+def schema_summary(schema: Schema, question: str = "", *, budget_tokens: int = SCHEMA_PROMPT_TOKENS,
+                   embedder: Embedder | None = None) -> str:
+    """Node types and relations for the prompt, within ``budget_tokens``: see :func:`~sparqlqa.schema.schema_prompt`.
 
     >>> from sparqlqa.schema import TypeInfo, RelationInfo
-    >>> s = Schema(types=[TypeInfo("http://x/Movie", "movie", 9)],
+    >>> s = Schema(types=[TypeInfo("http://x/Movie", "movie", 9), TypeInfo("http://x/Person", "person", 3)],
     ...            relations=[RelationInfo("http://x/d", "directed by", 9, pairs=[("http://x/Movie", None, 9)])])
     >>> print(schema_summary(s))
-    Node types: movie
+    Node types: movie, person
     Relations (head type → tail type):
     - directed by: movie → ?
     """
-    types: list[str] = []
-    used = 0
-    for info in schema.types:
-        if used + len(info.label) + 2 > budget // 3:
-            types.append(f"… {len(schema.types) - len(types)} more")
-            break
-        types.append(info.label)
-        used += len(info.label) + 2
-    lines = [f"Node types: {', '.join(types) or '(untyped)'}", "Relations (head type → tail type):"]
-    used = len(lines[0]) + len(lines[1])
-    for number, rel in enumerate(schema.relations):
-        line = _relation_line(rel, schema)
-        if used + len(line) + 1 > budget:
-            lines.append(f"- … {len(schema.relations) - number} rarer relations not listed")
-            break
-        lines.append(line)
-        used += len(line) + 1
-    if not schema.relations:
-        lines.append("- (none declared: use \"any\")")
-    return "\n".join(lines)
+    return schema_prompt(schema, question, budget_tokens=budget_tokens, embedder=embedder)
 
 
 SYSTEM_PROMPT = (
@@ -510,10 +482,13 @@ _EXAMPLE = (
 )
 
 
-def build_prompt(question: str, schema: Schema, *, budget: int = SCHEMA_BUDGET) -> str:
-    """The user message for the triplet call: schema, rules, one worked example, the question."""
+def build_prompt(question: str, schema: Schema, *, budget_tokens: int = SCHEMA_PROMPT_TOKENS,
+                 embedder: Embedder | None = None) -> str:
+    """The user message for the triplet call: schema (relations relevant to ``question`` when they
+    do not all fit ``budget_tokens``), rules, one worked example, the question."""
+    summary = schema_summary(schema, question, budget_tokens=budget_tokens, embedder=embedder)
     return "\n\n".join([
-        "The knowledge graph has these node types and relations:\n" + schema_summary(schema, budget),
+        "The knowledge graph has these node types and relations:\n" + summary,
         "Write the question as triplets (head, relation, tail). Each end is either a constant — one named "
         "entity, spelled as in the question, with its node type if you know it — or a variable ?x1, ?x2, … "
         "standing for an unknown node (reuse the same variable for the same unknown; give its type). "
@@ -528,8 +503,12 @@ def build_prompt(question: str, schema: Schema, *, budget: int = SCHEMA_BUDGET) 
     ])
 
 
-def generate_triplets(question: str, kb: KnowledgeBase, llm: LLM, *, budget: int = SCHEMA_BUDGET) -> Triplets:
+def generate_triplets(question: str, kb: KnowledgeBase, llm: LLM, *, budget_tokens: int = SCHEMA_PROMPT_TOKENS,
+                      embedder: Embedder | None = None) -> Triplets:
     """Ask ``llm`` for the triplets of ``question``; garbage answers give a note, never an exception.
+
+    ``embedder`` (the pipeline passes the KB's) ranks relations by relevance when the schema does not
+    fit ``budget_tokens``; without one, word overlap and frequency do.
 
     LLM transport errors (:class:`~sparqlqa.errors.LLMError` other than parse errors) propagate:
     the caller decides whether to retry or degrade.
@@ -537,7 +516,7 @@ def generate_triplets(question: str, kb: KnowledgeBase, llm: LLM, *, budget: int
     from sparqlqa.errors import LLMParseError
 
     schema = kb.schema
-    prompt = build_prompt(question, schema, budget=budget)
+    prompt = build_prompt(question, schema, budget_tokens=budget_tokens, embedder=embedder)
     try:
         reply = llm.complete(prompt, system=SYSTEM_PROMPT, schema=TRIPLETS_SCHEMA, schema_name="triplets")
     except LLMParseError as exc:

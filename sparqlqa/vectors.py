@@ -45,7 +45,7 @@ from sparqlqa.embed import Embedder
 from sparqlqa.errors import ConfigError, KBError
 from sparqlqa.kb import KnowledgeBase
 from sparqlqa.paths import atomic_write_bytes, atomic_write_json, atomic_write_text
-from sparqlqa.schema import humanize, local_name
+from sparqlqa.schema import fold_reversed_facts, humanize, local_name, reversed_relation_labels
 from sparqlqa.vocab import META_CLASSES, RDFS, SQA
 
 INDEX_FORMAT = 1
@@ -204,8 +204,10 @@ def node_texts(kb: KnowledgeBase, iris: Sequence[str], *, mode: str = "index",
                sink: QuerySink | None = None, max_chars: int = MAX_TEXT_CHARS) -> dict[str, str]:
     """Texts of ``iris``.  ``index``: the document, else label + relations; ``full``: both."""
     facts = fetch_facts(kb, iris, relations=True, sink=sink)
+    reversed_labels = reversed_relation_labels(kb.schema) if mode == "full" else {}
     texts = {}
     for iri, fact in facts.items():
+        fold_reversed_facts(fact.outgoing, fact.incoming, reversed_labels)  # ``full``: each fact said once
         relations = mode == "full" or not any(t.strip() for t in fact.texts)
         texts[iri] = verbalize(fact, kb.schema.type_label, with_relations=relations, max_chars=max_chars)
     return texts

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 
@@ -116,3 +117,23 @@ def test_mode_none_and_unknown_modes() -> None:
     assert rerank("q", ["a", "b"], FakeLLM([]), mode="none").order == [0, 1]
     with pytest.raises(ConfigError):
         rerank("q", ["a", "b"], FakeLLM([]), mode="sideways")
+
+
+def test_rerank_texts_state_each_fact_once(tmp_path: Path) -> None:
+    """A WorldCup2014-style KB stores every fact twice (``X`` and ``X_inverse``); texts say it once."""
+    from sparqlqa.ingest import ingest
+    from sparqlqa.vectors import node_texts
+
+    src = tmp_path / "wc.txt"
+    src.write_text("Andrea_PIRLO\tplays_for_country\tItaly\nItaly\tplays_for_country_inverse\tAndrea_PIRLO\n"
+                   "Andrea_PIRLO\tplays_position\tMidfielder\nMidfielder\tplays_position_inverse\tAndrea_PIRLO\n"
+                   "Gianluigi_BUFFON\tplays_for_country\tItaly\n")
+    kb = ingest([src], kb="wc", format="triples")
+    iris = {f"https://sparqlqa.dev/kb/wc/entity/{name}": name for name in ("Andrea_PIRLO", "Italy")}
+    texts = {name: node_texts(kb, [iri], mode="full")[iri] for iri, name in iris.items()}
+    assert texts["Andrea_PIRLO"].count("Italy") == 1 and "inverse" not in texts["Andrea_PIRLO"]
+    assert "Andrea_PIRLO plays for country Italy" in texts["Andrea_PIRLO"]
+    assert "Andrea_PIRLO, Gianluigi_BUFFON plays for country Italy" in texts["Italy"]
+    assert "inverse" not in texts["Italy"]
+    index_text = node_texts(kb, list(iris), mode="index")  # the vector index's texts are unchanged
+    assert any("inverse" in text for text in index_text.values())

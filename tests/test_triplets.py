@@ -11,10 +11,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pyoxigraph import RdfFormat
 
+from sparqlqa.embed import get_embedder
 from sparqlqa.errors import LLMError
 from sparqlqa.kb import KnowledgeBase
 from sparqlqa.llm import FakeLLM
-from sparqlqa.schema import RelationInfo, Schema, TypeInfo
+from sparqlqa.llm.pricing import estimate_tokens
+from sparqlqa.schema import SCHEMA_PROMPT_TOKENS, RelationInfo, Schema, TypeInfo, local_name
 from sparqlqa.store import OxigraphStore
 from sparqlqa.triplets import (
     TRIPLETS_SCHEMA,
@@ -206,12 +208,56 @@ def test_schema_summary_respects_the_budget() -> None:
     types = [TypeInfo(f"http://x/T{i}", f"type number {i}", 1000 - i) for i in range(200)]
     relations = [RelationInfo(f"http://x/r{i}", f"relation number {i}", 1000 - i,
                               pairs=[(f"http://x/T{i}", f"http://x/T{i + 1}", 3)]) for i in range(500)]
-    summary = schema_summary(Schema(types=types, relations=relations), budget=2000)
-    assert len(summary) <= 2100
+    summary = schema_summary(Schema(types=types, relations=relations), budget_tokens=500)
+    assert estimate_tokens(summary) <= 500
     assert "relation number 0:" in summary and "relation number 499" not in summary
-    assert "rarer relations not listed" in summary and "more" in summary.splitlines()[0]
-    prompt = build_prompt("q?", Schema(types=types, relations=relations), budget=2000)
+    assert "more relations not shown" in summary and "more" in summary.splitlines()[0]
+    prompt = build_prompt("q?", Schema(types=types, relations=relations), budget_tokens=500)
     assert len(prompt) < 4500 and prompt.rstrip().endswith("Answer with the JSON object only.")
+
+
+def big_schema(relations: int = 400) -> Schema:
+    """A one-type KB with ``relations`` relations, each also stored as ``X_inverse`` (PathQuestion-Large)."""
+    rels = []
+    for i in range(relations // 2):
+        name = f"attribute_{i}_of_{'abcdefghij'[i % 10]}thing_in_the_collection"
+        rels += [RelationInfo(f"http://x/relation/{name}", name.replace("_", " "), 10_000 - i),
+                 RelationInfo(f"http://x/relation/{name}_inverse", f"{name.replace('_', ' ')} inverse", 10_000 - i)]
+    rels += [RelationInfo("http://x/relation/plays_for_country", "plays for country", 1),
+             RelationInfo("http://x/relation/plays_for_country_inverse", "plays for country inverse", 1)]
+    return Schema(types=[TypeInfo("http://x/entity", "entity", 5000)], relations=rels)
+
+
+def test_a_400_relation_schema_fits_the_budget_and_keeps_the_named_relation() -> None:
+    schema = big_schema()
+    question = "which player plays for country Italy and wears shirt 10 ?"
+    section = schema_summary(schema, question, embedder=get_embedder("fake"))
+    assert section in build_prompt(question, schema, embedder=get_embedder("fake"))
+    assert estimate_tokens(section) <= SCHEMA_PROMPT_TOKENS
+    assert "\n- plays for country\n" in section  # folded: no 'inverse' line, no 'entity → entity'
+    assert "plays for country inverse\n" not in section and "→" not in section and "Node types" not in section
+    shown = [line for line in section.splitlines() if line.startswith("- ") and "not shown" not in line]
+    assert 100 < len(shown) < 201 and all("inverse" not in line for line in shown)
+    assert f"{201 - len(shown)} more relations not shown" in section
+    assert "201 of them are also stored reversed" in section
+    assert "plays for country" in schema_summary(schema, question, budget_tokens=60)  # named: always in
+
+
+def test_relations_are_chosen_by_relevance_when_they_do_not_fit() -> None:
+    schema = big_schema()
+    section = schema_summary(schema, "what is the attribute 150 of the athing ?", budget_tokens=300,
+                             embedder=get_embedder("fake"))
+    assert "- attribute 150 of athing in the collection\n" in section  # the last by frequency, first by relevance
+    everything = schema_summary(big_schema(20), "anything", budget_tokens=SCHEMA_PROMPT_TOKENS)
+    assert "not shown" not in everything and everything.splitlines()[2] == "- attribute 0 of athing in the collection"
+
+
+def test_owl_inverse_pairs_fold_into_one_line() -> None:
+    schema = Schema(relations=[RelationInfo("http://x/parent_of", "parent of", 9, inverse="http://x/child_of"),
+                               RelationInfo("http://x/child_of", "child of", 7, inverse="http://x/parent_of")])
+    assert schema_summary(schema).splitlines()[1:] == [
+        "(1 of them are also stored reversed, e.g. 'child of': write them in the listed direction)",
+        "- parent of (reverse: child of)"]
 
 
 def test_to_dict_roundtrip(kb: KnowledgeBase) -> None:
@@ -239,3 +285,15 @@ def test_arrow_parser_fuzz_never_raises(parts: list[str], noise: str) -> None:
 def test_huge_pastes_are_cut() -> None:
     result = parse_arrow_triplets("'a' -> r -> |?1|, " * 5000)
     assert any("cut" in n for n in result.notes) and len(result.triplets) < 2000
+
+
+def test_ingest_reads_owl_inverse_of_both_ways(tmp_path: Path) -> None:
+    from sparqlqa.ingest import ingest
+
+    ttl = tmp_path / "family.ttl"
+    ttl.write_text("@prefix ex: <http://x/> . @prefix owl: <http://www.w3.org/2002/07/owl#> .\n"
+                   "ex:parent_of owl:inverseOf ex:child_of .\n"
+                   "ex:a ex:parent_of ex:b . ex:b ex:child_of ex:a . ex:a ex:knows ex:b .\n")
+    schema = ingest([ttl], kb="family").schema
+    inverse = {local_name(r.iri): r.inverse and local_name(r.inverse) for r in schema.relations}
+    assert inverse == {"parent_of": "child_of", "child_of": "parent_of", "knows": None}

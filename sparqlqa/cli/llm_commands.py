@@ -73,16 +73,54 @@ def llm() -> None:
 def export_pending(file: Path, as_json: bool) -> None:
     """Write prompts that missed the cache in '--llm-cache only' mode to FILE (JSONL).
 
-    Each line has id, backend, model, system, messages, options, schema and
-    "response": null.  Fill in the responses (text, or JSON for prompts with a
+    Each line has id, backend, model, who asked (question_id, question, kb,
+    strategy, stage), system, messages, options, schema and "response": null.
+    Stale prompts (see 'sparqlqa llm pending') are left out.  Fill in the responses (text, or JSON for prompts with a
     schema) and load them with 'sparqlqa llm import FILE'.
     """
     from sparqlqa.llm import LLMCache
 
     cache = LLMCache()
     count = cache.export_pending(file)
-    _emit(as_json, {"file": str(file), "pending": count},
-          f"wrote {count} pending prompt(s) to {file}" if count else f"no pending prompts; wrote empty {file}")
+    stale = len(cache.pending(stale=True))
+    text = f"wrote {count} pending prompt(s) to {file}" if count else f"no pending prompts; wrote empty {file}"
+    if stale:
+        text += f" ({stale} stale prompt(s) left out: 'sparqlqa llm pending --stale')"
+    _emit(as_json, {"file": str(file), "pending": count, "stale": stale}, text)
+
+
+@llm.command("pending")
+@click.option("--stale", is_flag=True, help="The stale prompts instead: ones no current run asks any more.")
+@click.option("--clear", is_flag=True, help="Remove the listed prompts from the cache.")
+@click.option("--json", "as_json", is_flag=True, help="Print the prompts as JSON.")
+def pending(stale: bool, clear: bool, as_json: bool) -> None:
+    """List prompts waiting for an answer ('--llm-cache only' misses): stage, KB, strategy, question.
+
+    A prompt is stale when the latest run of its question (same KB, strategy
+    and question) did not ask it any more, e.g. once an earlier stage was
+    answered.  Stale prompts are not exported; rerun the eval to refresh the
+    set, then 'sparqlqa llm pending --stale --clear' removes the leftovers.
+    """
+    from sparqlqa.llm import LLMCache
+
+    cache = LLMCache()
+    records = cache.pending(stale=stale)
+    removed = cache.clear_pending(stale_only=stale) if clear else 0
+    rows = [{name: record.get(name) for name in ("id", "stage", "kb", "strategy", "question_id", "question",
+                                                  "backend", "model", "stale")} for record in records]
+    kind = "stale" if stale else "pending"
+    lines = [_pending_line(row) for row in rows]
+    lines.append(f"{len(rows)} {kind} prompt(s)" + (f"; removed {removed}" if clear else ""))
+    _emit(as_json, {"stale": stale, "count": len(rows), "removed": removed, "prompts": rows}, "\n".join(lines))
+
+
+def _pending_line(row: dict[str, Any]) -> str:
+    question = " ".join(str(row.get("question") or "-").split())
+    if len(question) > 60:
+        question = question[:59] + "…"
+    who = "/".join(str(row.get(name) or "-") for name in ("kb", "strategy"))
+    qid = f"[{row['question_id']}] " if row.get("question_id") else ""
+    return f"{row['id'][:12]}  {row.get('stage') or '-':<9} {who}  {qid}{question}"
 
 
 @llm.command("import")
@@ -92,7 +130,8 @@ def import_(file: Path, as_json: bool) -> None:
     """Load answers from FILE (JSONL: {"id": ..., "response": text or JSON}) into the cache.
 
     Answers to prompts with a schema are validated against it; invalid lines
-    are reported and skipped (exit status 1).
+    are reported and skipped (exit status 1).  Their token counts are estimated
+    from the text (about 4 characters a token) and marked as estimated.
     """
     from sparqlqa.llm import LLMCache
 
@@ -121,8 +160,10 @@ def _format_stats(data: dict[str, Any]) -> str:
     cost = f"${usage['cost_usd']:.4f}" if usage["cost_usd"] is not None else "unknown"
     lines = [
         f"cache: {data['path']} ({data['size_bytes'] / 1024:.0f} KiB)",
-        f"stored responses: {data['responses']}    pending prompts: {data['pending']}",
-        f"calls: {usage['calls']} (cache hits {usage['cache_hits']}, errors {usage['errors']})",
+        f"stored responses: {data['responses']}    pending prompts: {data['pending']}"
+        f" (+{data['stale_pending']} stale)",
+        f"calls: {usage['calls']} (cache hits {usage['cache_hits']}, errors {usage['errors']}, "
+        f"{usage['estimated_calls']} with estimated tokens)",
         f"tokens: {usage['input_tokens']} in, {usage['output_tokens']} out    cost: {cost}",
     ]
     for row in data["usage_by_model"]:

@@ -39,6 +39,7 @@ from sparqlqa.errors import (
 )
 from sparqlqa.evaluation.datasets import Question
 from sparqlqa.evaluation.metrics import RankedItem, answer_set, apply_tie_rule, question_metrics
+from sparqlqa.llm.context import llm_context
 from sparqlqa.paths import atomic_write_json
 
 #: ``ask(kb, question, *, strategy=, llm=, k=, llm_cache=) -> Answer``
@@ -392,8 +393,9 @@ class EvalRun:
         start = time.perf_counter()
         for attempt in (1, 2):
             try:
-                answer = ask(self.kb, question.text, strategy=strategy, llm=self.llm.get(strategy),
-                             k=self.settings.k, llm_cache=self.settings.llm_cache)
+                with llm_context(question_id=question.id):  # pending LLM prompts say which question asked
+                    answer = ask(self.kb, question.text, strategy=strategy, llm=self.llm.get(strategy),
+                                 k=self.settings.k, llm_cache=self.settings.llm_cache)
                 break
             except NotInCache:
                 return Outcome(question, strategy, "pending")

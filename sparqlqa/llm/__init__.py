@@ -30,6 +30,7 @@ from sparqlqa.llm.base import (
     resolve_llm_spec,
 )
 from sparqlqa.llm.cache import CachedAnswer, ImportReport, LLMCache
+from sparqlqa.llm.context import current_context, llm_context
 from sparqlqa.llm.fake import FakeLLM
 from sparqlqa.llm.retry import RetryPolicy
 from sparqlqa.llm.structured import parse_structured
@@ -49,7 +50,9 @@ __all__ = [
     "Message",
     "RetryPolicy",
     "cache_key",
+    "current_context",
     "get_llm",
+    "llm_context",
     "llms",
     "parse_structured",
     "resolve_cache_mode",

@@ -33,7 +33,7 @@ from sparqlqa.llm.structured import parse_structured, validate_structured
 from sparqlqa.registry import Registry
 
 if TYPE_CHECKING:
-    from sparqlqa.llm.cache import LLMCache
+    from sparqlqa.llm.cache import CachedAnswer, LLMCache
 
 Role = Literal["user", "assistant"]
 CacheMode = Literal["use", "only", "off"]
@@ -129,6 +129,8 @@ class LLMCall:
     cache_hit: bool = False
     key: str = ""
     error: str | None = None
+    #: token counts (and so cost) estimated from the text: an imported answer, no API count
+    tokens_estimated: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready copy.  API keys are never part of a call record."""
@@ -204,11 +206,12 @@ class LLM(ABC):
         if self.cache is not None and self.cache_mode != "off":
             hit = self.cache.get(key)
             if hit is not None:
-                return self._cached_response(request, key, hit.text, hit.data, hit.input_tokens,
-                                             hit.output_tokens)
+                return self._cached_response(request, key, hit)
             if self.cache_mode == "only":
+                from sparqlqa.llm.context import current_context
+
                 self.cache.add_pending(key, backend=self.backend_name, model=request.model,
-                                       request=request.to_record())
+                                       request=request.to_record(), context=current_context())
                 raise NotInCache(key)
         return self._call_backend(request, key)
 
@@ -256,14 +259,17 @@ class LLM(ABC):
             self.cache.record_usage(call)
         return LLMResponse(text=response.text, data=data, call=call)
 
-    def _cached_response(self, request: LLMRequest, key: str, text: str, data: Any,
-                         input_tokens: int, output_tokens: int) -> LLMResponse:
-        call = LLMCall(**_request_fields(self.backend_name, request), response_text=text,
-                       response_data=data, input_tokens=input_tokens, output_tokens=output_tokens,
-                       cost_usd=0.0, latency_ms=0.0, cache_hit=True, key=key)
+    def _cached_response(self, request: LLMRequest, key: str, hit: CachedAnswer) -> LLMResponse:
+        """A hit costs nothing, except an imported answer: its estimated cost (it was paid elsewhere)."""
+        cost = (estimate_cost(self.backend_name, request.model, hit.input_tokens, hit.output_tokens)
+                if hit.tokens_estimated else 0.0)
+        call = LLMCall(**_request_fields(self.backend_name, request), response_text=hit.text,
+                       response_data=hit.data, input_tokens=hit.input_tokens, output_tokens=hit.output_tokens,
+                       cost_usd=cost, latency_ms=0.0, cache_hit=True, key=key,
+                       tokens_estimated=hit.tokens_estimated)
         if self.cache is not None:
             self.cache.record_usage(call)
-        return LLMResponse(text=text, data=data, call=call)
+        return LLMResponse(text=hit.text, data=hit.data, call=call)
 
     def _record_failure(self, request: LLMRequest, key: str, exc: LLMError, started: float) -> None:
         if self.cache is None:

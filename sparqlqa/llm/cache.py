@@ -5,8 +5,21 @@ Three tables:
 * ``responses`` — answers by cache key (see :func:`sparqlqa.llm.base.cache_key`);
 * ``pending`` — prompts asked in ``--llm-cache only`` mode that had no answer,
   exported with :meth:`LLMCache.export_pending` and answered with
-  :meth:`LLMCache.import_answers`;
+  :meth:`LLMCache.import_answers`.  Each carries who asked it (question id when
+  in eval, question, KB, strategy, stage: see :mod:`sparqlqa.llm.context`);
 * ``usage`` — one row per call (hits, misses and failures) for ``sparqlqa llm stats``.
+
+**Stale prompts.**  A pending prompt is *stale* when the latest run of the
+question that recorded it (same KB, strategy and question text) no longer
+asks it: that run finished without missing on it, e.g. because an earlier
+stage's answer (imported since) changed the later prompt, or the KB changed.
+:func:`sparqlqa.ask` calls :meth:`LLMCache.settle_pending` after each question,
+so re-running an eval refreshes the pending set.  Stale prompts are not
+exported; ``sparqlqa llm pending --stale [--clear]`` lists (and removes) them.
+
+**Imported answers** have no token counts from an API: they are estimated from
+the text (:func:`sparqlqa.llm.pricing.estimate_tokens`) and marked
+``tokens_estimated``; a cache hit on one reports the estimated tokens and cost.
 
 The database runs in WAL mode with a busy timeout and every operation opens
 its own short-lived connection, so threads and processes (parallel eval
@@ -19,13 +32,14 @@ import json
 import sqlite3
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from sparqlqa.errors import ConfigError, LLMError, LLMParseError
+from sparqlqa.llm.pricing import estimate_request_tokens, estimate_tokens
 from sparqlqa.llm.structured import parse_structured, validate_structured
 from sparqlqa.paths import atomic_write_text, sparqlqa_home
 
@@ -45,7 +59,8 @@ CREATE TABLE IF NOT EXISTS responses (
     input_tokens INTEGER NOT NULL DEFAULT 0,
     output_tokens INTEGER NOT NULL DEFAULT 0,
     source TEXT NOT NULL DEFAULT 'api',
-    created REAL NOT NULL
+    created REAL NOT NULL,
+    tokens_estimated INTEGER NOT NULL DEFAULT 0
 );
 CREATE TABLE IF NOT EXISTS pending (
     key TEXT PRIMARY KEY,
@@ -53,7 +68,13 @@ CREATE TABLE IF NOT EXISTS pending (
     model TEXT NOT NULL,
     request TEXT NOT NULL,
     misses INTEGER NOT NULL DEFAULT 1,
-    created REAL NOT NULL
+    created REAL NOT NULL,
+    question_id TEXT,
+    question TEXT,
+    kb TEXT,
+    strategy TEXT,
+    stage TEXT,
+    stale INTEGER NOT NULL DEFAULT 0
 );
 CREATE TABLE IF NOT EXISTS usage (
     id INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -66,9 +87,24 @@ CREATE TABLE IF NOT EXISTS usage (
     output_tokens INTEGER NOT NULL,
     cost_usd REAL,
     latency_ms REAL NOT NULL,
-    error TEXT
+    error TEXT,
+    estimated INTEGER NOT NULL DEFAULT 0
 );
 """
+
+#: columns added since the first release: (table, column, declaration), added to older cache files
+_ADDED_COLUMNS: tuple[tuple[str, str, str], ...] = (
+    ("responses", "tokens_estimated", "INTEGER NOT NULL DEFAULT 0"),
+    ("pending", "question_id", "TEXT"),
+    ("pending", "question", "TEXT"),
+    ("pending", "kb", "TEXT"),
+    ("pending", "strategy", "TEXT"),
+    ("pending", "stage", "TEXT"),
+    ("pending", "stale", "INTEGER NOT NULL DEFAULT 0"),
+    ("usage", "estimated", "INTEGER NOT NULL DEFAULT 0"),
+)
+#: the who-asked fields of a pending record
+_OWNER_FIELDS = ("question_id", "question", "kb", "strategy", "stage")
 
 
 @dataclass(frozen=True)
@@ -82,6 +118,7 @@ class CachedAnswer:
     backend: str
     model: str
     source: str
+    tokens_estimated: bool = False
 
 
 @dataclass
@@ -142,6 +179,7 @@ class LLMCache:
             try:
                 conn.execute("PRAGMA journal_mode = WAL")
                 conn.executescript(_SCHEMA)
+                _add_missing_columns(conn)
             finally:
                 conn.close()
             self._ready = True
@@ -164,24 +202,25 @@ class LLMCache:
         """The stored answer for ``key``, or None."""
         with self._connect() as conn:
             row = conn.execute(
-                "SELECT text, data, input_tokens, output_tokens, backend, model, source "
+                "SELECT text, data, input_tokens, output_tokens, backend, model, source, tokens_estimated "
                 "FROM responses WHERE key = ?", (key,)).fetchone()
         if row is None:
             return None
         data = json.loads(row[1]) if row[1] is not None else None
         return CachedAnswer(text=row[0], data=data, input_tokens=row[2], output_tokens=row[3],
-                            backend=row[4], model=row[5], source=row[6])
+                            backend=row[4], model=row[5], source=row[6], tokens_estimated=bool(row[7]))
 
     def put(self, key: str, *, backend: str, model: str, text: str, data: Any | None = None,
-            input_tokens: int = 0, output_tokens: int = 0, source: str = "api") -> None:
+            input_tokens: int = 0, output_tokens: int = 0, source: str = "api",
+            tokens_estimated: bool = False) -> None:
         """Store an answer (replacing any older one) and clear its pending prompt."""
         data_json = json.dumps(data, ensure_ascii=False) if data is not None else None
         with self._write() as conn:
             conn.execute(
-                "INSERT OR REPLACE INTO responses "
-                "(key, backend, model, text, data, input_tokens, output_tokens, source, created) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (key, backend, model, text, data_json, input_tokens, output_tokens, source, time.time()))
+                "INSERT OR REPLACE INTO responses (key, backend, model, text, data, input_tokens, "
+                "output_tokens, source, created, tokens_estimated) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (key, backend, model, text, data_json, input_tokens, output_tokens, source, time.time(),
+                 int(tokens_estimated)))
             conn.execute("DELETE FROM pending WHERE key = ?", (key,))
 
     def __contains__(self, key: object) -> bool:
@@ -189,24 +228,55 @@ class LLMCache:
 
     # --- pending prompts ----------------------------------------------------------------
 
-    def add_pending(self, key: str, *, backend: str, model: str, request: dict[str, Any]) -> None:
-        """Record a prompt that missed in ``only`` mode (a repeat miss bumps its counter)."""
+    def add_pending(self, key: str, *, backend: str, model: str, request: dict[str, Any],
+                    context: dict[str, str] | None = None) -> None:
+        """Record a prompt that missed in ``only`` mode, with who asked it (``context``, see
+        :mod:`sparqlqa.llm.context`); a repeat miss bumps its counter, takes the new context and
+        makes it current again."""
+        owner = [(context or {}).get(name) for name in _OWNER_FIELDS]
         with self._write() as conn:
             conn.execute(
-                "INSERT INTO pending (key, backend, model, request, created) VALUES (?, ?, ?, ?, ?) "
-                "ON CONFLICT(key) DO UPDATE SET misses = misses + 1",
-                (key, backend, model, json.dumps(request, ensure_ascii=False), time.time()))
+                "INSERT INTO pending (key, backend, model, request, created, question_id, question, kb, "
+                "strategy, stage) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(key) DO UPDATE SET "
+                "misses = misses + 1, stale = 0, question_id = excluded.question_id, "
+                "question = excluded.question, kb = excluded.kb, strategy = excluded.strategy, "
+                "stage = excluded.stage",
+                (key, backend, model, json.dumps(request, ensure_ascii=False), time.time(), *owner))
 
-    def pending(self) -> list[dict[str, Any]]:
-        """Pending prompts, oldest first: id, backend, model, system, messages, options, schema."""
+    def pending(self, *, stale: bool | None = False) -> list[dict[str, Any]]:
+        """Pending prompts, oldest first: id, backend, model, who asked (question_id, question, kb,
+        strategy, stage), stale, then system, messages, options, schema.
+
+        ``stale``: False (default) the current ones, True the stale ones, None both.
+        """
+        where = "" if stale is None else f"WHERE stale = {int(stale)} "
         with self._connect() as conn:
             rows = conn.execute(
-                "SELECT key, backend, model, request FROM pending ORDER BY created, key").fetchall()
-        return [{"id": key, "backend": backend, "model": model, **json.loads(request)}
-                for key, backend, model, request in rows]
+                "SELECT key, backend, model, question_id, question, kb, strategy, stage, stale, request "
+                f"FROM pending {where}ORDER BY created, key").fetchall()
+        return [{"id": row[0], "backend": row[1], "model": row[2], **dict(zip(_OWNER_FIELDS, row[3:8])),
+                 "stale": bool(row[8]), **json.loads(row[9])} for row in rows]
+
+    def settle_pending(self, *, kb: str, strategy: str, question: str, asked: Iterable[str]) -> int:
+        """After a run of ``question``: its pending prompts not in ``asked`` become stale; their count."""
+        asked = list(dict.fromkeys(asked))
+        marks = ", ".join("?" for _ in asked)
+        keep = f" AND key NOT IN ({marks})" if asked else ""
+        with self._write() as conn:
+            cursor = conn.execute(
+                f"UPDATE pending SET stale = 1 WHERE stale = 0 AND kb = ? AND strategy = ? AND question = ?{keep}",
+                (kb, strategy, question, *asked))
+            return cursor.rowcount
+
+    def clear_pending(self, *, stale_only: bool = False) -> int:
+        """Remove pending prompts (only the stale ones with ``stale_only``); their count."""
+        with self._write() as conn:
+            cursor = conn.execute("DELETE FROM pending" + (" WHERE stale = 1" if stale_only else ""))
+            return cursor.rowcount
 
     def export_pending(self, path: Path) -> int:
-        """Write pending prompts to ``path`` as JSONL (``"response": null`` to fill in); their count."""
+        """Write the current (not stale) pending prompts to ``path`` as JSONL (``"response": null``
+        to fill in); their count."""
         records = self.pending()
         lines = [json.dumps({**record, "response": None}, ensure_ascii=False) for record in records]
         atomic_write_text(Path(path), "".join(line + "\n" for line in lines))
@@ -219,7 +289,7 @@ class LLMCache:
             lines = Path(path).read_text(encoding="utf-8").splitlines()
         except OSError as exc:
             raise ConfigError(f"cannot read answers file {path}: {exc.strerror or exc}") from None
-        pending = {record["id"]: record for record in self.pending()}
+        pending = {record["id"]: record for record in self.pending(stale=None)}
         for number, line in enumerate(lines, start=1):
             if line.strip():
                 self._import_line(line, f"{path}:{number}", pending, report)
@@ -254,7 +324,8 @@ class LLMCache:
             report.errors.append(f"{where}: id {record['id'][:12]}: {exc}")
             return
         self.put(record["id"], backend=prompt["backend"], model=prompt["model"], text=text, data=data,
-                 source="import")
+                 source="import", input_tokens=estimate_request_tokens(prompt),
+                 output_tokens=estimate_tokens(text), tokens_estimated=True)
         report.imported += 1
 
     # --- usage --------------------------------------------------------------------------
@@ -264,9 +335,9 @@ class LLMCache:
         with self._write() as conn:
             conn.execute(
                 "INSERT INTO usage (ts, backend, model, key, cache_hit, input_tokens, output_tokens, "
-                "cost_usd, latency_ms, error) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "cost_usd, latency_ms, error, estimated) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (time.time(), call.backend, call.model, call.key, int(call.cache_hit), call.input_tokens,
-                 call.output_tokens, call.cost_usd, call.latency_ms, call.error))
+                 call.output_tokens, call.cost_usd, call.latency_ms, call.error, int(call.tokens_estimated)))
 
     def stats(self) -> dict[str, Any]:
         """Summary of stored answers, pending prompts and recorded usage."""
@@ -274,11 +345,12 @@ class LLMCache:
             responses = conn.execute(
                 "SELECT backend, model, source, COUNT(*) FROM responses "
                 "GROUP BY backend, model, source ORDER BY backend, model, source").fetchall()
-            pending = conn.execute("SELECT COUNT(*) FROM pending").fetchone()[0]
+            pending, stale = conn.execute(
+                "SELECT COUNT(*) - COALESCE(SUM(stale), 0), COALESCE(SUM(stale), 0) FROM pending").fetchone()
             usage = conn.execute(
                 "SELECT backend, model, COUNT(*), SUM(cache_hit), SUM(error IS NOT NULL), "
                 "SUM(input_tokens), SUM(output_tokens), SUM(cost_usd), "
-                "AVG(CASE WHEN cache_hit = 0 AND error IS NULL THEN latency_ms END) "
+                "AVG(CASE WHEN cache_hit = 0 AND error IS NULL THEN latency_ms END), SUM(estimated) "
                 "FROM usage GROUP BY backend, model ORDER BY backend, model").fetchall()
         by_model = [_usage_row(row) for row in usage]
         return {
@@ -288,6 +360,7 @@ class LLMCache:
             "responses_by_model": [{"backend": b, "model": m, "source": s, "count": n}
                                    for b, m, s, n in responses],
             "pending": pending,
+            "stale_pending": stale,
             "usage": _usage_total(by_model),
             "usage_by_model": by_model,
         }
@@ -306,9 +379,10 @@ def _checked_answer(response: Any, schema: dict[str, Any] | None) -> tuple[str, 
 
 
 def _usage_row(row: tuple[Any, ...]) -> dict[str, Any]:
-    backend, model, calls, hits, errors, tokens_in, tokens_out, cost, latency = row
+    backend, model, calls, hits, errors, tokens_in, tokens_out, cost, latency, estimated = row
     return {"backend": backend, "model": model, "calls": calls, "cache_hits": hits or 0,
             "errors": errors or 0, "input_tokens": tokens_in or 0, "output_tokens": tokens_out or 0,
+            "estimated_calls": estimated or 0,
             "cost_usd": round(cost, 6) if cost is not None else None,
             "avg_latency_ms": round(latency, 1) if latency is not None else None}
 
@@ -321,8 +395,17 @@ def _usage_total(rows: list[dict[str, Any]]) -> dict[str, Any]:
         "errors": sum(row["errors"] for row in rows),
         "input_tokens": sum(row["input_tokens"] for row in rows),
         "output_tokens": sum(row["output_tokens"] for row in rows),
+        "estimated_calls": sum(row["estimated_calls"] for row in rows),
         "cost_usd": round(sum(costs), 6) if costs or not rows else None,
     }
+
+
+def _add_missing_columns(conn: sqlite3.Connection) -> None:
+    """Bring a cache file written by an older sparqlqa up to the current tables."""
+    for table, column, declaration in _ADDED_COLUMNS:
+        have = {row[1] for row in conn.execute(f"PRAGMA table_info({table})")}
+        if column not in have:
+            conn.execute(f"ALTER TABLE {table} ADD COLUMN {column} {declaration}")
 
 
 def _size(path: Path) -> int:

@@ -64,3 +64,29 @@ def estimate_cost(backend: str, model: str, input_tokens: int, output_tokens: in
         return None
     cost = (input_tokens * prices[0] + output_tokens * prices[1]) / 1_000_000
     return round(cost, 8)
+
+
+#: characters per token assumed where no tokenizer counted them (imported answers, prompt budgets)
+CHARS_PER_TOKEN = 4
+
+
+def estimate_tokens(text: str) -> int:
+    """Tokens in ``text`` estimated from its length (``CHARS_PER_TOKEN`` characters a token).
+
+    >>> estimate_tokens(""), estimate_tokens("abcd"), estimate_tokens("abcde")
+    (0, 1, 2)
+    """
+    return -(-len(text) // CHARS_PER_TOKEN)
+
+
+def estimate_request_tokens(request: dict[str, object]) -> int:
+    """Estimated input tokens of a pending prompt record (system, messages and output schema)."""
+    import json
+
+    parts = [str(request.get("system") or "")]
+    messages = request.get("messages")
+    if isinstance(messages, list):
+        parts += [str(m.get("content", "")) for m in messages if isinstance(m, dict)]
+    if request.get("schema") is not None:
+        parts.append(json.dumps(request["schema"], ensure_ascii=False))
+    return sum(estimate_tokens(p) for p in parts)
