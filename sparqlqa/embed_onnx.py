@@ -26,6 +26,9 @@ from sparqlqa.errors import ConfigError, MissingExtraError
 from sparqlqa.paths import sparqlqa_home
 
 INSTALL = "pip install 'sparqlqa[embed]'"
+#: up to this many texts run on one thread: a question's embedding, measured on a busy 2-core machine,
+#: takes 9 ms p50 on one thread against 18 ms on two (benchmarks/RESULTS.md "Vectors")
+SMALL_BATCH = 16
 
 
 def onnx_cache_dir(model: str) -> Path:
@@ -113,7 +116,7 @@ class OnnxEmbedder(Embedder):
         self.model_name = model or "all-MiniLM-L6-v2"
         self.dimension = 384
         self._threads = threads or min(os.cpu_count() or 1, 4)
-        self._session: Any = None
+        self._sessions: dict[int, Any] = {}
         self._tokenizer: Any = None
 
     @property
@@ -121,27 +124,31 @@ class OnnxEmbedder(Embedder):
         suffix = "-int8" if self.int8 else ""
         return f"onnx-{self.model_name.replace('/', '_')}{suffix}"
 
-    def _load(self) -> tuple[Any, Any]:
-        if self._session is None:
+    def _load(self, threads: int) -> tuple[Any, Any]:
+        """(session, tokenizer): one session per thread count, made on first use."""
+        if threads not in self._sessions:
             try:
                 import onnxruntime
                 from tokenizers import Tokenizer
             except ImportError as exc:
                 raise MissingExtraError("onnxruntime", "the fast embedder", INSTALL) from exc
             graph, folder = ensure_onnx_model(self.model_name, int8=self.int8)
-            tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
-            tokenizer.enable_truncation(max_length=_max_tokens(folder))
-            tokenizer.no_padding()
+            if self._tokenizer is None:
+                tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
+                tokenizer.enable_truncation(max_length=_max_tokens(folder))
+                tokenizer.no_padding()
+                self._tokenizer = tokenizer
             options = onnxruntime.SessionOptions()
-            options.intra_op_num_threads = self._threads
+            options.intra_op_num_threads = threads
             options.inter_op_num_threads = 1
             options.log_severity_level = 3
-            self._session = onnxruntime.InferenceSession(str(graph), options, providers=["CPUExecutionProvider"])
-            self._tokenizer = tokenizer
-        return self._session, self._tokenizer
+            options.add_session_config_entry("session.intra_op.allow_spinning", "0")  # shared cores
+            self._sessions[threads] = onnxruntime.InferenceSession(str(graph), options,
+                                                                   providers=["CPUExecutionProvider"])
+        return self._sessions[threads], self._tokenizer
 
     def _embed(self, texts: list[str], batch_size: int) -> np.ndarray:
-        session, tokenizer = self._load()
+        session, tokenizer = self._load(1 if len(texts) <= SMALL_BATCH else self._threads)
         encodings = tokenizer.encode_batch(texts)
         order = sorted(range(len(texts)), key=lambda i: len(encodings[i].ids))
         out = np.zeros((len(texts), self.dimension), dtype=np.float32)
