@@ -37,6 +37,7 @@ import numpy as np
 
 DIM = 384
 K = 20
+EF_VALUES = (128, 256)
 
 
 def load() -> str:
@@ -106,8 +107,21 @@ def generate(path: Path, n: int, clusters: int, seed: int = 0) -> None:
     out.flush()
 
 
+def timed(index: Any, queries: np.ndarray, kind: str | None, into: dict[str, Any], name: str) -> list[set[str]]:
+    """Search each query, recording p50/p95 ms under ``name``; the sets of ids found."""
+    times, found = [], []
+    for query in queries:
+        started = time.perf_counter()
+        found.append({i for i, _ in index.search(query, K, type_iri=kind)})
+        times.append((time.perf_counter() - started) * 1000)
+    into[f"{name}_p50_ms"] = round(statistics.median(times), 2)
+    into[f"{name}_p95_ms"] = round(sorted(times)[int(0.95 * len(times))], 2)
+    return found
+
+
 def search_child(folder: Path, queries: int) -> None:
     """In a fresh process: load the memory map and the graph, search, print figures as JSON."""
+    import sparqlqa.ann as ann_mod
     from sparqlqa.ann import AnnIndex
     from sparqlqa.vectors import NodeIndex
 
@@ -121,20 +135,18 @@ def search_child(folder: Path, queries: int) -> None:
     picks = picks + rng.standard_normal(picks.shape).astype(np.float32) * 0.5 / np.sqrt(DIM)
     picks /= np.linalg.norm(picks, axis=1, keepdims=True)
     result: dict[str, Any] = {}
+    found: dict[tuple[str, str], list[set[str]]] = {}
+    for ef in EF_VALUES:  # the graph first, so the peak RSS below is the ANN search's own
+        ann_mod.EF_SEARCH = ef
+        for label, kind in (("all", None), ("typed_third", "T")):
+            found[(label, f"ann_ef{ef}")] = timed(approx, picks, kind, result.setdefault(label, {}), f"ann_ef{ef}")
+    result["peak_rss_mb_ann"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
     for label, kind in (("all", None), ("typed_third", "T")):
-        times: dict[str, list[float]] = {"exact": [], "ann": []}
-        recalls = []
-        for query in picks:
-            found = {}
-            for name, index in (("exact", exact), ("ann", approx)):
-                started = time.perf_counter()
-                found[name] = {i for i, _ in index.search(query, K, type_iri=kind)}
-                times[name].append((time.perf_counter() - started) * 1000)
-            recalls.append(len(found["ann"] & found["exact"]) / K)
-        result[label] = {f"{n}_p50_ms": round(statistics.median(t), 2) for n, t in times.items()}
-        result[label].update({f"{n}_p95_ms": round(sorted(t)[int(0.95 * len(t))], 2) for n, t in times.items()})
-        result[label]["recall_at_20"] = round(float(np.mean(recalls)), 4)
-    result["peak_rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
+        exact_found = timed(exact, picks, kind, result[label], "exact")
+        for ef in EF_VALUES:
+            pairs = zip(found[(label, f"ann_ef{ef}")], exact_found)
+            result[label][f"ann_ef{ef}_recall_at_20"] = round(float(np.mean([len(a & b) / K for a, b in pairs])), 4)
+    result["peak_rss_mb_with_exact"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
     result["load"] = load()
     print(json.dumps(result))
 
