@@ -107,6 +107,13 @@ def generate(path: Path, n: int, clusters: int, seed: int = 0) -> None:
     out.flush()
 
 
+def rss_parts() -> dict[str, str]:
+    """Resident memory now, split into anonymous (heap) and file-backed (page cache, reclaimable)."""
+    status = Path("/proc/self/status").read_text()
+    return {line.split(":")[0]: line.split(":")[1].strip() for line in status.splitlines()
+            if line.startswith(("VmRSS", "RssAnon", "RssFile"))}
+
+
 def timed(index: Any, queries: np.ndarray, kind: str | None, into: dict[str, Any], name: str) -> list[set[str]]:
     """Search each query, recording p50/p95 ms under ``name``; the sets of ids found."""
     times, found = [], []
@@ -123,9 +130,9 @@ def search_child(folder: Path, queries: int) -> None:
     """In a fresh process: load the memory map and the graph, search, print figures as JSON."""
     import sparqlqa.ann as ann_mod
     from sparqlqa.ann import AnnIndex
-    from sparqlqa.vectors import NodeIndex
+    from sparqlqa.vectors import NodeIndex, open_vectors
 
-    vectors = np.load(folder / "vectors.npy", mmap_mode="r")
+    vectors = open_vectors(folder / "vectors.npy", random_access=True)
     ids = [str(i) for i in range(len(vectors))]
     typed = {"T": np.arange(0, len(vectors), 3, dtype=np.int64)}
     exact = NodeIndex("bench", ids, vectors, typed)
@@ -141,6 +148,7 @@ def search_child(folder: Path, queries: int) -> None:
         for label, kind in (("all", None), ("typed_third", "T")):
             found[(label, f"ann_ef{ef}")] = timed(approx, picks, kind, result.setdefault(label, {}), f"ann_ef{ef}")
     result["peak_rss_mb_ann"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
+    result["rss_ann"] = rss_parts()
     for label, kind in (("all", None), ("typed_third", "T")):
         exact_found = timed(exact, picks, kind, result[label], "exact")
         for ef in EF_VALUES:
@@ -151,18 +159,21 @@ def search_child(folder: Path, queries: int) -> None:
     print(json.dumps(result))
 
 
-def bench_search(nodes: int, clusters: int, queries: int) -> dict[str, Any]:
+def bench_search(nodes: int, clusters: int, queries: int, workdir: Path | None) -> dict[str, Any]:
     from sparqlqa.ann import AnnIndex
 
     with tempfile.TemporaryDirectory(prefix="bench-vectors-") as tmp:
-        folder = Path(tmp)
+        folder = workdir or Path(tmp)
+        folder.mkdir(parents=True, exist_ok=True)
+        out: dict[str, Any] = {"nodes": nodes, "clusters": clusters, "queries": queries}
         started = time.perf_counter()
-        generate(folder / "vectors.npy", nodes, clusters)
-        out: dict[str, Any] = {"nodes": nodes, "clusters": clusters, "queries": queries,
-                               "generate_s": round(time.perf_counter() - started, 1)}
+        if not (folder / "vectors.npy").is_file():
+            generate(folder / "vectors.npy", nodes, clusters)
+            out["generate_s"] = round(time.perf_counter() - started, 1)
         started = time.perf_counter()
-        AnnIndex.build(np.load(folder / "vectors.npy", mmap_mode="r")).save(folder / "ann.index")
-        out["ann_build_s"] = round(time.perf_counter() - started, 1)
+        if not (folder / "ann.index").is_file():
+            AnnIndex.build(np.load(folder / "vectors.npy", mmap_mode="r")).save(folder / "ann.index")
+            out["ann_build_s"] = round(time.perf_counter() - started, 1)
         out["build_load"] = load()
         out["ann_file_mb"] = round((folder / "ann.index").stat().st_size / 2**20, 1)
         print("built", out, flush=True)
@@ -182,6 +193,7 @@ def main() -> None:
     parser.add_argument("--skip-embed", action="store_true")
     parser.add_argument("--skip-search", action="store_true")
     parser.add_argument("--json", type=Path, help="also write the figures here")
+    parser.add_argument("--workdir", type=Path, help="keep (and reuse) the generated vectors and graph here")
     parser.add_argument("--child", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -192,7 +204,7 @@ def main() -> None:
         texts = kb_texts(args.kb, args.texts) if args.kb else generated_texts(args.texts)
         figures["embed"] = bench_embedders(texts)
     if not args.skip_search:
-        figures["search"] = bench_search(args.nodes, args.clusters, args.queries)
+        figures["search"] = bench_search(args.nodes, args.clusters, args.queries, args.workdir)
     print(json.dumps(figures, indent=2))
     if args.json:
         args.json.write_text(json.dumps(figures, indent=2), "utf-8")

@@ -25,7 +25,7 @@ ANN_THRESHOLD = 200_000
 #: graph links per node, candidates kept while building, and while searching
 HNSW_M = 32
 EF_CONSTRUCTION = 80
-EF_SEARCH = 128
+EF_SEARCH = 256
 #: candidates fetched per wanted result, re-scored exactly
 OVERSAMPLE = 4
 ADD_BATCH = 65_536

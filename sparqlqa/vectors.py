@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import io
 import json
+import mmap
 import sys
 import weakref
 from collections import OrderedDict
@@ -450,6 +451,16 @@ def _build_in_memory(kb: KnowledgeBase, embedder: Embedder, progress: Progress |
     return NodeIndex(embedder.model_id, ids, vectors, rows)
 
 
+def open_vectors(path: Path, *, random_access: bool = False) -> np.ndarray:
+    """The vectors of ``path`` memory-mapped; ``random_access`` (ANN re-scoring reads scattered rows)
+    turns off the kernel's read-ahead, so a search maps the rows it reads, not their neighbours."""
+    vectors = np.load(path, mmap_mode="r")
+    handle = getattr(vectors, "_mmap", None)
+    if random_access and handle is not None and hasattr(mmap, "MADV_RANDOM"):
+        handle.madvise(mmap.MADV_RANDOM)
+    return vectors
+
+
 def _read_ids(folder: Path) -> list[str]:
     return [line for line in (folder / "ids.txt").read_text("utf-8").split("\n") if line]
 
@@ -458,14 +469,15 @@ def _load_folder(folder: Path, embedder: Embedder) -> NodeIndex:
     record = _read_progress(folder)
     _finish(folder, record)
     ids = _read_ids(folder)
-    vectors = np.load(folder / VECTORS_FILE, mmap_mode="r") if record.get("count") else (
+    has_ann = (folder / ANN_FILE).is_file()
+    vectors = open_vectors(folder / VECTORS_FILE, random_access=has_ann) if record.get("count") else (
         np.zeros((0, embedder.dimension), dtype=np.float32))
     if vectors.shape[0] != len(ids):
         raise KBError(f"the node index in {folder} is inconsistent ({vectors.shape[0]} rows, {len(ids)} ids)",
                       hint=f"delete {folder} and run 'sparqlqa index' again")
     raw = json.loads((folder / "types.json").read_text("utf-8"))
     rows = {t: np.asarray(r, dtype=np.int64) for t, r in raw.items()}
-    ann = AnnIndex.load(folder / ANN_FILE) if (folder / ANN_FILE).is_file() else None
+    ann = AnnIndex.load(folder / ANN_FILE) if has_ann else None
     return NodeIndex(embedder.model_id, ids, vectors, rows, ann)
 
 
