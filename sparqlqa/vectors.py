@@ -1,4 +1,4 @@
-"""Node texts and the node vector index: built once per KB, searched exactly with numpy.
+"""Node texts and the node vector index: built once per KB, memory-mapped, searched exactly or by ANN.
 
 A node's text is its document (``sqa:text`` or the profile's text predicates)
 when it has one, else its label plus a short verbalisation of its relations
@@ -11,9 +11,14 @@ On-disk KBs keep the index in ``kb.artifacts_dir("embeddings")/<model_id>/``::
     types.json         {type IRI: [row, ...]}
     chunk-00000.npy    float32 rows [0, chunk_size), written atomically
     progress.json      chunk size, dimension, chunks done, complete flag
+    vectors.npy        when complete: the chunks joined (then deleted), memory-mapped when loaded
+    ann-faiss.index    from ANN_THRESHOLD nodes: an HNSW graph (see :mod:`sparqlqa.ann`)
 
-A killed build resumes where it stopped (finished chunks are skipped).
-In-memory KBs keep their index in memory.
+A killed build resumes where it stopped (finished chunks are skipped; an
+unfinished join or graph is redone).  Searches are exact (one mat-vec) below
+the threshold, for SPARQL candidate sets and for types with few nodes; above
+it the graph proposes candidates that are re-scored exactly.  In-memory KBs
+keep their index in memory.
 
 >>> from sparqlqa.store import OxigraphStore
 >>> from sparqlqa.kb import KnowledgeBase
@@ -29,6 +34,7 @@ from __future__ import annotations
 
 import io
 import json
+import mmap
 import sys
 import weakref
 from collections import OrderedDict
@@ -41,6 +47,7 @@ from typing import Any
 import numpy as np
 from pyoxigraph import Literal, NamedNode
 
+from sparqlqa.ann import ANN_THRESHOLD, OVERSAMPLE, AnnIndex
 from sparqlqa.embed import Embedder
 from sparqlqa.errors import ConfigError, KBError
 from sparqlqa.kb import KnowledgeBase
@@ -54,6 +61,10 @@ VALUES_BATCH = 500
 #: relation values listed per relation in a verbalisation, and its length cap
 MAX_VALUES = 5
 MAX_TEXT_CHARS = 2000
+#: a type with fewer nodes than this is searched exactly even when the index has an ANN graph
+EXACT_TYPE_ROWS = 50_000
+VECTORS_FILE = "vectors.npy"
+ANN_FILE = "ann-faiss.index"
 #: ``progress(done_nodes, total_nodes)``
 Progress = Callable[[int, int], None]
 #: records of helper queries: ``sink(QueryResult.history())``
@@ -224,6 +235,7 @@ class NodeIndex:
     ids: list[str]
     vectors: np.ndarray
     type_rows: dict[str, np.ndarray] = field(default_factory=dict)
+    ann: AnnIndex | None = None
 
     def __post_init__(self) -> None:
         self.row_of: dict[str, int] = {iri: row for row, iri in enumerate(self.ids)}
@@ -246,6 +258,8 @@ class NodeIndex:
             return []
         if rows is not None and len(rows) == len(self.ids):
             rows = None  # the type covers every node: no gather needed
+        if self.ann is not None and (rows is None or len(rows) >= EXACT_TYPE_ROWS):
+            return self._ann_search(query, k, rows, type_iri or "", skip)
         scores = self._scores(rows, query.astype(np.float32, copy=False))
         want = min(len(scores), k + len(skip))
         if want == 0:
@@ -255,6 +269,16 @@ class NodeIndex:
         picked = top if rows is None else rows[top]
         found = [(self.ids[int(r)], float(s)) for r, s in zip(picked, scores[top]) if int(r) not in skip]
         return found[:k]
+
+    def _ann_search(self, query: np.ndarray, k: int, rows: np.ndarray | None, key: str,
+                    skip: set[int]) -> list[tuple[str, float]]:
+        """Candidates from the graph, re-scored exactly against the float vectors."""
+        assert self.ann is not None
+        found = self.ann.candidates(query, OVERSAMPLE * (k + len(skip)), allowed=rows, key=key)
+        found = np.sort(found)  # memory-map reads in file order
+        scores = np.asarray(self.vectors[found] @ query.astype(np.float32, copy=False))
+        order = np.lexsort((found, -scores))
+        return [(self.ids[int(found[i])], float(scores[i])) for i in order if int(found[i]) not in skip][:k]
 
     def _scores(self, rows: np.ndarray | None, query: np.ndarray) -> np.ndarray:
         """Scores of ``rows`` (all when ``None``); big subsets gather scores, not rows (no matrix copy)."""
@@ -368,10 +392,11 @@ def build_index(kb: KnowledgeBase, embedder: Embedder, *, progress: Progress | N
     record = _prepare(folder, kb, embedder, chunk_size)
     ids = _read_ids(folder)
     total = len(ids)
+    joined = bool(record.get("complete")) and (folder / VECTORS_FILE).is_file()
     for number in range(record["chunks"]):
         path = _chunk_path(folder, number)
         done = min((number + 1) * chunk_size, total)
-        if not path.is_file():
+        if not path.is_file() and not joined:
             vectors = _embed_rows(kb, embedder, ids[number * chunk_size:done])
             _save_array(path, vectors)
             record.update(chunks_done=number + 1, dimension=int(vectors.shape[1]))
@@ -380,7 +405,40 @@ def build_index(kb: KnowledgeBase, embedder: Embedder, *, progress: Progress | N
             progress(done, total)
     record.update(chunks_done=record["chunks"], complete=True)
     atomic_write_json(folder / "progress.json", record)
+    _finish(folder, record)
     return _load_folder(folder, embedder)
+
+
+def _join_chunks(folder: Path, record: dict[str, Any]) -> None:
+    """Write the chunks as one ``vectors.npy`` (streamed, atomically), then delete them."""
+    count, chunks = int(record.get("count", 0)), int(record.get("chunks", 0))
+    dimension = int(record.get("dimension") or 0)
+    tmp = folder / f".{VECTORS_FILE}.tmp"
+    joined = np.lib.format.open_memmap(tmp, mode="w+", dtype=np.float32, shape=(count, dimension))
+    start = 0
+    for number in range(chunks):
+        part = np.load(_chunk_path(folder, number))
+        joined[start:start + len(part)] = part
+        start += len(part)
+    if start != count:
+        raise KBError(f"the node index in {folder} is inconsistent ({start} rows, {count} ids)",
+                      hint=f"delete {folder} and run 'sparqlqa index' again")
+    joined.flush()
+    del joined
+    tmp.replace(folder / VECTORS_FILE)
+    for number in range(chunks):
+        _chunk_path(folder, number).unlink(missing_ok=True)
+
+
+def _finish(folder: Path, record: dict[str, Any]) -> None:
+    """Join the chunks and, for big indexes, build the ANN graph (each step redone if killed)."""
+    if not record.get("count"):
+        return
+    if not (folder / VECTORS_FILE).is_file():
+        _join_chunks(folder, record)
+    if int(record.get("count", 0)) >= ANN_THRESHOLD and not (folder / ANN_FILE).is_file():
+        vectors = np.load(folder / VECTORS_FILE, mmap_mode="r")
+        AnnIndex.build(vectors).save(folder / ANN_FILE)
 
 
 def _build_in_memory(kb: KnowledgeBase, embedder: Embedder, progress: Progress | None) -> NodeIndex:
@@ -395,21 +453,34 @@ def _build_in_memory(kb: KnowledgeBase, embedder: Embedder, progress: Progress |
     return NodeIndex(embedder.model_id, ids, vectors, rows)
 
 
+def open_vectors(path: Path, *, random_access: bool = False) -> np.ndarray:
+    """The vectors of ``path`` memory-mapped; ``random_access`` (ANN re-scoring reads scattered rows)
+    turns off the kernel's read-ahead, so a search maps the rows it reads, not their neighbours."""
+    vectors = np.load(path, mmap_mode="r")
+    handle = getattr(vectors, "_mmap", None)
+    if random_access and handle is not None and hasattr(mmap, "MADV_RANDOM"):
+        handle.madvise(mmap.MADV_RANDOM)
+    return vectors
+
+
 def _read_ids(folder: Path) -> list[str]:
     return [line for line in (folder / "ids.txt").read_text("utf-8").split("\n") if line]
 
 
 def _load_folder(folder: Path, embedder: Embedder) -> NodeIndex:
     record = _read_progress(folder)
+    _finish(folder, record)
     ids = _read_ids(folder)
-    parts = [np.load(_chunk_path(folder, n)) for n in range(int(record.get("chunks", 0)))]
-    vectors = np.concatenate(parts) if parts else np.zeros((0, embedder.dimension), dtype=np.float32)
+    has_ann = (folder / ANN_FILE).is_file()
+    vectors = open_vectors(folder / VECTORS_FILE, random_access=has_ann) if record.get("count") else (
+        np.zeros((0, embedder.dimension), dtype=np.float32))
     if vectors.shape[0] != len(ids):
         raise KBError(f"the node index in {folder} is inconsistent ({vectors.shape[0]} rows, {len(ids)} ids)",
                       hint=f"delete {folder} and run 'sparqlqa index' again")
     raw = json.loads((folder / "types.json").read_text("utf-8"))
     rows = {t: np.asarray(r, dtype=np.int64) for t, r in raw.items()}
-    return NodeIndex(embedder.model_id, ids, vectors.astype(np.float32, copy=False), rows)
+    ann = AnnIndex.load(folder / ANN_FILE) if has_ann else None
+    return NodeIndex(embedder.model_id, ids, vectors, rows, ann)
 
 
 def index_status(kb: KnowledgeBase, embedder: Embedder) -> dict[str, Any]:

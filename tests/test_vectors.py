@@ -83,8 +83,10 @@ def test_index_is_stored_next_to_the_kb_and_searchable(movies_kb: KnowledgeBase)
     index = build_index(movies_kb, embedder, chunk_size=4)
     folder = movies_kb.artifacts_dir("embeddings") / embedder.model_id  # type: ignore[operator]
     assert (folder / "ids.txt").is_file() and (folder / "types.json").is_file()
-    assert len(list(folder.glob("chunk-*.npy"))) == 5  # 19 nodes / 4 per chunk
+    assert index_status(movies_kb, embedder)["chunks"] == 5  # 19 nodes / 4 per chunk
+    assert not list(folder.glob("chunk-*.npy"))  # joined into one memory-mapped file
     assert index_status(movies_kb, embedder)["complete"] is True
+    assert isinstance(index.vectors, np.memmap) and Path(str(index.vectors.filename)).samefile(folder / "vectors.npy")
     assert index.vectors.dtype == np.float32 and index.vectors.shape == (19, 64)
     query = embed_query(embedder, "Sigourney Weaver American actress")
     assert index.search(query, 1)[0][0] == f"{EX}sigourney_weaver"

@@ -1,0 +1,60 @@
+"""Embedder backends: the ONNX default against torch (real bundled model), offline failures, quiet loading."""
+
+from __future__ import annotations
+
+import socket
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from sparqlqa.embed import SentenceTransformerEmbedder, get_embedder, hub_reachable
+from sparqlqa.errors import ConfigError
+
+TEXTS = ["Alien (film). Alien directed by Ridley Scott. Sigourney Weaver starred actors Alien.",
+         "green tea", "who is the mother of the director of Gladiator?",
+         "Paris is the capital and most populous city of France. " * 40]  # past 256 tokens: truncated
+
+
+@pytest.fixture(scope="module")
+def onnx_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One $SPARQLQA_HOME for the module, so the ONNX export happens once."""
+    return tmp_path_factory.mktemp("onnx-home")
+
+
+def test_onnx_backend_matches_sentence_transformers(onnx_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    pytest.importorskip("onnxruntime")
+    pytest.importorskip("sentence_transformers")
+    monkeypatch.setenv("SPARQLQA_HOME", str(onnx_home))
+    fast = get_embedder("onnx:all-MiniLM-L6-v2").embed(TEXTS)
+    torch = SentenceTransformerEmbedder().embed(TEXTS)
+    assert fast.shape == torch.shape == (len(TEXTS), 384)
+    assert np.allclose(np.linalg.norm(fast, axis=1), 1.0, atol=1e-5)
+    assert float((fast * torch).sum(axis=1).min()) >= 0.99
+    assert (onnx_home / "models" / "onnx" / "all-MiniLM-L6-v2" / "model.onnx").is_file()
+    assert get_embedder("onnx:all-MiniLM-L6-v2").model_id == "onnx-all-MiniLM-L6-v2"
+
+
+def test_the_default_embedder_is_the_onnx_one(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("SPARQLQA_EMBEDDER")
+    assert get_embedder().name == "onnx"
+
+
+def test_onnx_refuses_models_it_has_no_copy_of(monkeypatch: pytest.MonkeyPatch) -> None:
+    with pytest.raises(ConfigError, match="no local copy"):
+        get_embedder("onnx:someone/other-model").embed(["x"])
+
+
+def test_an_unknown_model_fails_at_once_offline(monkeypatch: pytest.MonkeyPatch) -> None:
+    pytest.importorskip("sentence_transformers")
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+
+    def no_network(*args: object, **kwargs: object) -> None:
+        raise AssertionError("tried the network")
+
+    monkeypatch.setattr(socket, "create_connection", no_network)
+    monkeypatch.setattr(socket.socket, "connect", no_network)
+    assert hub_reachable() is False
+    with pytest.raises(ConfigError, match="not in the local Hugging Face cache") as caught:
+        SentenceTransformerEmbedder("no-such-owner/no-such-model-15").embed(["x"])
+    assert "bundled default" in (caught.value.hint or "")
