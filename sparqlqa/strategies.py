@@ -46,7 +46,7 @@ if TYPE_CHECKING:
     from sparqlqa.triplets import Triplets
 
 #: modules that register strategies when present (imported on first lookup, missing ones skipped)
-OPTIONAL_MODULES: tuple[str, ...] = ("sparqlqa.offline", "sparqlqa.offline.strategy")
+OPTIONAL_MODULES: tuple[str, ...] = ("sparqlqa.offline", "sparqlqa.offline.strategy", "sparqlqa.fiske.strategy")
 
 
 class Strategy(ABC):
