@@ -6,6 +6,7 @@ Each strategy implements one method, :meth:`Strategy.run`.  Built-ins:
 ``vss``         vector search over all nodes only (STaRK's baseline)
 ``vss+rerank``  vector search, then LLM rerank of the top k
 ``offline``     registered by :mod:`sparqlqa.offline`: 4step with its own triplet step, no rerank
+``fiske``       registered by :mod:`sparqlqa.fiske.strategy`: LLM clues → stateful route exploration
 
 A variant of 4step only swaps the triplet step, e.g.::
 

@@ -151,3 +151,43 @@ def test_budget_setting(monkeypatch: pytest.MonkeyPatch) -> None:
     assert FiskeSettings.resolve().budget == 12 and FiskeSettings.resolve(5).budget == 5
     with pytest.raises(ConfigError, match="at least 2"):
         FiskeSettings.resolve(1)
+
+
+def test_cli_explain_shows_routes_and_saves_the_exploration_sparql(movies_kb: KnowledgeBase, tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    from click.testing import CliRunner
+
+    from sparqlqa import pipeline
+    from sparqlqa.cli import main
+
+    llm = TWO_HOP.llm()
+    monkeypatch.setattr(pipeline, "resolve_llm", lambda spec, cache=None: llm if spec == "fake" else None)
+    saved = tmp_path / "rq"
+    result = CliRunner().invoke(main, ["ask", "movies", "Who directed the films starring Harrison Ford?",
+                                       "--strategy", "fiske", "--llm", "fake", "--rerank", "none", "--explain",
+                                       "--save-sparql", str(saved)])
+    assert result.exit_code == 0, result.output
+    assert "1-2. FiSKE routes (stop: covered, answer: kb-routes)" in result.output
+    assert "route 3 [covering] ← 2: [out] directed by (llm 9) → " in result.output
+    assert "'directed' by route(s) 3" in result.output
+    files = sorted(p.name for p in saved.iterdir())
+    assert sum(1 for name in files if name.endswith("-fiske.rq")) == 4
+
+
+def test_cli_call_budget_reaches_the_strategy(movies_kb: KnowledgeBase, monkeypatch: pytest.MonkeyPatch) -> None:
+    import json
+
+    from click.testing import CliRunner
+
+    from sparqlqa import pipeline
+    from sparqlqa.cli import main
+
+    llm = THREE_HOP.llm()
+    monkeypatch.setattr(pipeline, "resolve_llm", lambda spec, cache=None: llm if spec == "fake" else None)
+    result = CliRunner().invoke(main, ["ask", "movies", "Which genres do the films of the director of Alien have?",
+                                       "--strategy", "fiske", "--llm", "fake", "--rerank", "none", "--json",
+                                       "--call-budget", "4"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert data["meta"]["fiske_result"]["budget"] == 4 and data["meta"]["answer_source"] == MODEL_KNOWLEDGE
+    assert {item["source"] for item in data["items"]} == {MODEL_KNOWLEDGE}

@@ -31,6 +31,8 @@ if TYPE_CHECKING:
 #: the reference code's call budget per question
 DEFAULT_BUDGET = 30
 BUDGET_ENV = "SPARQLQA_FISKE_BUDGET"
+#: nodes per hop whose names the record keeps (for --explain)
+SHOWN_NODES = 10
 
 
 @dataclass(frozen=True)
@@ -108,9 +110,12 @@ class Explorer:
             self._explore()
         except Stop as stop:
             self.run.stop = stop.reason
+        shown: set[str] = set()
         for route in self.run.routes:
             if route.status == ACTIVE:
                 route.status = STOPPED
+            shown.update(route.start, *(hop.nodes[:SHOWN_NODES] for hop in route.hops))
+        self.run.names = {iri: self.names[iri] for iri in sorted(shown) if iri in self.names}
         return self.run
 
     def _explore(self) -> None:

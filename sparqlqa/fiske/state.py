@@ -162,6 +162,7 @@ class FiskeRun:
     budget: int = 0
     steps: int = 0
     fallback: dict[str, Any] | None = None
+    names: dict[str, str] = field(default_factory=dict)  # labels of the nodes on the routes (for display)
 
     def covering(self) -> list[Route]:
         return [r for r in self.routes if r.status == COVERING]
@@ -179,4 +180,5 @@ class FiskeRun:
     def to_dict(self) -> dict[str, Any]:
         return {"clues": list(self.clues), "starts": self.starts, "routes": [r.to_dict() for r in self.routes],
                 "coverage": self.coverage(), "stop": self.stop, "answer_source": self.answer_source,
-                "calls": self.calls, "budget": self.budget, "steps": self.steps, "fallback": self.fallback}
+                "calls": self.calls, "budget": self.budget, "steps": self.steps, "fallback": self.fallback,
+                "names": dict(self.names)}

@@ -50,7 +50,7 @@ class Fiske(Strategy):
         self.settings = settings
 
     def run(self, ctx: AskContext) -> Answer:
-        settings = self.settings or FiskeSettings.resolve()
+        settings = self.settings or FiskeSettings.resolve(ctx.settings.get("call_budget"))
         explorer = Explorer(ctx, settings)
         with ctx.stage("fiske"):
             record = explorer.explore()
