@@ -172,6 +172,8 @@ def test_cli_explain_shows_routes_and_saves_the_exploration_sparql(movies_kb: Kn
     assert "'directed' by route(s) 3" in result.output
     files = sorted(p.name for p in saved.iterdir())
     assert sum(1 for name in files if name.endswith("-fiske.rq")) == 4
+    first = (saved / files[0]).read_text()
+    assert "FiSKE clues 'films', 'Harrison Ford', 'directed'; stop: covered" in first
 
 
 def test_cli_call_budget_reaches_the_strategy(movies_kb: KnowledgeBase, monkeypatch: pytest.MonkeyPatch) -> None:
