@@ -193,3 +193,18 @@ def test_cli_call_budget_reaches_the_strategy(movies_kb: KnowledgeBase, monkeypa
     data = json.loads(result.stdout)
     assert data["meta"]["fiske_result"]["budget"] == 4 and data["meta"]["answer_source"] == MODEL_KNOWLEDGE
     assert {item["source"] for item in data["items"]} == {MODEL_KNOWLEDGE}
+
+
+def test_a_failing_exploration_query_kills_the_route_not_the_answer(movies_kb: KnowledgeBase,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    from sparqlqa.errors import QueryError
+    from sparqlqa.fiske import explorer
+
+    def broken(*args: Any, **kwargs: Any) -> Any:
+        raise QueryError("the endpoint timed out")
+
+    monkeypatch.setattr(explorer, "neighbour_pairs", broken)
+    answer = _fiske(movies_kb, "Who directed the films starring Harrison Ford?", TWO_HOP.llm())
+    record = _routes(answer)
+    assert record["routes"][0]["note"] == "the exploration query failed" and record["stop"] == "exhausted"
+    assert any("timed out" in n for n in answer.notes) and answer.meta["answer_source"] == MODEL_KNOWLEDGE

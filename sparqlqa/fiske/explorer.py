@@ -19,9 +19,9 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from sparqlqa.errors import ConfigError, LLMParseError, NotInCache
+from sparqlqa.errors import ConfigError, LLMParseError, NotInCache, SparqlqaError
 from sparqlqa.fiske import prompts
-from sparqlqa.fiske.explore import Pair, neighbour_pairs, relation_label
+from sparqlqa.fiske.explore import MAX_END_NODES, Pair, neighbour_pairs, relation_label
 from sparqlqa.fiske.state import ACTIVE, COVERING, DEAD, EXTENDED, STOPPED, FiskeRun, Hop, Relation, Route
 from sparqlqa.linking import FUZZY_CUTOFF, LabelIndex, NodeLookup, normalize_label
 
@@ -161,8 +161,15 @@ class Explorer:
         if len(route.hops) >= self.settings.max_hops:
             return self._dead(route, f"reached {self.settings.max_hops} hops")
         visited = route.visited()
-        pairs = [p for p in neighbour_pairs(self.ctx.kb, route.end, sink=self.ctx.sink("fiske"))
-                 if p.node not in visited]
+        if len(route.end) > MAX_END_NODES:
+            self.ctx.note(f"FiSKE: route {route.number} ends at {len(route.end)} nodes; the first "
+                          f"{MAX_END_NODES} were explored")
+        try:
+            found = neighbour_pairs(self.ctx.kb, route.end, sink=self.ctx.sink("fiske"))
+        except SparqlqaError as exc:
+            self.ctx.note(f"FiSKE: an exploration query of route {route.number} failed ({exc})")
+            return self._dead(route, "the exploration query failed")
+        pairs = [p for p in found if p.node not in visited]
         if not pairs:
             return self._dead(route, "no new neighbours")
         self._fetch_names([p.node for p in pairs])
