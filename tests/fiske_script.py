@@ -22,13 +22,13 @@ class Script:
     answers: list[str] = field(default_factory=list)
 
     def respond(self, prompt: str, schema_name: str) -> dict[str, Any]:
-        if schema_name == "clues":
+        if schema_name == "fiske_clues":
             return {"clues": self.clues}
-        if schema_name == "answer":
+        if schema_name == "fiske_answer":
             return {"reasoning": "I recall it.", "answers": self.answers}
         items = []
         for number, shown in _LINE.findall(prompt):
-            if schema_name == "relations":
+            if schema_name == "fiske_relations":
                 clue, score = self.relations.get(shown, (None, 0.0))
             else:
                 name = shown[1:-1].split(", ", 1)[1]

@@ -89,7 +89,8 @@ def test_a_neighbour_named_by_a_clue_extends_without_an_llm_call(movies_kb: Know
     assert covering[0]["hops"][-1]["how"] == "name"
     # clues; route 1 (Harrison Ford): relations, pairs; route 2 (Ridley Scott): relations (dead); the name
     # hop of round 2 made no call
-    assert [r.schema_name for r in llm.requests] == ["clues", "relations", "pairs", "relations"]
+    assert [r.schema_name for r in llm.requests] == ["fiske_clues", "fiske_relations", "fiske_pairs",
+                                                      "fiske_relations"]
     assert record["calls"] == 4 and record["steps"] == 2
 
 

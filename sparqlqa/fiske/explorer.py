@@ -119,7 +119,7 @@ class Explorer:
         return self.run
 
     def _explore(self) -> None:
-        data = self.call(prompts.clue_prompt(self.ctx.question), prompts.CLUES_SCHEMA, "clues")
+        data = self.call(prompts.clue_prompt(self.ctx.question), prompts.CLUES_SCHEMA, "fiske_clues")
         self.run.clues = prompts.clues_from(data)
         if not self.run.clues:
             raise Stop("no-clues")
@@ -228,7 +228,7 @@ class Explorer:
         for start, chunk in _chunks(shown, self.settings.chunk):
             rows = [(relation_label(self.ctx.kb, p.relation), self.names.get(p.node, p.node)) for p in chunk]
             data = self.call(prompts.pair_prompt(self.ctx.question, unmapped, rows), prompts.SCORES_SCHEMA,
-                             "pairs")
+                             "fiske_pairs")
             for index, clue, score in prompts.scored_items(data, len(chunk)):
                 pair = shown[start + index]
                 clues = _clues(chosen[pair.relation], _match(clue, unmapped), unmapped)
@@ -250,7 +250,7 @@ class Explorer:
         for start, chunk in _chunks(relations, self.settings.chunk):
             labels = [relation_label(self.ctx.kb, r) for r in chunk]
             data = self.call(prompts.relation_prompt(self.ctx.question, unmapped, at, path, labels),
-                             prompts.SCORES_SCHEMA, "relations")
+                             prompts.SCORES_SCHEMA, "fiske_relations")
             scored.extend((score, start + index, _match(clue, unmapped))
                           for index, clue, score in prompts.scored_items(data, len(chunk)))
         kept = sorted((s for s in scored if s[0] >= self.settings.min_score), key=lambda s: (-s[0], s[1]))

@@ -87,7 +87,8 @@ def fallback(ctx: AskContext, explorer: Explorer, record: FiskeRun) -> Answer:
 
     why = STOP_TEXT.get(record.stop, record.stop).format(budget=record.budget)
     try:
-        data = explorer.call(prompts.answer_prompt(ctx.question), prompts.ANSWER_SCHEMA, "answer", reserve=False)
+        data = explorer.call(prompts.answer_prompt(ctx.question), prompts.ANSWER_SCHEMA, "fiske_answer",
+                             reserve=False)
     except Stop as stop:
         record.stop = stop.reason if stop.reason == "pending" else record.stop
         ctx.note(f"FiSKE: no route covered every clue ({why}) and the fallback answer could not be asked "
