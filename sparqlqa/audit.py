@@ -50,6 +50,10 @@ def format_term(term: Any) -> str:
 def triplet_lines(answer: Answer) -> list[str]:
     """The answer's triplets as ``head -> relation -> tail`` lines, the target and requirements last."""
     triplets = answer.triplets
+    fiske = answer.meta.get("fiske_result")
+    if triplets is None and fiske:  # FiSKE explores from clues instead of triplets
+        return [f"(none: FiSKE clues {', '.join(repr(c) for c in fiske.get('clues', []))}; "
+                f"stop: {fiske.get('stop')}; answer: {fiske.get('answer_source') or 'none'})"]
     if triplets is None:
         return ["(none)"]
     lines = [f"{format_term(t.head)} -> {t.relation} -> {format_term(t.tail)}" for t in triplets.triplets]

@@ -65,6 +65,8 @@ class AskContext:
     pending: list[str] = field(default_factory=list)
     #: each stage's own record (``Ranking.to_dict()``, ``RerankResult.to_dict()``), kept in ``Answer.meta``
     records: dict[str, Any] = field(default_factory=dict)
+    #: strategy-specific settings (``fiske``: ``call_budget``)
+    settings: dict[str, Any] = field(default_factory=dict)
 
     @contextmanager
     def stage(self, name: str) -> Iterator[None]:
@@ -284,8 +286,12 @@ def choose_strategy(strategy: str | None, llm: LLM | None) -> tuple[str, str | N
 
 def ask(kb: KnowledgeBase | str, question: str, *, strategy: str | None = None, llm: str | LLM | None = None,
         k: int = 20, rerank: str = "listwise", embedder: str | None = None,
-        options: ExecuteOptions | None = None, llm_cache: str | None = None) -> Answer:
-    """Answer ``question`` over ``kb`` (a KB or its name).  See the module docstring for the choices."""
+        options: ExecuteOptions | None = None, llm_cache: str | None = None,
+        settings: dict[str, Any] | None = None) -> Answer:
+    """Answer ``question`` over ``kb`` (a KB or its name).  See the module docstring for the choices.
+
+    ``settings``: strategy-specific knobs, e.g. ``{"call_budget": 15}`` for ``fiske``.
+    """
     from sparqlqa.strategies import strategies
 
     if not question or not question.strip():
@@ -304,7 +310,7 @@ def ask(kb: KnowledgeBase | str, question: str, *, strategy: str | None = None, 
                           "or use --strategy offline / vss")
     base = open_kb(kb) if isinstance(kb, str) else kb
     ctx = AskContext(kb=base, question=question.strip(), llm=llm_obj, embedder=get_embedder(embedder), k=k,
-                     rerank=rerank, options=options, strategy=name)
+                     rerank=rerank, options=options, strategy=name, settings=dict(settings or {}))
     if note:
         ctx.note(note)
     try:

@@ -6,6 +6,7 @@ Each strategy implements one method, :meth:`Strategy.run`.  Built-ins:
 ``vss``         vector search over all nodes only (STaRK's baseline)
 ``vss+rerank``  vector search, then LLM rerank of the top k
 ``offline``     registered by :mod:`sparqlqa.offline`: 4step with its own triplet step, no rerank
+``fiske``       registered by :mod:`sparqlqa.fiske.strategy`: LLM clues → stateful route exploration
 
 A variant of 4step only swaps the triplet step, e.g.::
 
@@ -47,7 +48,7 @@ if TYPE_CHECKING:
     from sparqlqa.triplets import Triplets
 
 #: modules that register strategies when present (imported on first lookup, missing ones skipped)
-OPTIONAL_MODULES: tuple[str, ...] = ("sparqlqa.offline", "sparqlqa.offline.strategy")
+OPTIONAL_MODULES: tuple[str, ...] = ("sparqlqa.offline", "sparqlqa.offline.strategy", "sparqlqa.fiske.strategy")
 
 
 class Strategy(ABC):

@@ -99,7 +99,7 @@ def _open_target(words: tuple[str, ...], endpoint: str | None, profile: str) -> 
               help="Candidates kept for reranking (topped up from the vector ranking when fewer survive).")
 @click.option("--rerank", type=click.Choice(RERANK_CHOICES), default="listwise", show_default=True,
               help="LLM rerank of the top k.")
-@click.option("--strategy", metavar="NAME", help="4step, offline, vss or vss+rerank (default: 4step with an "
+@click.option("--strategy", metavar="NAME", help="4step, fiske, offline, vss or vss+rerank (default: 4step with an "
               "LLM, else offline).")
 @click.option("--embedder", "embedder_spec", metavar="SPEC", help="Embedder for the vector ranking.")
 @click.option("--top", type=click.IntRange(min=1), default=10, show_default=True, help="Answers shown.")
@@ -109,9 +109,12 @@ def _open_target(words: tuple[str, ...], endpoint: str | None, profile: str) -> 
               help="Write every executed query as a commented .rq file into this folder.")
 @click.option("-q", "--quiet", is_flag=True, help="Only the answers (no SPARQL, no notes).")
 @click.option("--plain", is_flag=True, help="Tab-separated answers with full IRIs and bare SPARQL: for copying.")
+@click.option("--call-budget", type=click.IntRange(min=2), help="fiske: most LLM calls per question "
+              "(default 30, or $SPARQLQA_FISKE_BUDGET).")
 def ask(words: tuple[str, ...], endpoint: str | None, profile_name: str, llm_spec: str | None,
         llm_cache: str | None, k: int, rerank: str, strategy: str | None, embedder_spec: str | None, top: int,
-        as_json: bool, explain: bool, save_dir: Path | None, quiet: bool, plain: bool) -> None:
+        as_json: bool, explain: bool, save_dir: Path | None, quiet: bool, plain: bool,
+        call_budget: int | None) -> None:
     """Answer QUESTION over knowledge base NAME (or over a SPARQL endpoint with --endpoint).
 
     \b
@@ -126,7 +129,8 @@ def ask(words: tuple[str, ...], endpoint: str | None, profile_name: str, llm_spe
     with target as kb:
         ensure_index(kb, get_embedder(embedder_spec), quiet=quiet)
         answer = run_ask(kb, question, strategy=strategy, llm=llm_spec, k=k, rerank=rerank,
-                         embedder=embedder_spec, llm_cache=llm_cache)
+                         embedder=embedder_spec, llm_cache=llm_cache,
+                         settings={"call_budget": call_budget} if call_budget else None)
     saved = _save(answer, save_dir) if save_dir is not None else []
     _warn_if_unnarrowed(answer)
     if as_json:
@@ -198,7 +202,8 @@ def answers_table(answer: Answer, top: int) -> Any:
     for rank, item in enumerate(answer.items[:top], start=1):
         evidence = item.evidence_text(answer.labels)
         summary = "; ".join(evidence[:2]) + (f" (+{len(evidence) - 2})" if len(evidence) > 2 else "")
-        tier = str(item.tier) if item.tier is not None else "vector"
+        tier = str(item.tier) if item.tier is not None else \
+            ("model" if item.source == "model-knowledge" else "vector")
         table.add_row(str(rank), item.label, item.type_label or "", f"{item.score:.3f}", tier,
                       summary or "—")
     if not answer.items:
@@ -242,16 +247,16 @@ def print_sparql(record: dict[str, Any], *, plain: bool = False) -> None:
 
 def print_trace(answer: Answer, out: Any) -> None:
     """Each stage's result, in order, as readable text."""
-    from sparqlqa.audit import triplet_lines
+    fiske = answer.meta.get("fiske_result")
+    if fiske:  # FiSKE has no triplets or linked constants: its routes take their place
+        from sparqlqa.fiske.report import route_lines
 
-    triplets = answer.triplets
-    source = f" (source: {triplets.source})" if triplets is not None else ""
-    _heading(out, f"1. triplets{source}")
-    for line in [*_offline_lines(answer.meta.get("offline")), *triplet_lines(answer)]:
-        out.print(f"   {line}", highlight=False)
-    _heading(out, "2. linked constants")
-    for line in _linked_lines(answer):
-        out.print(f"   {line}", highlight=False)
+        source = fiske.get("answer_source") or "none"
+        _heading(out, f"1-2. FiSKE routes (stop: {fiske.get('stop')}, answer: {source})")
+        for line in route_lines(fiske, answer.labels):
+            out.print(f"   {line}", highlight=False, markup=False)
+    else:
+        _print_triplets_and_links(answer, out)
     _heading(out, "3. SPARQL")
     for line in _candidate_lines(answer):
         out.print(f"   {line}", highlight=False)
@@ -268,6 +273,19 @@ def print_trace(answer: Answer, out: Any) -> None:
     _heading(out, "timings")
     out.print("   " + ", ".join(f"{stage} {ms:.1f} ms" for stage, ms in answer.timings_ms.items()),
               highlight=False)
+
+
+def _print_triplets_and_links(answer: Answer, out: Any) -> None:
+    from sparqlqa.audit import triplet_lines
+
+    triplets = answer.triplets
+    source = f" (source: {triplets.source})" if triplets is not None else ""
+    _heading(out, f"1. triplets{source}")
+    for line in [*_offline_lines(answer.meta.get("offline")), *triplet_lines(answer)]:
+        out.print(f"   {line}", highlight=False)
+    _heading(out, "2. linked constants")
+    for line in _linked_lines(answer):
+        out.print(f"   {line}", highlight=False)
 
 
 def _offline_lines(details: dict[str, Any] | None, shown: int = 5) -> list[str]:
