@@ -46,7 +46,8 @@ def kb(template: tuple[Path, int], sparqlqa_home: Path) -> int:
 @pytest.mark.parametrize("question", HOSTILE)
 def test_hostile_question_text(kb: int, question: str) -> None:
     code, output = cli("ask", "movies", question, "--strategy", "offline", "--json")
-    assert code == 0, output
+    unnarrowed = "the question names no node" in output  # answered by vectors only: exit 3 (README, exit codes)
+    assert code == (3 if unnarrowed else 0), output
     assert "Traceback" not in output
     start = output.index("{")
     data, _ = json.JSONDecoder().raw_decode(output[start:])
