@@ -24,6 +24,7 @@ from sparqlqa.fiske import prompts
 from sparqlqa.fiske.explore import MAX_END_NODES, Pair, neighbour_pairs, relation_label
 from sparqlqa.fiske.state import ACTIVE, COVERING, DEAD, EXTENDED, STOPPED, FiskeRun, Hop, Relation, Route
 from sparqlqa.linking import FUZZY_CUTOFF, LabelIndex, NodeLookup, normalize_label
+from sparqlqa.llm.context import llm_context
 
 if TYPE_CHECKING:
     from sparqlqa.pipeline import AskContext
@@ -90,7 +91,8 @@ class Explorer:
         if self.run.calls >= self.settings.budget - (1 if reserve else 0):
             raise Stop("budget")
         try:
-            reply = self.ctx.llm.complete(prompt, system=prompts.SYSTEM_PROMPT, schema=schema, schema_name=name)
+            with llm_context(stage=name):  # a pending prompt says which FiSKE step asked it
+                reply = self.ctx.llm.complete(prompt, system=prompts.SYSTEM_PROMPT, schema=schema, schema_name=name)
         except NotInCache as exc:
             self.ctx.pending.append(exc.key)
             raise Stop("pending") from None
