@@ -135,6 +135,7 @@ def test_replay_stops_at_the_first_uncached_prompt(movies_kb: KnowledgeBase, tmp
         rounds += 1
         assert len(answer.pending_llm) == 1 and not answer.items  # nothing queued past the first miss
         assert len(pending) == 1 and pending[0]["id"] == answer.pending_llm[0]
+        assert pending[0]["stage"] == pending[0]["schema_name"]  # the record says which FiSKE step waits
         reply = TWO_HOP.respond(pending[0]["messages"][-1]["content"], pending[0]["schema_name"])
         with cache._write() as conn:
             conn.execute("DELETE FROM pending")
