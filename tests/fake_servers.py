@@ -22,6 +22,7 @@ import json
 import threading
 import time
 import urllib.parse
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -350,25 +351,21 @@ class Seen:
         return urllib.parse.parse_qs(query)
 
 
-class FakeSparqlServer:
-    """A threaded SPARQL server on 127.0.0.1 answering from a queue of :class:`Scripted` replies.
+class LoopbackHTTP:
+    """A threaded HTTP server on 127.0.0.1 (a free port) handing every GET and POST to ``answer(handler)``.
 
-    Every request is recorded in ``seen`` (so a test can assert that none was sent).
+    The one way the test servers below (and ``tests/virtuoso.py``'s Oxigraph endpoint) listen; a context manager.
     """
 
-    def __init__(self) -> None:
-        self.replies: list[Scripted] = []
-        self.seen: list[Seen] = []
-        owner = self
-
+    def __init__(self, answer: Callable[[BaseHTTPRequestHandler], None]) -> None:
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
 
             def do_GET(self) -> None:
-                owner._answer(self)
+                answer(self)
 
             def do_POST(self) -> None:
-                owner._answer(self)
+                answer(self)
 
             def log_message(self, *args: Any) -> None:
                 pass
@@ -379,19 +376,42 @@ class FakeSparqlServer:
                                        daemon=True)
 
     @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.httpd.server_address[1]}/sparql"
+    def port(self) -> int:
+        return int(self.httpd.server_address[1])
 
-    def script(self, *replies: Scripted) -> None:
-        self.replies.extend(replies)
-
-    def __enter__(self) -> FakeSparqlServer:
+    def __enter__(self) -> LoopbackHTTP:
         self.thread.start()
         return self
 
     def __exit__(self, *exc_info: object) -> None:
         self.httpd.shutdown()
         self.httpd.server_close()
+
+
+class FakeSparqlServer:
+    """A threaded SPARQL server on 127.0.0.1 answering from a queue of :class:`Scripted` replies.
+
+    Every request is recorded in ``seen`` (so a test can assert that none was sent).
+    """
+
+    def __init__(self) -> None:
+        self.replies: list[Scripted] = []
+        self.seen: list[Seen] = []
+        self.http = LoopbackHTTP(self._answer)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.http.port}/sparql"
+
+    def script(self, *replies: Scripted) -> None:
+        self.replies.extend(replies)
+
+    def __enter__(self) -> FakeSparqlServer:
+        self.http.__enter__()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.http.__exit__(*exc_info)
 
     def _answer(self, handler: BaseHTTPRequestHandler) -> None:
         length = int(handler.headers.get("content-length") or 0)

@@ -21,16 +21,15 @@ import os
 import shutil
 import socket
 import subprocess
-import threading
 import time
 import urllib.parse
 import urllib.request
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
-from typing import Any
 
 import pytest
+from fake_servers import LoopbackHTTP
 from pyoxigraph import QueryBoolean, QueryResultsFormat, QuerySolutions, RdfFormat, Store
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
@@ -218,31 +217,17 @@ class OxigraphSparqlServer:
             self.store.load(path=str(path), format=RdfFormat.N_TRIPLES)
         self.queries: list[str] = []
         self.user_agents: list[str] = []
-        owner = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def do_GET(self) -> None:
-                owner._answer(self, urllib.parse.urlsplit(self.path).query)
-
-            def do_POST(self) -> None:
-                length = int(self.headers.get("content-length") or 0)
-                owner._answer(self, self.rfile.read(length).decode("utf-8"))
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.httpd.daemon_threads = True
-        self.thread = threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.01},
-                                       daemon=True)
+        self.http = LoopbackHTTP(self._answer)
 
     @property
     def sparql_url(self) -> str:
-        return f"http://127.0.0.1:{self.httpd.server_address[1]}/sparql"
+        return f"http://127.0.0.1:{self.http.port}/sparql"
 
-    def _answer(self, handler: BaseHTTPRequestHandler, form: str) -> None:
+    def _answer(self, handler: BaseHTTPRequestHandler) -> None:
+        if handler.command == "POST":
+            form = handler.rfile.read(int(handler.headers.get("content-length") or 0)).decode("utf-8")
+        else:
+            form = urllib.parse.urlsplit(handler.path).query
         query = (urllib.parse.parse_qs(form).get("query") or [""])[0]
         self.queries.append(query)
         self.user_agents.append(handler.headers.get("user-agent", ""))
@@ -265,12 +250,11 @@ class OxigraphSparqlServer:
         handler.wfile.write(payload)
 
     def __enter__(self) -> OxigraphSparqlServer:
-        self.thread.start()
+        self.http.__enter__()
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
+        self.http.__exit__(*exc)
 
 
 @pytest.fixture(scope="module")
