@@ -1,4 +1,4 @@
-"""``python -m sparqlqa``: the same command line as ``sparqlqa`` (e.g. an MCP client spawning ``python -m sparqlqa mcp``)."""
+"""``python -m sparqlqa``: the ``sparqlqa`` command line (an MCP client may spawn ``python -m sparqlqa mcp``)."""
 
 from sparqlqa.cli import main
 
