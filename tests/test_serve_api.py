@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import threading
-import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -13,6 +12,7 @@ from serve_helpers import DIRECTED, QUESTION, running
 from starlette.testclient import TestClient
 
 from sparqlqa.answer import Answer
+from sparqlqa.errors import ConfigError
 from sparqlqa.kb import KnowledgeBase
 from sparqlqa.serve.app import create_app
 from sparqlqa.serve.service import ServeSettings, Service
@@ -99,9 +99,15 @@ def test_body_must_be_json(client: TestClient) -> None:
 
 
 class SlowService(Service):
+    """Answers only once released (and then touches no KB: its thread outlives the request)."""
+
+    def __init__(self, settings: ServeSettings) -> None:
+        super().__init__(settings)
+        self.release = threading.Event()
+
     def ask(self, payload: Any) -> Answer:
-        time.sleep(2)
-        return super().ask(payload)
+        self.release.wait(10)
+        raise ConfigError("answered too late")
 
 
 class BrokenService(Service):
@@ -110,9 +116,12 @@ class BrokenService(Service):
 
 
 def test_time_limit_gives_504(movies_kb: KnowledgeBase) -> None:
-    client = TestClient(create_app(SlowService(ServeSettings(kbs=("movies",), timeout_s=0.2))),
-                        base_url="http://127.0.0.1")
-    response = client.post("/api/ask", json={"kb": "movies", "question": QUESTION})
+    slow = SlowService(ServeSettings(kbs=("movies",), timeout_s=0.2))
+    client = TestClient(create_app(slow), base_url="http://127.0.0.1")
+    try:
+        response = client.post("/api/ask", json={"kb": "movies", "question": QUESTION})
+    finally:
+        slow.release.set()
     assert response.status_code == 504 and "longer than 0.2 s" in response.json()["error"]
 
 
@@ -183,13 +192,19 @@ def test_asks_run_concurrently_not_one_at_a_time(movies_kb: KnowledgeBase) -> No
     assert codes == [200, 200]
 
 
-def test_a_reingested_kb_is_reopened(service: Service, movies_ttl: Any, tmp_path: Any) -> None:
+def test_a_reingested_kb_is_reopened_and_the_old_one_let_go(service: Service, movies_ttl: Any,
+                                                            tmp_path: Any) -> None:
     from sparqlqa.ingest import ingest
 
+    bigger = tmp_path / "more.ttl"
+    bigger.write_text(movies_ttl.read_text("utf-8") + "\n<http://e/x> <http://e/y> <http://e/z> .\n", "utf-8")
     first = service.kb("movies")
     assert service.kb("movies") is first  # warm: opened once
-    smaller = tmp_path / "more.ttl"
-    smaller.write_text(movies_ttl.read_text("utf-8") + "\n<http://e/x> <http://e/y> <http://e/z> .\n", "utf-8")
-    ingest([smaller], kb="movies", replace=True)
-    second = service.kb("movies")
-    assert second is not first and second.directory != first.directory
+    with service.using("movies") as busy:  # a request still running on the old generation
+        ingest([bigger], kb="movies", replace=True)
+        second = service.kb("movies")
+        assert second is not first and second.directory != first.directory
+        assert busy is first and int(busy.query(COUNT).rows[0][0].value) > 0  # still answers
+    ingest([movies_ttl], kb="movies", replace=True, force=True)  # retires every unleased old generation
+    assert first.directory is not None and not first.directory.exists()
+    assert service.kb("movies") is not second

@@ -4,7 +4,8 @@ A :class:`Service` opens each KB once and warms it (label index, node vector ind
 embedder's session) under that KB's own lock, so concurrent first requests do not build
 an index twice; afterwards requests run concurrently: Oxigraph stores answer reads from
 many threads and an ONNX Runtime session's ``run`` is thread-safe.  A KB re-ingested while
-serving is reopened (and warmed) on its next request.
+serving is reopened (and warmed) on its next request; the old generation is closed when its last
+request ends, so the next ingest can delete it.
 
 Clients never name an arbitrary LLM: ``llm`` must be one of the specs the server was
 started with (``--llm``), so a request cannot make the server call a URL of its choosing.
@@ -19,6 +20,8 @@ sparqlqa.serve.service.NotServed: knowledge base 'films' is not served here
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -72,6 +75,9 @@ class Service:
         self._locks: dict[str, threading.Lock] = {}
         self._guard = threading.Lock()
         self._llms: dict[str, LLM] = {}
+        #: requests using each open KB (by id), and replaced KBs waiting for their last request
+        self._users: dict[int, int] = {}
+        self._retired: dict[int, KnowledgeBase] = {}
 
     # -- KBs --------------------------------------------------------------------------------------
 
@@ -86,6 +92,13 @@ class Service:
 
     def kb(self, name: Any) -> KnowledgeBase:
         """The open, warmed KB ``name`` (reopened when it was re-ingested meanwhile)."""
+        with self.using(name) as kb:
+            return kb
+
+    @contextmanager
+    def using(self, name: Any) -> Iterator[KnowledgeBase]:
+        """The warm KB ``name`` for one request.  A generation replaced meanwhile is closed once no
+        request uses it any more: its reader lease is released, so the next ingest can delete it."""
         from sparqlqa.kb import current_generation, kb_root
 
         name = self.check_kb(name)
@@ -97,9 +110,36 @@ class Service:
                 raise KBNotFound(name)
             kb = self._kbs.get(name)
             if kb is None or kb.directory != current:
-                kb = self._open_warm(name)
-                self._kbs[name] = kb
-            return kb
+                kb = self._replace(name, kb)
+            with self._guard:
+                self._users[id(kb)] = self._users.get(id(kb), 0) + 1
+        try:
+            yield kb
+        finally:
+            self._release(kb)
+
+    def _replace(self, name: str, old: KnowledgeBase | None) -> KnowledgeBase:
+        """Open and warm the current generation of ``name`` (under its lock); retire ``old``."""
+        kb = self._kbs[name] = self._open_warm(name)
+        if old is not None:
+            with self._guard:
+                idle = not self._users.get(id(old))
+                if not idle:
+                    self._retired[id(old)] = old
+            if idle:
+                old.close()
+        return kb
+
+    def _release(self, kb: KnowledgeBase) -> None:
+        with self._guard:
+            left = self._users[id(kb)] - 1
+            if left:
+                self._users[id(kb)] = left
+                return
+            del self._users[id(kb)]
+            retired = self._retired.pop(id(kb), None)
+        if retired is not None:
+            retired.close()
 
     def _open_warm(self, name: str) -> KnowledgeBase:
         from sparqlqa.embed import get_embedder
@@ -130,8 +170,8 @@ class Service:
                 for m in _manifests() if not served or m.name in served]
 
     def schema(self, name: Any) -> dict[str, Any]:
-        kb = self.kb(name)
-        return {"kb": kb.name, **kb.schema.to_dict()}
+        with self.using(name) as kb:
+            return {"kb": kb.name, **kb.schema.to_dict()}
 
     # -- queries -----------------------------------------------------------------------------------
 
@@ -148,8 +188,8 @@ class Service:
         if not isinstance(query, str) or not query.strip():
             raise QueryError("'query' must be a SPARQL query", hint="e.g. SELECT * WHERE { ?s ?p ?o } LIMIT 10")
         query_form(query)  # refuses updates before the KB is even opened
-        kb = self.kb(body.get("kb"))
-        result = kb.query(with_default_prefixes(query, _kb_prefixes(kb)))
+        with self.using(body.get("kb")) as kb:
+            result = kb.query(with_default_prefixes(query, _kb_prefixes(kb)))
         return {"kb": kb.name, "form": result.form, "query": result.query,
                 "elapsed_ms": round(result.elapsed_ms, 3), "results": json.loads(to_json(result))}
 
@@ -169,8 +209,9 @@ class Service:
         strategy = _optional_str(body, "strategy") or self.settings.strategy
         rerank = _optional_str(body, "rerank") or "listwise"
         llm = self.llm(_optional_str(body, "llm"))
-        kb = self.kb(body.get("kb"))
-        return ask(kb, question, strategy=strategy, llm=llm, k=k, rerank=rerank, embedder=self.settings.embedder)
+        with self.using(body.get("kb")) as kb:
+            return ask(kb, question, strategy=strategy, llm=llm, k=k, rerank=rerank,
+                       embedder=self.settings.embedder)
 
     # -- LLMs --------------------------------------------------------------------------------------
 
