@@ -208,3 +208,19 @@ def test_a_reingested_kb_is_reopened_and_the_old_one_let_go(service: Service, mo
     ingest([movies_ttl], kb="movies", replace=True, force=True)  # retires every unleased old generation
     assert first.directory is not None and not first.directory.exists()
     assert service.kb("movies") is not second
+
+
+def test_sparql_results_are_capped(client: TestClient, monkeypatch: pytest.MonkeyPatch) -> None:
+    from sparqlqa.serve import service as service_module
+
+    monkeypatch.setattr(service_module, "MAX_ROWS", 5)
+    data = client.post("/api/sparql", json={"kb": "movies", "query": "SELECT * WHERE { ?s ?p ?o }"}).json()
+    assert len(data["results"]["results"]["bindings"]) == 5 and data["rows"] > 5 and data["truncated"] is True
+    small = client.post("/api/sparql", json={"kb": "movies", "query": "ASK { ?s ?p ?o }"}).json()
+    assert small["results"]["boolean"] is True and small["truncated"] is False
+
+
+def test_non_finite_numbers_become_null() -> None:
+    from sparqlqa.serve.app import AnswerJSON
+
+    assert AnswerJSON({"score": float("nan"), "k": [float("-inf"), 1.5]}).body == b'{"score":null,"k":[null,1.5]}'

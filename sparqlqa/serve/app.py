@@ -18,6 +18,7 @@ import hashlib
 import hmac
 import json
 import logging
+import math
 import re
 from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -45,6 +46,31 @@ class HTTPProblem(Exception):
     def __init__(self, status: int, error: str, hint: str | None = None) -> None:
         super().__init__(error)
         self.status, self.error, self.hint = status, error, hint
+
+
+class AnswerJSON(JSONResponse):
+    """JSON whose non-finite floats (never valid JSON) become ``null``."""
+
+    def render(self, content: Any) -> bytes:
+        try:
+            return super().render(content)
+        except ValueError:
+            return super().render(_finite(content))
+
+
+def _finite(value: Any) -> Any:
+    """``value`` with NaN and ±inf replaced by ``None``.
+
+    >>> _finite({"a": [1.0, float("nan")], "b": float("inf")})
+    {'a': [1.0, None], 'b': None}
+    """
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite(v) for v in value]
+    return value
 
 
 def problem(status: int, error: str, hint: str | None = None) -> JSONResponse:
@@ -112,7 +138,7 @@ def endpoint(handler: Callable[[Request, Service], Awaitable[Any]]) -> Callable[
 
     async def route(request: Request) -> Response:
         try:
-            return JSONResponse(await handler(request, request.app.state.service))
+            return AnswerJSON(await handler(request, request.app.state.service))
         except HTTPProblem as exc:
             return problem(exc.status, exc.error, exc.hint)
         except SparqlqaError as exc:

@@ -34,6 +34,8 @@ if TYPE_CHECKING:
 
 #: the largest ``k`` a request may ask for
 MAX_K = 100
+#: the most result rows (or triples) ``sparql`` sends back; ``truncated`` says when there were more
+MAX_ROWS = 10_000
 #: the longest question accepted (characters)
 MAX_QUESTION_CHARS = 2000
 ASK_FIELDS = frozenset({"kb", "question", "strategy", "llm", "k", "rerank"})
@@ -190,8 +192,11 @@ class Service:
         query_form(query)  # refuses updates before the KB is even opened
         with self.using(body.get("kb")) as kb:
             result = kb.query(with_default_prefixes(query, _kb_prefixes(kb)))
+        size = len(result.rows) if result.form == "SELECT" else len(result.triples)
+        result.rows, result.triples = result.rows[:MAX_ROWS], result.triples[:MAX_ROWS]
         return {"kb": kb.name, "form": result.form, "query": result.query,
-                "elapsed_ms": round(result.elapsed_ms, 3), "results": json.loads(to_json(result))}
+                "elapsed_ms": round(result.elapsed_ms, 3), "results": json.loads(to_json(result)),
+                "rows": size, "truncated": size > MAX_ROWS}
 
     def ask(self, payload: Any) -> Answer:
         """Answer ``{kb, question, strategy?, llm?, k?, rerank?}`` with the warm KB."""
