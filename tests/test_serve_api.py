@@ -224,3 +224,20 @@ def test_non_finite_numbers_become_null() -> None:
     from sparqlqa.serve.app import AnswerJSON
 
     assert AnswerJSON({"score": float("nan"), "k": [float("-inf"), 1.5]}).body == b'{"score":null,"k":[null,1.5]}'
+
+
+def test_requests_use_the_servers_own_llm_objects(movies_kb: KnowledgeBase, monkeypatch: pytest.MonkeyPatch) -> None:
+    from sparqlqa.errors import LLMConnectionError
+    from sparqlqa.llm.fake import FakeLLM
+
+    service = Service(ServeSettings(kbs=("movies",), llms=("fake",)))
+    fake = service.llm("fake")
+    assert isinstance(fake, FakeLLM) and service.llm(None) is fake  # the first --llm is the default
+    fake.push(LLMConnectionError("the model is down", hint="start it"))
+    client = TestClient(create_app(service), base_url="http://127.0.0.1")
+    failed = client.post("/api/ask", json={"kb": "movies", "question": QUESTION, "llm": "fake", "rerank": "none"})
+    assert failed.status_code == 502 and failed.json() == {"error": "the model is down", "hint": "start it"}
+    assert len(fake.requests) == 1 and failed.json()["error"]
+    monkeypatch.setenv("SPARQLQA_LLM", "fake")  # "offline" must not fall back to the environment's LLM
+    offline = client.post("/api/ask", json={"kb": "movies", "question": QUESTION, "llm": "offline"})
+    assert offline.status_code == 200 and offline.json()["strategy"] == "offline" and len(fake.requests) == 1

@@ -215,8 +215,8 @@ class Service:
         rerank = _optional_str(body, "rerank") or "listwise"
         llm = self.llm(_optional_str(body, "llm"))
         with self.using(body.get("kb")) as kb:
-            return ask(kb, question, strategy=strategy, llm=llm, k=k, rerank=rerank,
-                       embedder=self.settings.embedder)
+            return ask(kb, question, strategy=strategy, llm=llm if llm is not None else "offline", k=k,
+                       rerank=rerank, embedder=self.settings.embedder)  # "offline": not $SPARQLQA_LLM again
 
     # -- LLMs --------------------------------------------------------------------------------------
 
