@@ -102,3 +102,20 @@ def test_ask_on_the_page_shows_answers_sparql_and_graph(hostile_kb: None, chrome
         copy.click()
         wait.until(lambda d: copy.text == "copied")
     assert (tmp_path / "page.png").stat().st_size > 10_000
+
+
+def test_the_page_asks_for_the_token_when_the_api_needs_one(movies_kb: Any, chrome: Any) -> None:
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    with running(Service(ServeSettings(kbs=("movies",))), token="s3cret") as url:
+        chrome.get(url + "/")
+        wait = WebDriverWait(chrome, 30)
+        token = chrome.find_element(By.ID, "token")
+        wait.until(lambda d: token.is_displayed())
+        assert "missing or wrong token" in chrome.find_element(By.ID, "status").text
+        token.send_keys("s3cret", Keys.TAB)  # 'change' fires on leaving the field
+        wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, "#kb option[value='movies']"))
+        chrome.find_element(By.ID, "question").send_keys(QUESTION, Keys.ENTER)
+        wait.until(lambda d: len(d.find_elements(By.CSS_SELECTOR, "#answers li.answer")) >= 3)
