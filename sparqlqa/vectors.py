@@ -39,7 +39,7 @@ import sys
 import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -550,11 +550,13 @@ def embed_query(embedder: Embedder, text: str) -> np.ndarray:
     key = (embedder.model_id, text)
     hit = _query_cache.get(key)
     if hit is not None:
-        _query_cache.move_to_end(key)
+        with suppress(KeyError):  # another thread (sparqlqa serve) may have evicted it just now
+            _query_cache.move_to_end(key)
         return hit
     with _one_torch_thread():
         vector = embedder.embed([text])[0]
     _query_cache[key] = vector
     if len(_query_cache) > QUERY_CACHE_SIZE:
-        _query_cache.popitem(last=False)
+        with suppress(KeyError):
+            _query_cache.popitem(last=False)
     return vector

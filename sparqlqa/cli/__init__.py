@@ -27,6 +27,8 @@ COMMAND_MODULES: list[tuple[str, str]] = [
     ("sparqlqa.cli.ask_commands", "ask"),
     ("sparqlqa.cli.ask_commands", "index"),
     ("sparqlqa.cli.eval_commands", "eval_"),
+    ("sparqlqa.cli.serve_commands", "serve"),
+    ("sparqlqa.cli.serve_commands", "mcp"),
 ]
 
 

@@ -23,7 +23,7 @@ import itertools
 import math
 from collections.abc import Container, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 from pyoxigraph import Literal, NamedNode
@@ -358,12 +358,16 @@ def embed_cached(embedder: Embedder, texts: Sequence[str]) -> np.ndarray:
     if not texts:
         return np.zeros((0, embedder.dimension), dtype=np.float32)
     model = embedder.model_id
-    missing = list(dict.fromkeys(t for t in texts if (model, t) not in _VECTORS))
+    # read each vector once into a local dict: another thread (sparqlqa serve) may clear the cache meanwhile
+    found: dict[str, np.ndarray | None] = {t: _VECTORS.get((model, t)) for t in texts}
+    missing = [t for t, v in found.items() if v is None]
     if missing:
+        fresh = dict(zip(missing, embedder.embed(missing)))
+        found.update(fresh)
         if len(_VECTORS) + len(missing) > VECTOR_CACHE_SIZE:
             _VECTORS.clear()
-        _VECTORS.update({(model, t): v for t, v in zip(missing, embedder.embed(missing))})
-    return np.stack([_VECTORS[(model, t)] for t in texts])
+        _VECTORS.update({(model, t): v for t, v in fresh.items()})
+    return np.stack([cast(np.ndarray, found[t]) for t in texts])
 
 
 def has_round_trip(hops: Sequence[Hop]) -> bool:

@@ -1,0 +1,6 @@
+"""``python -m sparqlqa``: the ``sparqlqa`` command line (an MCP client may spawn ``python -m sparqlqa mcp``)."""
+
+from sparqlqa.cli import main
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,132 @@
+"""``sparqlqa serve`` (HTTP API + page) and ``sparqlqa mcp`` (MCP tools over stdio).
+
+Both keep one process warm: KBs, their indexes and the embedder are loaded once.  The
+``serve`` extra's packages are imported only inside the commands.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+import socket
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from sparqlqa.cli.output import note
+from sparqlqa.errors import ConfigError
+
+if TYPE_CHECKING:
+    from sparqlqa.serve.service import ServeSettings, Service
+
+TOKEN_ENV = "SPARQLQA_SERVE_TOKEN"
+
+
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` (a name or an address) binds only the loopback interface.
+
+    >>> is_loopback("127.0.0.1"), is_loopback("localhost"), is_loopback("0.0.0.0"), is_loopback("::1")
+    (True, True, False, True)
+    """
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        try:
+            return all(ipaddress.ip_address(info[4][0]).is_loopback
+                       for info in socket.getaddrinfo(host, None))
+        except (OSError, ValueError):
+            return False
+
+
+def check_binding(host: str, token: str | None) -> None:
+    """Refuse to bind a non-loopback ``host`` without a token."""
+    if not is_loopback(host) and not token:
+        raise ConfigError(f"refusing to serve on {host} without a token: anyone who can reach it could use it",
+                          hint=f"pass --token SECRET (or set ${TOKEN_ENV}); clients then send "
+                          "'Authorization: Bearer SECRET'; or bind 127.0.0.1")
+
+
+def _settings(kbs: tuple[str, ...], llms: tuple[str, ...], strategy: str | None, embedder: str | None,
+              **limits: Any) -> ServeSettings:
+    from sparqlqa.serve.service import ServeSettings
+
+    return ServeSettings(kbs=tuple(dict.fromkeys(kbs)), llms=tuple(dict.fromkeys(llms)), strategy=strategy,
+                         embedder=embedder, **limits)
+
+
+def common_options(func: click.decorators.FC) -> click.decorators.FC:
+    for option in reversed([
+        click.option("--kb", "kbs", multiple=True, metavar="NAME",
+                     help="A KB to serve (repeatable; default: every KB, looked up per request)."),
+        click.option("--llm", "llms", multiple=True, metavar="SPEC",
+                     help="An LLM clients may choose (repeatable; the first is the default; default: "
+                     "$SPARQLQA_LLM or offline)."),
+        click.option("--strategy", metavar="NAME", help="Default strategy (as 'sparqlqa ask')."),
+        click.option("--embedder", "embedder", metavar="SPEC", help="Embedder for the vector ranking."),
+        click.option("--timeout", "timeout_s", type=click.FloatRange(min=0.1), default=120.0, show_default=True,
+                     help="Seconds one request may take."),
+    ]):
+        func = option(func)
+    return func
+
+
+@click.command("serve")
+@common_options
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to bind (non-loopback needs --token).")
+@click.option("--port", type=click.IntRange(0, 65535), default=8080, show_default=True)
+@click.option("--token", envvar=TOKEN_ENV, metavar="SECRET",
+              help=f"Require 'Authorization: Bearer SECRET' on /api/* (${TOKEN_ENV}).")
+@click.option("--max-body", type=click.IntRange(min=1024), default=64 * 1024, show_default=True,
+              help="Largest request body in bytes (413 past it).")
+@click.option("--workers", type=click.IntRange(min=1, max=64), default=4, show_default=True,
+              help="Requests answered at once (threads).")
+def serve(kbs: tuple[str, ...], llms: tuple[str, ...], strategy: str | None, embedder: str | None,
+          timeout_s: float, host: str, port: int, token: str | None, max_body: int, workers: int) -> None:
+    """Serve KBs over HTTP: a JSON API (/api/ask, /api/sparql, /api/schema/KB, /api/kbs) and a page at /."""
+    from sparqlqa.serve import require
+
+    check_binding(host, token)
+    uvicorn = require("uvicorn", "sparqlqa serve")
+    require("starlette", "sparqlqa serve")
+    from sparqlqa.serve.app import create_app
+    from sparqlqa.serve.service import Service
+
+    service = Service(_settings(kbs, llms, strategy, embedder, timeout_s=timeout_s, max_body=max_body,
+                                workers=workers))
+    _warm(service)
+    app = create_app(service, token=token or None, loopback=is_loopback(host))
+    shown = f"[{host}]" if ":" in host else host
+    note(f"serving on http://{shown}:{port}/ (Ctrl-C stops){' with a token' if token else ''}")
+    uvicorn.run(app, host=host, port=port, log_level="warning", server_header=False)
+
+
+def _warm(service: Service) -> None:
+    """Build missing indexes with progress, then open and warm every served KB."""
+    from sparqlqa.cli.ask_commands import ensure_index
+    from sparqlqa.embed import get_embedder
+    from sparqlqa.kb import open_kb
+
+    names = list(service.settings.kbs) or [kb["name"] for kb in service.kbs()]
+    embedder = get_embedder(service.settings.embedder)
+    for name in names:
+        with open_kb(name) as kb:
+            ensure_index(kb, embedder, ahead=False)
+    note(f"warming {len(names)} KB(s): {', '.join(names) or '(none yet)'}")
+    service.warm()
+
+
+@click.command("mcp")
+@common_options
+def mcp(kbs: tuple[str, ...], llms: tuple[str, ...], strategy: str | None, embedder: str | None,
+        timeout_s: float) -> None:
+    """Run an MCP server on stdio with the tools ask, sparql (read-only) and schema."""
+    from sparqlqa.serve import require
+
+    require("mcp", "sparqlqa mcp")
+    from sparqlqa.serve.mcp_server import run_stdio
+    from sparqlqa.serve.service import Service
+
+    os.environ.setdefault("SPARQLQA_PROGRESS_EVERY", "3600")  # stdout is the protocol; keep stderr quiet too
+    run_stdio(Service(_settings(kbs, llms, strategy, embedder, timeout_s=timeout_s)))

@@ -1,0 +1,101 @@
+"""``sparqlqa mcp``: the tools ``ask``, ``sparql`` (read-only) and ``schema`` for LLM agents (MCP, stdio).
+
+Built on the official ``mcp`` SDK (``FastMCP``).  A tool's blocking work runs in a worker
+thread bounded by the service's time limit; our errors (an update sent to ``sparql``, an
+unknown KB) come back as MCP tool errors (``isError``) with the hint, never as a crash.
+``ask`` returns a compact answer for agents: ranked items with their evidence, the SPARQL
+of each tier that narrowed them, notes and timings (``detail=true`` adds the whole
+``Answer.to_dict()``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import anyio
+from mcp.server.fastmcp import FastMCP
+from mcp.server.fastmcp.exceptions import ToolError
+
+from sparqlqa.answer import Answer
+from sparqlqa.errors import SparqlqaError
+from sparqlqa.serve.service import Service
+
+INSTRUCTIONS = ("Answers natural-language questions over RDF knowledge graphs with audited, read-only SPARQL. "
+                "Call schema(kb) to see a KB's types and relations, ask(kb, question) for ranked answers "
+                "with evidence and the SPARQL that found them, sparql(kb, query) to run your own read query.")
+
+
+async def _run(service: Service, work: Callable[[], Any]) -> Any:
+    """``work`` in a thread, bounded by the time limit; our errors as tool errors."""
+    try:
+        with anyio.fail_after(service.settings.timeout_s):
+            return await anyio.to_thread.run_sync(work, abandon_on_cancel=True)
+    except TimeoutError:
+        raise ToolError(f"timed out after {service.settings.timeout_s:g} s") from None
+    except SparqlqaError as exc:
+        raise ToolError(exc.full_message()) from None
+
+
+def compact(answer: Answer, top: int) -> dict[str, Any]:
+    """The parts of an answer an agent needs: items, evidence, the SPARQL of each tier."""
+    data = answer.to_dict()
+    items = [{key: item[key] for key in ("rank", "iri", "label", "type_label", "score", "tier", "source",
+                                         "evidence_text")} for item in data["items"][:top]]
+    compiled = (data.get("candidates") or {}).get("compiled") or []
+    sparql = [{"tier": q.get("tier"), "note": q.get("note", ""), "sparql": q.get("sparql", "")} for q in compiled]
+    if not sparql:  # strategies without compiled tiers (fiske, vss): the queries that ran
+        sparql = [{"tier": None, "note": q.get("stage", ""), "sparql": q.get("query", "")}
+                  for q in data["queries"] if q.get("stage") in ("sparql", "explore")]
+    return {"question": data["question"], "kb": data["kb"], "strategy": data["strategy"], "items": items,
+            "sparql": sparql, "notes": data["notes"], "llm_calls": len(data["llm_calls"]),
+            "timings_ms": data["timings_ms"]}
+
+
+def build_server(service: Service) -> FastMCP:
+    """The MCP server with its three tools bound to ``service``."""
+    server = FastMCP("sparqlqa", instructions=INSTRUCTIONS)
+
+    @server.tool()
+    async def ask(kb: str, question: str, strategy: str | None = None, k: int = 10,
+                  detail: bool = False) -> dict[str, Any]:
+        """Answer a natural-language question over knowledge base `kb`.
+
+        Returns ranked items (IRI, label, score, tier: 0 = satisfies every triplet pattern) with their
+        evidence triples, and the SPARQL query of each tier that narrowed them.  `strategy`: offline
+        (no LLM), 4step, fiske, vss (default: the server's).  `detail`: add the whole answer record.
+        """
+        payload: dict[str, Any] = {"kb": kb, "question": question, "k": k}
+        if strategy:
+            payload["strategy"] = strategy
+        answer: Answer = await _run(service, lambda: service.ask(payload))
+        out = compact(answer, k)
+        if detail:
+            out["answer"] = answer.to_dict()
+        return out
+
+    @server.tool()
+    async def sparql(kb: str, query: str) -> dict[str, Any]:
+        """Run a read-only SPARQL query (SELECT, ASK, CONSTRUCT, DESCRIBE) on knowledge base `kb`.
+
+        Updates (INSERT, DELETE, LOAD, CLEAR, DROP, ...) are refused.  Common prefixes (rdf, rdfs, owl,
+        xsd, skos, kb:) need no declaration.  Results use the SPARQL 1.1 JSON results format.
+        """
+        return await _run(service, lambda: service.sparql({"kb": kb, "query": query}))
+
+    @server.tool()
+    async def schema(kb: str) -> dict[str, Any]:
+        """The schema of knowledge base `kb`: node types, relations (IRI, label, domain → range, count)."""
+        return await _run(service, lambda: service.schema(kb))
+
+    @server.tool()
+    async def kbs() -> list[dict[str, Any]]:
+        """The knowledge bases this server answers over (name, store kind, triple/node counts)."""
+        return await _run(service, service.kbs)
+
+    return server
+
+
+def run_stdio(service: Service) -> None:
+    """Serve MCP on stdin/stdout until the client closes it."""
+    build_server(service).run(transport="stdio")

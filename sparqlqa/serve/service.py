@@ -1,0 +1,290 @@
+"""What the HTTP API and the MCP tools share: request checks, warm KBs, allowed LLMs.
+
+A :class:`Service` opens each KB once and warms it (label index, node vector index, the
+embedder's session) under that KB's own lock, so concurrent first requests do not build
+an index twice; afterwards requests run concurrently: Oxigraph stores answer reads from
+many threads and an ONNX Runtime session's ``run`` is thread-safe.  A KB re-ingested while
+serving is reopened (and warmed) on its next request; the old generation is closed when its last
+request ends, so the next ingest can delete it.
+
+Clients never name an arbitrary LLM: ``llm`` must be one of the specs the server was
+started with (``--llm``), so a request cannot make the server call a URL of its choosing.
+
+>>> service = Service(ServeSettings(kbs=("movies",)))
+>>> service.check_kb("films")
+Traceback (most recent call last):
+...
+sparqlqa.serve.service.NotServed: knowledge base 'films' is not served here
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from sparqlqa.errors import ConfigError, KBError, KBNotFound, QueryError, SparqlqaError
+
+if TYPE_CHECKING:
+    from sparqlqa.answer import Answer
+    from sparqlqa.kb import KnowledgeBase
+    from sparqlqa.llm import LLM
+
+#: the largest ``k`` a request may ask for
+MAX_K = 100
+#: the most result rows (or triples) ``sparql`` sends back; ``truncated`` says when there were more
+MAX_ROWS = 10_000
+#: the longest question accepted (characters)
+MAX_QUESTION_CHARS = 2000
+ASK_FIELDS = frozenset({"kb", "question", "strategy", "llm", "k", "rerank"})
+
+
+class NotServed(KBNotFound):
+    """The KB exists (or not) but this server was started for other KBs."""
+
+    def __init__(self, name: str, served: tuple[str, ...]) -> None:
+        KBError.__init__(self, f"knowledge base {name!r} is not served here",
+                         hint=f"served: {', '.join(served)} (GET /api/kbs lists them)")
+        self.name = name
+
+
+@dataclass(frozen=True)
+class ServeSettings:
+    """How a served process answers (the ``serve``/``mcp`` options)."""
+
+    #: KB names served; empty: every KB of ``$SPARQLQA_HOME``, looked up per request
+    kbs: tuple[str, ...] = ()
+    #: LLM specs a request may choose (``llm``); the first is the default.  Empty: the environment's
+    llms: tuple[str, ...] = ()
+    strategy: str | None = None
+    embedder: str | None = None
+    #: seconds one request may take before the client gets 504 (HTTP) or a tool error (MCP)
+    timeout_s: float = 120.0
+    #: largest request body (bytes) before 413
+    max_body: int = 64 * 1024
+    #: threads answering blocking requests (ask, sparql, schema) at once
+    workers: int = 4
+
+
+class Service:
+    """Warm KBs and LLMs for one process, and the operations the front ends expose."""
+
+    def __init__(self, settings: ServeSettings) -> None:
+        self.settings = settings
+        self._kbs: dict[str, KnowledgeBase] = {}
+        self._locks: dict[str, threading.Lock] = {}
+        self._guard = threading.Lock()
+        self._llms: dict[str, LLM] = {}
+        #: requests using each open KB (by id), and replaced KBs waiting for their last request
+        self._users: dict[int, int] = {}
+        self._retired: dict[int, KnowledgeBase] = {}
+
+    # -- KBs --------------------------------------------------------------------------------------
+
+    def check_kb(self, name: Any) -> str:
+        """``name`` as a served KB name, or :class:`NotServed` / :class:`ConfigError`."""
+        if not isinstance(name, str) or not name.strip():
+            raise ConfigError("'kb' must be a knowledge base name", hint="GET /api/kbs lists them")
+        name = name.strip()
+        if self.settings.kbs and name not in self.settings.kbs:
+            raise NotServed(name, self.settings.kbs)
+        return name
+
+    def kb(self, name: Any) -> KnowledgeBase:
+        """The open, warmed KB ``name`` (reopened when it was re-ingested meanwhile)."""
+        with self.using(name) as kb:
+            return kb
+
+    @contextmanager
+    def using(self, name: Any) -> Iterator[KnowledgeBase]:
+        """The warm KB ``name`` for one request.  A generation replaced meanwhile is closed once no
+        request uses it any more: its reader lease is released, so the next ingest can delete it."""
+        from sparqlqa.kb import current_generation, kb_root
+
+        name = self.check_kb(name)
+        with self._guard:
+            lock = self._locks.setdefault(name, threading.Lock())
+        with lock:
+            current = current_generation(kb_root(name))
+            if current is None:
+                raise KBNotFound(name)
+            kb = self._kbs.get(name)
+            if kb is None or kb.directory != current:
+                kb = self._replace(name, kb)
+            with self._guard:
+                self._users[id(kb)] = self._users.get(id(kb), 0) + 1
+        try:
+            yield kb
+        finally:
+            self._release(kb)
+
+    def _replace(self, name: str, old: KnowledgeBase | None) -> KnowledgeBase:
+        """Open and warm the current generation of ``name`` (under its lock); retire ``old``."""
+        kb = self._kbs[name] = self._open_warm(name)
+        if old is not None:
+            with self._guard:
+                idle = not self._users.get(id(old))
+                if not idle:
+                    self._retired[id(old)] = old
+            if idle:
+                old.close()
+        return kb
+
+    def _release(self, kb: KnowledgeBase) -> None:
+        with self._guard:
+            left = self._users[id(kb)] - 1
+            if left:
+                self._users[id(kb)] = left
+                return
+            del self._users[id(kb)]
+            retired = self._retired.pop(id(kb), None)
+        if retired is not None:
+            retired.close()
+
+    def _open_warm(self, name: str) -> KnowledgeBase:
+        from sparqlqa.embed import get_embedder
+        from sparqlqa.kb import open_kb
+        from sparqlqa.linking import LabelIndex
+        from sparqlqa.vectors import embed_query, index_supported, load_index
+
+        kb = open_kb(name)
+        embedder = get_embedder(self.settings.embedder)
+        if index_supported(kb):  # a remote endpoint has neither index (its names are looked up remotely)
+            LabelIndex.for_kb(kb)
+            load_index(kb, embedder)
+            _warm_offline(kb, self.settings.embedder)
+        embed_query(embedder, "warm up")
+        return kb
+
+    def warm(self) -> list[str]:
+        """Open and warm every served KB now (before accepting requests); their names."""
+        names = list(self.settings.kbs) or [m.name for m in _manifests()]
+        for name in names:
+            self.kb(name)
+        return names
+
+    def kbs(self) -> list[dict[str, Any]]:
+        """The served KBs: name, store kind, counts, creation time."""
+        served = set(self.settings.kbs)
+        return [{"name": m.name, "store": m.store.get("kind"), "counts": m.counts, "created_at": m.created_at}
+                for m in _manifests() if not served or m.name in served]
+
+    def schema(self, name: Any) -> dict[str, Any]:
+        with self.using(name) as kb:
+            return {"kb": kb.name, **kb.schema.to_dict()}
+
+    # -- queries -----------------------------------------------------------------------------------
+
+    def sparql(self, payload: Any) -> dict[str, Any]:
+        """Run a read query: ``{kb, query}`` → form, variables, SPARQL JSON results, elapsed ms."""
+        import json
+
+        from sparqlqa.cli.kb_commands import _kb_prefixes, with_default_prefixes
+        from sparqlqa.results_format import to_json
+        from sparqlqa.sparql_guard import query_form
+
+        body = _object(payload, {"kb", "query"})
+        query = body.get("query")
+        if not isinstance(query, str) or not query.strip():
+            raise QueryError("'query' must be a SPARQL query", hint="e.g. SELECT * WHERE { ?s ?p ?o } LIMIT 10")
+        query_form(query)  # refuses updates before the KB is even opened
+        with self.using(body.get("kb")) as kb:
+            result = kb.query(with_default_prefixes(query, _kb_prefixes(kb)))
+        size = len(result.rows) if result.form == "SELECT" else len(result.triples)
+        result.rows, result.triples = result.rows[:MAX_ROWS], result.triples[:MAX_ROWS]
+        return {"kb": kb.name, "form": result.form, "query": result.query,
+                "elapsed_ms": round(result.elapsed_ms, 3), "results": json.loads(to_json(result)),
+                "rows": size, "truncated": size > MAX_ROWS}
+
+    def ask(self, payload: Any) -> Answer:
+        """Answer ``{kb, question, strategy?, llm?, k?, rerank?}`` with the warm KB."""
+        from sparqlqa.pipeline import ask
+
+        body = _object(payload, ASK_FIELDS)
+        question = body.get("question")
+        if not isinstance(question, str) or not question.strip():
+            raise ConfigError("'question' must be a non-empty string", hint="ask something, e.g. 'who directed Alien'")
+        if len(question) > MAX_QUESTION_CHARS:
+            raise ConfigError(f"the question is {len(question):,} characters long; at most {MAX_QUESTION_CHARS:,}")
+        k = body.get("k", 20)
+        if not isinstance(k, int) or isinstance(k, bool) or not 1 <= k <= MAX_K:
+            raise ConfigError(f"'k' must be a whole number from 1 to {MAX_K}")
+        strategy = _optional_str(body, "strategy") or self.settings.strategy
+        rerank = _optional_str(body, "rerank") or "listwise"
+        llm = self.llm(_optional_str(body, "llm"))
+        with self.using(body.get("kb")) as kb:
+            return ask(kb, question, strategy=strategy, llm=llm if llm is not None else "offline", k=k,
+                       rerank=rerank, embedder=self.settings.embedder)  # "offline": not $SPARQLQA_LLM again
+
+    # -- LLMs --------------------------------------------------------------------------------------
+
+    def llm(self, spec: str | None) -> LLM | None:
+        """The shared LLM object for ``spec`` (one of the allowed ones), ``None`` for offline."""
+        from sparqlqa.llm import get_llm, resolve_llm_spec
+
+        allowed = self.settings.llms
+        if spec is not None and spec.strip().lower() in ("offline", "none"):
+            return None
+        if spec is None:
+            spec = allowed[0] if allowed else resolve_llm_spec(None)
+            if spec is None or spec.strip().lower() == "offline":
+                return None
+        elif spec not in allowed:
+            raise ConfigError(f"LLM {spec!r} is not enabled on this server",
+                              hint=f"choose one of: {', '.join([*allowed, 'offline'])} "
+                              "(the server's --llm options)")
+        with self._guard:
+            if spec not in self._llms:
+                self._llms[spec] = get_llm(spec)
+            return self._llms[spec]
+
+
+def _warm_offline(kb: KnowledgeBase, embedder: str | None) -> None:
+    """One offline question, so the offline strategy's per-KB tables are built before the first request."""
+    from sparqlqa.pipeline import ask
+    from sparqlqa.strategies import strategies
+
+    if "offline" in strategies:
+        ask(kb, "which one", strategy="offline", rerank="none", k=1, embedder=embedder)
+
+
+def _manifests() -> list[Any]:
+    from sparqlqa.kb import list_kbs
+
+    return list_kbs()
+
+
+def _object(payload: Any, fields: frozenset[str] | set[str]) -> dict[str, Any]:
+    """``payload`` as a JSON object with only known fields, or a :class:`ConfigError`."""
+    if not isinstance(payload, dict):
+        raise ConfigError("the request body must be a JSON object",
+                          hint=f"fields: {', '.join(sorted(fields))}")
+    unknown = sorted(set(payload) - set(fields))
+    if unknown:
+        raise ConfigError(f"unknown field(s): {', '.join(map(str, unknown))}",
+                          hint=f"fields: {', '.join(sorted(fields))}")
+    return payload
+
+
+def _optional_str(body: dict[str, Any], key: str) -> str | None:
+    value = body.get(key)
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise ConfigError(f"'{key}' must be a string")
+    return value.strip() or None
+
+
+def status_of(exc: SparqlqaError) -> int:
+    """The HTTP status of one of our errors: 404 unknown KB, 502 upstream (LLM, endpoint), else 400."""
+    from sparqlqa.errors import EndpointError, LLMError, MissingExtraError
+
+    if isinstance(exc, KBNotFound):
+        return 404
+    if isinstance(exc, (EndpointError, LLMError)):
+        return 502
+    if isinstance(exc, MissingExtraError):
+        return 501
+    return 400
