@@ -511,7 +511,7 @@ def link_constants(triplets: Triplets, kb: KnowledgeBase, *, embedder: Embedder 
     linked = LinkedConstants()
     for text, type_name in _constants(triplets):
         type_iri = resolve_type(kb.schema, type_name)
-        if type_name and type_iri is None:
+        if type_name and type_iri is None and len(kb.schema.types) > 1:  # one-type KBs: the prompt lists no types
             linked.notes.append(f"{text!r}: unknown node type {type_name!r}; searched all types")
         if embedder is None:
             from sparqlqa.embed import get_embedder

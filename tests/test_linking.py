@@ -243,3 +243,18 @@ def test_link_constants_over_triplets(movies_kb: KnowledgeBase) -> None:
     assert linked.links["Nothing Like It"] == []
     assert any("unknown node type 'film thing'" in n for n in linked.notes)
     assert json.loads(json.dumps(linked.to_dict()))["links"]["Sci-Fi"][0]["method"] == "exact"
+
+
+def test_a_stated_type_is_not_noted_on_a_kb_without_types() -> None:
+    """The triplet prompt lists no types for a KB with at most one, so an LLM's type guess is no news."""
+    from sparqlqa.embed import get_embedder
+    from sparqlqa.triplets import Term, Triplet, Triplets
+
+    kb = memory_kb([("http://x/t3", RDFS.label, "takelot_iii"), ("http://x/o3", RDFS.label, "osorkon_iii"),
+                    ("http://x/t3", NamedNode("http://x/parents"), NamedNode("http://x/o3"))])
+    triplets = Triplets(question="q", target="?x", requirements=[], source="parsed", notes=[], llm_calls=[],
+                        triplets=[Triplet(Term("constant", "takelot_iii", "person"), "parents",
+                                          Term("variable", "?x", "person"))])
+    linked = link_constants(triplets, kb, embedder=get_embedder("fake"))
+    assert linked.iris("takelot_iii") == ["http://x/t3"]
+    assert not any("unknown node type" in n for n in linked.notes)
