@@ -57,6 +57,8 @@ from sparqlqa.vocab import META_CLASSES, RDFS, SQA
 
 INDEX_FORMAT = 1
 CHUNK_SIZE = 1024
+#: texts embedded between two progress reports (a few seconds on 2 CPU cores)
+PROGRESS_BATCH = 256
 VALUES_BATCH = 500
 #: relation values listed per relation in a verbalisation, and its length cap
 MAX_VALUES = 5
@@ -333,9 +335,30 @@ def _type_rows(ids: list[str], types: dict[str, list[str]]) -> dict[str, list[in
     return rows
 
 
-def _embed_rows(kb: KnowledgeBase, embedder: Embedder, iris: Sequence[str]) -> np.ndarray:
+def _embed_rows(kb: KnowledgeBase, embedder: Embedder, iris: Sequence[str],
+                report: Callable[[int], None] | None = None) -> np.ndarray:
+    """Vectors of ``iris`` (rows in their order), embedded shortest text first in slices of
+    :data:`PROGRESS_BATCH`; ``report(n)`` after each slice, so progress moves every few seconds."""
     texts = node_texts(kb, iris, mode="index")
-    return embedder.embed([texts[i] for i in iris])
+    ordered = [texts[i] for i in iris]
+    order = sorted(range(len(ordered)), key=lambda row: len(ordered[row]))  # similar lengths share a batch
+    vectors: np.ndarray | None = None
+    for start in range(0, len(order), PROGRESS_BATCH):
+        rows = order[start:start + PROGRESS_BATCH]
+        part = embedder.embed([ordered[row] for row in rows])
+        if vectors is None:
+            vectors = np.zeros((len(ordered), part.shape[1]), dtype=np.float32)
+        vectors[rows] = part
+        if report is not None:
+            report(start + len(rows))
+    return vectors if vectors is not None else embedder.embed([])
+
+
+def _offset_report(progress: Progress | None, offset: int, total: int) -> Callable[[int], None] | None:
+    """``progress`` for a chunk starting at row ``offset``: ``report(n)`` → ``progress(offset + n, total)``."""
+    if progress is None:
+        return None
+    return lambda done: progress(offset + done, total)
 
 
 def _index_folder(kb: KnowledgeBase, embedder: Embedder) -> Path | None:
@@ -397,7 +420,8 @@ def build_index(kb: KnowledgeBase, embedder: Embedder, *, progress: Progress | N
         path = _chunk_path(folder, number)
         done = min((number + 1) * chunk_size, total)
         if not path.is_file() and not joined:
-            vectors = _embed_rows(kb, embedder, ids[number * chunk_size:done])
+            vectors = _embed_rows(kb, embedder, ids[number * chunk_size:done],
+                                  _offset_report(progress, number * chunk_size, total))
             _save_array(path, vectors)
             record.update(chunks_done=number + 1, dimension=int(vectors.shape[1]))
             atomic_write_json(folder / "progress.json", record)
@@ -445,7 +469,8 @@ def _build_in_memory(kb: KnowledgeBase, embedder: Embedder, progress: Progress |
     ids, types = index_nodes(kb)
     parts = []
     for start in range(0, len(ids), CHUNK_SIZE):
-        parts.append(_embed_rows(kb, embedder, ids[start:start + CHUNK_SIZE]))
+        parts.append(_embed_rows(kb, embedder, ids[start:start + CHUNK_SIZE],
+                                 _offset_report(progress, start, len(ids))))
         if progress is not None:
             progress(min(start + CHUNK_SIZE, len(ids)), len(ids))
     vectors = np.concatenate(parts) if parts else np.zeros((0, embedder.dimension), dtype=np.float32)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
 
 import numpy as np
@@ -180,3 +181,19 @@ def test_typed_search_matches_brute_force(members: int) -> None:
     query = vectors[int(rows[0])]
     expected = sorted(rows, key=lambda r: -float(vectors[r] @ query))[:4]
     assert [iri for iri, _ in index.search(query, 4, type_iri="T")] == [f"n{r}" for r in expected]
+
+
+def test_progress_moves_within_a_chunk_and_rows_keep_their_order(movies_kb: KnowledgeBase,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """Progress is reported per embedding slice, not per chunk (MetaQA's first line came after ~100 s);
+    slicing by text length must not reorder the rows."""
+    import sparqlqa.vectors as vectors
+
+    monkeypatch.setattr(vectors, "PROGRESS_BATCH", 3)
+    seen: list[tuple[int, int]] = []
+    index = build_index(movies_kb, get_embedder("fake"), chunk_size=8,
+                        progress=lambda done, total: seen.append((done, total)))
+    assert (3, 19) in seen and (6, 19) in seen and (11, 19) in seen  # inside chunks 1 and 2, not only 8, 16, 19
+    assert seen[-1] == (19, 19) and all(a[0] <= b[0] for a, b in itertools.pairwise(seen))
+    fresh = build_index(KnowledgeBase.in_memory("m", movies_kb.store), get_embedder("fake"))
+    assert index.ids == fresh.ids and np.allclose(index.vectors, fresh.vectors)
