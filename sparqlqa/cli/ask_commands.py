@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from sparqlqa.cli.llm_commands import llm_options
-from sparqlqa.cli.output import console, count_progress, err_console, note, print_json
+from sparqlqa.cli.output import console, count_progress, device_option, err_console, note, print_json
 
 if TYPE_CHECKING:
     from sparqlqa.answer import Answer
@@ -52,7 +52,8 @@ def ensure_index(kb: KnowledgeBase, embedder: Embedder, *, quiet: bool = False, 
 @click.command("index")
 @click.argument("name")
 @click.option("--embedder", "embedder_spec", metavar="SPEC",
-              help="Embedder (default: $SPARQLQA_EMBEDDER or sentence-transformers:all-MiniLM-L6-v2).")
+              help="Embedder (default: $SPARQLQA_EMBEDDER or onnx:all-MiniLM-L6-v2).")
+@device_option
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
 def index(name: str, embedder_spec: str | None, as_json: bool) -> None:
     """Build (or resume) the node vector index of knowledge base NAME."""
@@ -102,6 +103,7 @@ def _open_target(words: tuple[str, ...], endpoint: str | None, profile: str) -> 
 @click.option("--strategy", metavar="NAME", help="4step, fiske, offline, vss or vss+rerank (default: 4step with an "
               "LLM, else offline).")
 @click.option("--embedder", "embedder_spec", metavar="SPEC", help="Embedder for the vector ranking.")
+@device_option
 @click.option("--top", type=click.IntRange(min=1), default=10, show_default=True, help="Answers shown.")
 @click.option("--json", "as_json", is_flag=True, help="Print the whole answer as JSON.")
 @click.option("--explain", is_flag=True, help="Print each stage's result as a readable trace.")

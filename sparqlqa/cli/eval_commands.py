@@ -19,7 +19,7 @@ from rich.progress import (
 )
 
 from sparqlqa.cli.llm_commands import llm_options
-from sparqlqa.cli.output import PlainProgress, console, err_console, note, print_json
+from sparqlqa.cli.output import PlainProgress, console, device_option, err_console, note, print_json
 from sparqlqa.errors import ConfigError
 
 #: eval's exit status when some answers failed (counted as misses; listed in report.md)
@@ -115,6 +115,7 @@ def _plain_progress() -> ProgressHooks:
               show_default=True, help="Use the first fraction of the split (as STaRK's runner).")
 @click.option("--no-plots", is_flag=True, help="Skip the PNG plots (no matplotlib needed).")
 @llm_options
+@device_option
 @click.option("--json", "as_json", is_flag=True, help="Print metrics.json instead of the table.")
 def eval_(dataset: str, source: Path, kb_name: str, strategy_text: str, out_dir: Path, limit: int | None,
           sample: int | None, seed: int, workers: int, k: int, split: str | None, test_ratio: float,

@@ -163,3 +163,15 @@ def byte_progress(description: str) -> Iterator[Any]:
             progress.update(tasks[name], completed=done)
 
         yield update
+
+
+def _use_device(_ctx: click.Context, _param: click.Parameter, value: str | None) -> None:
+    if value:
+        os.environ["SPARQLQA_DEVICE"] = value  # read by get_embedder (sparqlqa.embed.DEVICE_ENV)
+
+
+#: ``--device``: where torch embedders run (the ONNX default runs on the CPU; asking it for a GPU is an error)
+device_option = click.option(
+    "--device", metavar="DEVICE", expose_value=False, callback=_use_device,
+    help="Device of torch embedders: cpu, cuda, cuda:1, mps (default: $SPARQLQA_DEVICE). The default ONNX "
+    "embedder runs on the CPU: for a GPU add --embedder sentence-transformers:all-MiniLM-L6-v2.")
