@@ -8,6 +8,9 @@
 
 from __future__ import annotations
 
+import re
+from typing import Any
+
 from pyoxigraph import NamedNode
 
 
@@ -68,3 +71,23 @@ PREFIXES: dict[str, str] = {
 def default_base_iri(kb_name: str) -> str:
     """The base IRI minted for a KB's nodes and relations when the input has none."""
     return f"https://sparqlqa.dev/kb/{kb_name}/"
+
+
+def kb_prefixes(kb: Any) -> dict[str, str]:
+    """The prefixes a user may leave undeclared in a query of ``kb``: the well-known ones, ``kb:``/``rel:``/
+    ``ent:``/``node:`` under the KB's base IRI, and its profile's own."""
+    base = kb.manifest.base_iri
+    extra = {"kb": base, "rel": f"{base}relation/", "ent": f"{base}entity/", "node": f"{base}node/"} if base else {}
+    return {**PREFIXES, **extra, **kb.profile.prefixes}
+
+
+def with_default_prefixes(query: str, prefixes: dict[str, str]) -> str:
+    """Declare the well-known prefixes (rdf, rdfs, skos, sqa, kb, ...) the query uses but does not declare.
+
+    >>> with_default_prefixes("SELECT * WHERE { ?s rdfs:label ?l }", PREFIXES).splitlines()[0]
+    'PREFIX rdfs: <http://www.w3.org/2000/01/rdf-schema#>'
+    """
+    declared = {m.lower() for m in re.findall(r"(?i)\bPREFIX\s+([A-Za-z][\w.-]*|):", query)}
+    lines = [f"PREFIX {name}: <{iri}>" for name, iri in prefixes.items()
+             if name.lower() not in declared and re.search(rf"(?<![\w<]){re.escape(name)}:", query)]
+    return "\n".join([*lines, query]) if lines else query

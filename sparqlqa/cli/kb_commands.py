@@ -183,9 +183,10 @@ def _folding_table(*columns: str, title: str | None = None) -> Any:
 def _render_schema(kb: Any) -> None:
     from sparqlqa.results_format import shorten
     from sparqlqa.store import NamedNode
+    from sparqlqa.vocab import kb_prefixes
 
     schema = kb.schema
-    prefixes = _kb_prefixes(kb)
+    prefixes = kb_prefixes(kb)
     out = console()
     out.print(f"[bold]{kb.name}[/]: {schema.triple_count:,} triples, {schema.node_count:,} nodes")
     types = _folding_table("node type", "label", "nodes", title="Node types")
@@ -243,24 +244,6 @@ def _read_query(query: str) -> str:
     return query
 
 
-def _kb_prefixes(kb: Any) -> dict[str, str]:
-    from sparqlqa.vocab import PREFIXES
-
-    base = kb.manifest.base_iri
-    extra = {"kb": base, "rel": f"{base}relation/", "ent": f"{base}entity/", "node": f"{base}node/"} if base else {}
-    return {**PREFIXES, **extra, **kb.profile.prefixes}
-
-
-def with_default_prefixes(query: str, prefixes: dict[str, str]) -> str:
-    """Declare the well-known prefixes (rdf, rdfs, skos, sqa, kb, ...) the query uses but does not declare."""
-    import re
-
-    declared = {m.lower() for m in re.findall(r"(?i)\bPREFIX\s+([A-Za-z][\w.-]*|):", query)}
-    lines = [f"PREFIX {name}: <{iri}>" for name, iri in prefixes.items()
-             if name.lower() not in declared and re.search(rf"(?<![\w<]){re.escape(name)}:", query)]
-    return "\n".join([*lines, query]) if lines else query
-
-
 def _print_table(result: Any, prefixes: dict[str, str]) -> None:
     from sparqlqa.results_format import shorten, to_ntriples
 
@@ -292,9 +275,10 @@ def sparql(name: str, query: str, fmt: str, as_json: bool) -> None:
     """
     from sparqlqa.kb import open_kb
     from sparqlqa.results_format import FORMATTERS
+    from sparqlqa.vocab import kb_prefixes, with_default_prefixes
 
     kb = open_kb(name)
-    prefixes = _kb_prefixes(kb)
+    prefixes = kb_prefixes(kb)
     result = kb.query(with_default_prefixes(_read_query(query), prefixes))
     fmt = "json" if as_json else fmt
     if fmt == "table":

@@ -181,9 +181,9 @@ class Service:
         """Run a read query: ``{kb, query}`` → form, variables, SPARQL JSON results, elapsed ms."""
         import json
 
-        from sparqlqa.cli.kb_commands import _kb_prefixes, with_default_prefixes
         from sparqlqa.results_format import to_json
         from sparqlqa.sparql_guard import query_form
+        from sparqlqa.vocab import kb_prefixes, with_default_prefixes
 
         body = _object(payload, {"kb", "query"})
         query = body.get("query")
@@ -191,7 +191,7 @@ class Service:
             raise QueryError("'query' must be a SPARQL query", hint="e.g. SELECT * WHERE { ?s ?p ?o } LIMIT 10")
         query_form(query)  # refuses updates before the KB is even opened
         with self.using(body.get("kb")) as kb:
-            result = kb.query(with_default_prefixes(query, _kb_prefixes(kb)))
+            result = kb.query(with_default_prefixes(query, kb_prefixes(kb)))
         size = len(result.rows) if result.form == "SELECT" else len(result.triples)
         result.rows, result.triples = result.rows[:MAX_ROWS], result.triples[:MAX_ROWS]
         return {"kb": kb.name, "form": result.form, "query": result.query,
