@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from sparqlqa.schema import local_name
+from sparqlqa.naming import name_from_iri
 
 if TYPE_CHECKING:
     from sparqlqa.execute import Candidates, Evidence
@@ -151,4 +151,4 @@ def to_jsonable(obj: Any) -> Any:
 
 
 def _name(iri: str, labels: Mapping[str, str]) -> str:
-    return labels.get(iri) or local_name(iri)
+    return labels.get(iri) or name_from_iri(iri)

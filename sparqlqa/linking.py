@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from pyoxigraph import Literal, NamedNode
 
+from sparqlqa.naming import language_rank, name_from_iri, unnamed_nodes
 from sparqlqa.paths import atomic_write_bytes
 from sparqlqa.schema import Schema, local_name
 from sparqlqa.vocab import META_CLASSES
@@ -56,7 +57,7 @@ EMBEDDING_MIN_SCORE = 0.35
 #: a match found only after ignoring the stated node type is scaled by this
 TYPE_MISMATCH_PENALTY = 0.9
 INDEX_FORMAT = "sparqlqa-label-index"
-INDEX_VERSION = 1
+INDEX_VERSION = 2  # 2: names preferred by language; unnamed nodes named after their IRI
 
 _APOSTROPHES = re.compile(r"['\u2018\u2019\u02bc`\u00b4]")
 _NON_WORD = re.compile(r"[\W_]+")
@@ -210,7 +211,11 @@ class LabelIndex(NodeLookup):
         values = " ".join(str(NamedNode(p)) for p in [*label_ps, *alias_ps, type_p])
         query = f"SELECT ?s ?p ?o WHERE {{ VALUES ?p {{ {values} }} ?s ?p ?o . FILTER(isIRI(?s)) }}"
         rows = kb.query(query).rows
-        return cls(_collect(rows, label_ps, type_p, _schema_iris(schema), profile.language))
+        named = {row[0].value for row in rows if isinstance(row[0], NamedNode) and isinstance(row[1], NamedNode)
+                 and row[1].value != type_p and _keep_literal(row[2], profile.language)}
+        derived = [(NamedNode(iri), _DERIVED_NAME, Literal(name_from_iri(iri))) for iri in unnamed_nodes(kb, named)]
+        return cls(_collect([*rows, *derived], [*label_ps, _DERIVED_NAME.value], type_p, _schema_iris(schema),
+                            profile.language))
 
     def save(self, directory: Path) -> None:
         """Write ``index.json`` atomically (compact JSON: no pickle, loads fast)."""
@@ -376,6 +381,10 @@ def _schema_iris(schema: Schema) -> set[str]:
     return {t.iri for t in schema.types} | {r.iri for r in schema.relations} | set(META_CLASSES)
 
 
+#: stands for "named after its IRI" in :func:`_collect` (never queried: no such triples exist)
+_DERIVED_NAME = NamedNode("https://sparqlqa.dev/ns#nameFromIri")
+
+
 def _keep_literal(term: Any, language: str | None) -> bool:
     if not isinstance(term, Literal) or not term.value.strip():
         return False
@@ -388,7 +397,7 @@ def _keep_literal(term: Any, language: str | None) -> bool:
 def _collect(rows: Sequence[tuple[Any, ...]], label_ps: list[str], type_p: str, skip: set[str],
              language: str | None) -> _IndexData:
     """Turn (subject, predicate, object) rows into index columns; schema nodes are left out."""
-    names: dict[str, list[tuple[int, str]]] = {}
+    names: dict[str, list[tuple[int, int, str]]] = {}
     types: dict[str, list[str]] = {}
     rank = {p: i for i, p in enumerate(label_ps)}
     for s, p, o in rows:
@@ -399,7 +408,8 @@ def _collect(rows: Sequence[tuple[Any, ...]], label_ps: list[str], type_p: str, 
             if isinstance(o, NamedNode):
                 types.setdefault(s.value, []).append(o.value)
         elif _keep_literal(o, language):
-            names.setdefault(s.value, []).append((rank.get(predicate, len(rank)), o.value))
+            names.setdefault(s.value, []).append((rank.get(predicate, len(rank)), language_rank(o.language, language),
+                                                  o.value))
     for iri in skip:
         names.pop(iri, None)
     data = _IndexData()
@@ -409,12 +419,12 @@ def _collect(rows: Sequence[tuple[Any, ...]], label_ps: list[str], type_p: str, 
         if any(t in META_CLASSES for t in node_types):
             continue
         node = len(data.iris)
-        entries = sorted(set(names[iri]), key=lambda pair: (pair[0], pair[1]))
+        entries = sorted(set(names[iri]))
         data.iris.append(iri)
-        data.labels.append(entries[0][1])
+        data.labels.append(entries[0][2])
         data.node_types.append([type_number.setdefault(t, len(type_number))
                                 for t in dict.fromkeys(node_types)])
-        for key in dict.fromkeys(normalize_label(text) for _, text in entries):
+        for key in dict.fromkeys(normalize_label(text) for _, _, text in entries):
             data.keys.append(key)
             data.entry_node.append(node)
     data.type_iris = list(type_number)

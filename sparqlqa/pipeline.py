@@ -25,6 +25,7 @@ from sparqlqa.embed import Embedder, get_embedder
 from sparqlqa.errors import ConfigError, LLMParseError, NotInCache, SparqlqaError
 from sparqlqa.kb import KnowledgeBase, open_kb
 from sparqlqa.llm.context import llm_context
+from sparqlqa.naming import name_from_iri
 from sparqlqa.ranking import RankedNode, Ranking, rank_candidates, vector_search
 from sparqlqa.rerank import RERANK_MODES, rerank
 from sparqlqa.vectors import fetch_labels, node_texts
@@ -247,7 +248,7 @@ def _item(ctx: AskContext, node: RankedNode, labels: dict[str, str], types: dict
     snippet = texts.get(node.iri, "")
     if len(snippet) > SNIPPET_CHARS:
         snippet = snippet[: SNIPPET_CHARS - 1].rstrip() + "…"
-    return AnswerItem(iri=node.iri, label=labels.get(node.iri, node.iri), type=kind, score=node.score,
+    return AnswerItem(iri=node.iri, label=labels.get(node.iri) or name_from_iri(node.iri), type=kind, score=node.score,
                       tier=node.tier, source=node.source, evidence=node.evidence, snippet=snippet,
                       type_label=ctx.kb.schema.type_label(kind) if kind else None, scores=scores)
 

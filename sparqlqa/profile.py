@@ -12,7 +12,23 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from sparqlqa.vocab import RDF, RDFS, SKOS, SQA
+from sparqlqa.vocab import DC, DCTERMS, FOAF, RDF, RDFS, SCHEMA, SCHEMA_HTTPS, SKOS, SQA
+
+#: predicates that name a node in common vocabularies, most authoritative first; a KB keeps the ones
+#: its data uses (``Schema.label_predicates``), so a schema.org or FOAF dump is linkable as it comes
+NAME_PREDICATES: tuple[str, ...] = (
+    RDFS.label.value, SKOS.prefLabel.value, SCHEMA.name.value, SCHEMA_HTTPS.name.value, FOAF.name.value,
+    DCTERMS.title.value, DC.title.value,
+)
+#: other names of a node
+ALIAS_PREDICATES: tuple[str, ...] = (
+    SKOS.altLabel.value, SCHEMA.alternateName.value, SCHEMA_HTTPS.alternateName.value,
+)
+#: a node's describing text
+TEXT_PREDICATES: tuple[str, ...] = (
+    SQA.text.value, RDFS.comment.value, SCHEMA.description.value, SCHEMA_HTTPS.description.value,
+    DCTERMS.description.value, DCTERMS.abstract.value, DC.description.value, SKOS.definition.value,
+)
 
 TUPLE_FIELDS = ("label_predicates", "alias_predicates", "text_predicates", "exclude_predicates",
                 "exclude_types", "relation_prefixes")
@@ -23,9 +39,9 @@ class Profile:
     """Predicates (as IRI strings) that carry names, aliases, text and types."""
 
     name: str = "default"
-    label_predicates: tuple[str, ...] = (RDFS.label.value, SKOS.prefLabel.value)
-    alias_predicates: tuple[str, ...] = (SKOS.altLabel.value,)
-    text_predicates: tuple[str, ...] = (SQA.text.value, RDFS.comment.value)
+    label_predicates: tuple[str, ...] = NAME_PREDICATES
+    alias_predicates: tuple[str, ...] = ALIAS_PREDICATES
+    text_predicates: tuple[str, ...] = TEXT_PREDICATES
     type_predicate: str = RDF.type.value
     language: str | None = None
     prefixes: dict[str, str] = field(default_factory=dict)

@@ -51,6 +51,7 @@ from sparqlqa.ann import ANN_THRESHOLD, OVERSAMPLE, AnnIndex
 from sparqlqa.embed import Embedder
 from sparqlqa.errors import ConfigError, KBError
 from sparqlqa.kb import KnowledgeBase
+from sparqlqa.naming import language_rank, name_from_iri, unnamed_nodes
 from sparqlqa.paths import atomic_write_bytes, atomic_write_json, atomic_write_text
 from sparqlqa.schema import fold_reversed_facts, humanize, local_name, reversed_relation_labels
 from sparqlqa.vocab import META_CLASSES, RDFS, SQA
@@ -102,32 +103,26 @@ def _label_predicates(kb: KnowledgeBase) -> list[str]:
     return list(kb.schema.label_predicates) or [RDFS.label.value]
 
 
-def _language_rank(label: Literal, language: str | None) -> int:
-    """0: in the profile's language, 1: no language tag, 2: another language."""
-    tag = (label.language or "").lower()
-    if language and tag.split("-")[0] == language.lower():
-        return 0
-    return 1 if not tag else 2
-
-
 def fetch_labels(kb: KnowledgeBase, iris: Sequence[str], *, sink: QuerySink | None = None,
                  ) -> tuple[dict[str, str], dict[str, list[str]]]:
     """Labels and types of ``iris`` (one query per 500 IRIs)."""
     labels: dict[str, str] = {}
-    label_rank: dict[str, int] = {}
+    label_rank: dict[str, tuple[int, int, str]] = {}
     types: dict[str, list[str]] = {}
     language = kb.profile.language
-    label_in = ", ".join(str(NamedNode(p)) for p in _label_predicates(kb))
+    predicates = _label_predicates(kb)
+    label_in = ", ".join(str(NamedNode(p)) for p in predicates)
     type_p = NamedNode(kb.schema.type_predicate)
     for start in range(0, len(iris), VALUES_BATCH):
-        query = (f"SELECT ?s ?l ?t WHERE {{ VALUES ?s {{ {_values(iris[start:start + VALUES_BATCH])} }} "
+        query = (f"SELECT ?s ?l ?t ?lp WHERE {{ VALUES ?s {{ {_values(iris[start:start + VALUES_BATCH])} }} "
                  f"OPTIONAL {{ ?s ?lp ?l FILTER(?lp IN ({label_in})) }} OPTIONAL {{ ?s {type_p} ?t }} }}")
-        for s, label, kind in _run(kb, query, sink):
+        for s, label, kind, predicate in _run(kb, query, sink):
             if s is None:
                 continue
-            if isinstance(label, Literal):
-                rank = _language_rank(label, language)
-                if rank < label_rank.get(s.value, 3):
+            if isinstance(label, Literal) and label.value.strip():
+                where = predicates.index(predicate.value) if predicate is not None else len(predicates)
+                rank = (where, language_rank(label.language, language), label.value)
+                if s.value not in label_rank or rank < label_rank[s.value]:
                     labels[s.value], label_rank[s.value] = label.value, rank
             if isinstance(kind, NamedNode) and kind.value not in META_CLASSES:
                 known = types.setdefault(s.value, [])
@@ -154,7 +149,7 @@ def _fetch_relations(kb: KnowledgeBase, iris: Sequence[str], facts: dict[str, No
         for node, pred, other, other_label in _run(kb, query, sink):
             if node is None or pred is None or other is None or node.value not in facts:
                 continue
-            name = other_label.value if other_label is not None else local_name(other.value)
+            name = other_label.value if other_label is not None else name_from_iri(other.value)
             bucket = getattr(facts[node.value], attr).setdefault(_relation_label(kb, pred.value), [])
             if name not in bucket:
                 bucket.append(name)
@@ -180,7 +175,7 @@ def fetch_facts(kb: KnowledgeBase, iris: Sequence[str], *, relations: bool = Tru
     facts = {iri: NodeFacts() for iri in iris}
     labels, types = fetch_labels(kb, iris, sink=sink)
     for iri in iris:
-        facts[iri].label = labels.get(iri) or local_name(iri)
+        facts[iri].label = labels.get(iri) or name_from_iri(iri)
         facts[iri].types = types.get(iri, [])
     for start in range(0, len(iris), VALUES_BATCH):
         batch = iris[start:start + VALUES_BATCH]
@@ -317,6 +312,7 @@ def index_nodes(kb: KnowledgeBase) -> tuple[list[str], dict[str, list[str]]]:
     branches = [f"{{ ?s {NamedNode(p)} ?l }}" for p in _label_predicates(kb)] + [f"{{ ?s {type_p} ?t }}"]
     query = f"SELECT DISTINCT ?s WHERE {{ {' UNION '.join(branches)} FILTER(isIRI(?s)) }}"
     nodes = {row[0].value for row in _run(kb, query, None) if row[0] is not None}
+    nodes.update(unnamed_nodes(kb, nodes))
     types: dict[str, list[str]] = {}
     query = f"SELECT ?s ?t WHERE {{ ?s {type_p} ?t FILTER(isIRI(?s) && isIRI(?t)) }}"
     for s, t in _run(kb, query, None):

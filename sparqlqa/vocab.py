@@ -38,6 +38,10 @@ OWL = Namespace("http://www.w3.org/2002/07/owl#")
 XSD = Namespace("http://www.w3.org/2001/XMLSchema#")
 SKOS = Namespace("http://www.w3.org/2004/02/skos/core#")
 SCHEMA = Namespace("http://schema.org/")
+SCHEMA_HTTPS = Namespace("https://schema.org/")
+FOAF = Namespace("http://xmlns.com/foaf/0.1/")
+DCTERMS = Namespace("http://purl.org/dc/terms/")
+DC = Namespace("http://purl.org/dc/elements/1.1/")
 #: sparqlqa's own core vocabulary (sparqlqa/data/ontologies/sparqlqa.ttl)
 SQA_BASE = "https://sparqlqa.dev/ns#"
 SQA = Namespace(SQA_BASE)
@@ -64,6 +68,8 @@ PREFIXES: dict[str, str] = {
     "xsd": XSD.base,
     "skos": SKOS.base,
     "schema": SCHEMA.base,
+    "foaf": FOAF.base,
+    "dcterms": DCTERMS.base,
     "sqa": SQA_BASE,
 }
 

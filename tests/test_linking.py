@@ -11,6 +11,7 @@ from pyoxigraph import Literal, NamedNode, Quad
 from sparqlqa.kb import KnowledgeBase, open_kb
 from sparqlqa.linking import (
     EMBEDDING_MIN_SCORE,
+    INDEX_VERSION,
     LabelIndex,
     NodeLookup,
     NodeMatch,
@@ -124,10 +125,10 @@ def test_corrupt_index_file_is_rebuilt(movies_kb: KnowledgeBase) -> None:
     (directory / "index.json").write_text("{not json", "utf-8")
     index = LabelIndex.for_kb(movies_kb)
     assert index.exact("Alien")
-    assert json.loads((directory / "index.json").read_text("utf-8"))["version"] == 1
+    assert json.loads((directory / "index.json").read_text("utf-8"))["version"] == INDEX_VERSION
 
 
-def test_build_runs_one_query(movies_kb: KnowledgeBase, monkeypatch) -> None:
+def _spy_queries(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     queries: list[str] = []
     original = KnowledgeBase.query
 
@@ -136,7 +137,22 @@ def test_build_runs_one_query(movies_kb: KnowledgeBase, monkeypatch) -> None:
         return original(self, sparql)
 
     monkeypatch.setattr(KnowledgeBase, "query", spy)
+    return queries
+
+
+def test_build_runs_one_name_query_and_one_scan_for_unnamed_nodes(movies_kb: KnowledgeBase, monkeypatch) -> None:
+    queries = _spy_queries(monkeypatch)
     LabelIndex.build(movies_kb)
+    assert len(queries) == 2 and "DISTINCT ?n" in queries[1]
+
+
+def test_a_delimited_kb_is_not_scanned_for_unnamed_nodes(tmp_path: Path, monkeypatch) -> None:
+    from sparqlqa.ingest import ingest
+
+    (tmp_path / "kb.txt").write_text("a|r|b\nb|r|c\n", "utf-8")
+    kb = ingest([tmp_path / "kb.txt"], kb="d", format="triples", options={"sep": "|"})
+    queries = _spy_queries(monkeypatch)
+    assert len(LabelIndex.build(kb)) == 3
     assert len(queries) == 1
 
 

@@ -70,6 +70,18 @@ def ingest(sources: tuple[str, ...], kb_name: str, fmt: str | None, sep: str | N
     console().print(f"[bold green]built[/] KB [bold]{kb.name}[/]: {counts.get('triples', 0):,} triples, "
                     f"{counts.get('nodes', 0):,} nodes, {counts.get('types', 0)} types, "
                     f"{counts.get('relations', 0)} relations")
+    _note_names(kb)
+
+
+def _note_names(kb: Any) -> None:
+    """Say which predicates name the KB's nodes."""
+    from sparqlqa.results_format import shorten
+    from sparqlqa.store import NamedNode
+    from sparqlqa.vocab import kb_prefixes
+
+    prefixes = kb_prefixes(kb)
+    names = ", ".join(shorten(NamedNode(p), prefixes) for p in kb.schema.label_predicates) or "none"
+    note(f"node names from {names} (a node without one is named after its IRI)")
 
 
 @click.group(invoke_without_command=True)
