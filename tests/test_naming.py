@@ -33,13 +33,11 @@ ex:paris a schema:City ; schema:name "Paris" .
 ex:report dcterms:title "Annual Report 2025" ; schema:author ex:alice .
 """
 
-UNNAMED_NT = """\
-<http://dbpedia.org/resource/Alice_Smith> <http://dbpedia.org/ontology/employer> <http://dbpedia.org/resource/ACME_Corp> .
-<http://dbpedia.org/resource/ACME_Corp> <http://dbpedia.org/ontology/headquarter> <http://dbpedia.org/resource/Berlin> .
-<http://dbpedia.org/resource/Bob> <http://dbpedia.org/ontology/employer> <http://dbpedia.org/resource/Globex> .
-<http://dbpedia.org/resource/Globex> <http://dbpedia.org/ontology/headquarter> <http://dbpedia.org/resource/Paris> .
-<http://dbpedia.org/resource/Paris> <http://www.w3.org/2000/01/rdf-schema#label> "Paris, France" .
-"""
+R, O = "http://dbpedia.org/resource/", "http://dbpedia.org/ontology/"
+UNNAMED_NT = "".join(f"<{R}{s}> <{O}{p}> <{R}{o}> .\n" for s, p, o in [
+    ("Alice_Smith", "employer", "ACME_Corp"), ("ACME_Corp", "headquarter", "Berlin"),
+    ("Bob", "employer", "Globex"), ("Globex", "headquarter", "Paris")])
+UNNAMED_NT += f'<{R}Paris> <http://www.w3.org/2000/01/rdf-schema#label> "Paris, France" .\n'
 
 
 def _triplets(start: str, *relations: str) -> dict[str, Any]:
