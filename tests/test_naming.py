@@ -33,11 +33,11 @@ ex:paris a schema:City ; schema:name "Paris" .
 ex:report dcterms:title "Annual Report 2025" ; schema:author ex:alice .
 """
 
-R, O = "http://dbpedia.org/resource/", "http://dbpedia.org/ontology/"
-UNNAMED_NT = "".join(f"<{R}{s}> <{O}{p}> <{R}{o}> .\n" for s, p, o in [
+RES, ONT = "http://dbpedia.org/resource/", "http://dbpedia.org/ontology/"
+UNNAMED_NT = "".join(f"<{RES}{s}> <{ONT}{p}> <{RES}{o}> .\n" for s, p, o in [
     ("Alice_Smith", "employer", "ACME_Corp"), ("ACME_Corp", "headquarter", "Berlin"),
     ("Bob", "employer", "Globex"), ("Globex", "headquarter", "Paris")])
-UNNAMED_NT += f'<{R}Paris> <http://www.w3.org/2000/01/rdf-schema#label> "Paris, France" .\n'
+UNNAMED_NT += f'<{RES}Paris> <http://www.w3.org/2000/01/rdf-schema#label> "Paris, France" .\n'
 
 
 def _triplets(start: str, *relations: str) -> dict[str, Any]:
