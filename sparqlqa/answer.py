@@ -20,7 +20,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from sparqlqa.naming import name_from_iri
+from sparqlqa.naming import display_name
+from sparqlqa.terms import is_value_key
 
 if TYPE_CHECKING:
     from sparqlqa.execute import Candidates, Evidence
@@ -50,6 +51,12 @@ class AnswerItem:
     type_label: str | None = None
     scores: dict[str, float] = field(default_factory=dict)
 
+    @property
+    def kind(self) -> str:
+        """``node`` (``iri`` is an IRI) or ``value`` (``iri`` is a literal in N-Triples form, ``label`` its
+        lexical form, ``type`` its datatype)."""
+        return "value" if is_value_key(self.iri) else "node"
+
     def evidence_triples(self) -> list[tuple[str, str, str]]:
         """The (s, p, o) IRIs connecting this answer to the question's constants."""
         if self.evidence is None:
@@ -63,7 +70,7 @@ class AnswerItem:
 
     def to_dict(self, rank: int | None = None, labels: Mapping[str, str] | None = None) -> dict[str, Any]:
         data: dict[str, Any] = {"rank": rank} if rank is not None else {}
-        data.update(iri=self.iri, label=self.label, type=self.type, type_label=self.type_label,
+        data.update(iri=self.iri, kind=self.kind, label=self.label, type=self.type, type_label=self.type_label,
                     score=round(float(self.score), 6), tier=self.tier, source=self.source,
                     scores={k: round(float(v), 6) for k, v in self.scores.items()},
                     evidence=to_jsonable(self.evidence),
@@ -151,4 +158,4 @@ def to_jsonable(obj: Any) -> Any:
 
 
 def _name(iri: str, labels: Mapping[str, str]) -> str:
-    return labels.get(iri) or name_from_iri(iri)
+    return labels.get(iri) or display_name(iri)

@@ -35,6 +35,7 @@ from pyoxigraph import Literal, NamedNode
 from sparqlqa.errors import QueryError
 from sparqlqa.linking import NodeMatch, resolve_type
 from sparqlqa.schema import Schema
+from sparqlqa.terms import term_from_key
 from sparqlqa.vocab import RDF
 
 if TYPE_CHECKING:
@@ -108,6 +109,12 @@ class Plan:
     skipped: list[int] = field(default_factory=list)
     type_predicate: str = RDF.type.value
     distinct: list[tuple[str, str]] = field(default_factory=list)  # SPARQL variable names, without "?"
+    #: variables that may hold a value (a literal): objects of literal relations ("birth date")
+    value_vars: set[str] = field(default_factory=set)
+
+    @property
+    def target_is_value(self) -> bool:
+        return self.target is not None and self.target in self.value_vars
 
     @property
     def usable(self) -> list[int]:
@@ -205,7 +212,23 @@ def prepare(triplets: Triplets, linked: LinkedConstants, schema: Schema, options
              for tr in triplets.triplets for t in (tr.head, tr.tail)}
     plan.distinct = [(names[a], names[b]) for a, b in triplets.distinct
                      if names.get(a) and names.get(b) and names[a] != names[b]]
+    plan.value_vars = _value_variables(plan, schema)
     return plan
+
+
+def _value_variables(plan: Plan, schema: Schema) -> set[str]:
+    """Variables in the object place of a relation whose values are mostly literals."""
+    literal = {r.iri for r in schema.relations if r.kind == "literal"}
+    return {p.tail.var for p in plan.patterns.values()
+            if p.tail.nodes is None and p.predicate is not None and p.predicate.value in literal}
+
+
+def _filter(plan: Plan, var: str) -> str:
+    """What a variable may bind: the target an IRI (or a value, when it is one), an intermediate node an
+    IRI or a blank node (an address record, a Freebase CVT), never a literal."""
+    if var in plan.value_vars:
+        return f"  FILTER(!isBlank(?{var}))"
+    return f"  FILTER(isIRI(?{var}))" if var == plan.target else f"  FILTER(!isLiteral(?{var}))"
 
 
 def _edge(pattern: Pattern, options: ExecuteOptions) -> list[str]:
@@ -241,7 +264,7 @@ def _where(plan: Plan, indexes: list[int], options: ExecuteOptions,
     """The WHERE lines and the variables (target first) of a conjunction of patterns."""
     lines: list[str] = []
     if restrict is not None and plan.target:
-        lines.append(f"  VALUES ?{plan.target} {{ {' '.join(str(NamedNode(i)) for i in restrict)} }}")
+        lines.append(f"  VALUES ?{plan.target} {{ {' '.join(str(term_from_key(k)) for k in restrict)} }}")
     variables: dict[str, str | None] = {plan.target: None} if plan.target else {}
     constants: dict[str, list[NodeMatch]] = {}
     for i in indexes:
@@ -259,7 +282,7 @@ def _where(plan: Plan, indexes: list[int], options: ExecuteOptions,
         type_node = _iri(type_iri)
         if type_node is not None:
             lines.append(f"  ?{var} {type_predicate} {type_node} .")
-    lines.extend(f"  FILTER(isIRI(?{var}))" for var in variables)
+    lines.extend(_filter(plan, var) for var in variables)
     present = set(variables) | set(constants)
     lines.extend(f"  FILTER(?{a} != ?{b})" for a, b in plan.distinct if a in present and b in present)
     return lines, list(variables)

@@ -29,13 +29,15 @@ linked constants.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from pyoxigraph import NamedNode
+from pyoxigraph import Literal, NamedNode
 
 from sparqlqa.compile import CompiledQuery, ExecuteOptions, Plan, compile_query, component, prepare
 from sparqlqa.errors import QueryError
+from sparqlqa.terms import term_key
 
 if TYPE_CHECKING:
     from sparqlqa.kb import KnowledgeBase
@@ -77,6 +79,8 @@ class Candidates:
     dropped: list[int] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     elapsed_ms: float = 0.0
+    #: the target is a value (a literal, e.g. a date): items may be value keys (:mod:`sparqlqa.terms`)
+    target_is_value: bool = False
 
     def iris(self, tier: int | None = None) -> list[str]:
         return [c.iri for c in self.items if tier is None or c.tier == tier]
@@ -95,6 +99,7 @@ def find_candidates(triplets: Triplets, linked: LinkedConstants, kb: KnowledgeBa
     result = Candidates(target=triplets.target)
     plan = prepare(triplets, linked, kb.schema, options)
     result.notes.extend(plan.notes)
+    result.target_is_value = plan.target_is_value
     kept = _initial(plan, result)
     last_used: list[int] = []
     tier = 0
@@ -153,7 +158,7 @@ def _run_tier(kb: KnowledgeBase, plan: Plan, used: list[int], tier: int, options
     if answer is None:
         return False
     have = {c.iri for c in result.items}
-    found = [t.value for t in answer.column(plan.target or "") if isinstance(t, NamedNode)]
+    found = [key for key in map(_answer_key(plan), answer.column(plan.target or "")) if key is not None]
     new = [iri for iri in dict.fromkeys(found) if iri not in have]
     if len(answer.rows) >= options.limit:
         result.notes.append(f"tier {tier}: results cut at LIMIT {options.limit}")
@@ -172,11 +177,12 @@ def _evidence(kb: KnowledgeBase, plan: Plan, used: list[int], tier: int, options
     found: dict[str, list[tuple[str, str, str]]] = {}
     if answer is None:
         return found
+    answer_key = _answer_key(plan)
     for row in answer.bindings():
-        target = row.get(plan.target or "")
-        if not isinstance(target, NamedNode):
+        target = answer_key(row.get(plan.target or ""))
+        if target is None:
             continue
-        bucket = found.setdefault(target.value, [])
+        bucket = found.setdefault(target, [])
         for i in used:
             edge = _edge_of(plan, i, row, options)
             if edge is not None and edge not in bucket and len(bucket) < MAX_EVIDENCE:
@@ -188,12 +194,23 @@ def _edge_of(plan: Plan, index: int, row: dict[str, Any], options: ExecuteOption
     pattern = plan.patterns[index]
     head, tail = row.get(pattern.head.var), row.get(pattern.tail.var)
     predicate = pattern.predicate if pattern.predicate is not None else row.get(f"p{index}")
-    if head is None or tail is None or predicate is None:
+    head_key, tail_key = term_key(head), term_key(tail)
+    if head_key is None or tail_key is None or predicate is None:
         return None
     direction = row.get(f"d{index}")
     if options.undirected and direction is not None and direction.value == "0":
-        head, tail = tail, head
-    return (head.value, predicate.value, tail.value)
+        head_key, tail_key = tail_key, head_key
+    return (head_key, predicate.value, tail_key)
+
+
+def _answer_key(plan: Plan) -> Callable[[Any], str | None]:
+    """The key (:mod:`sparqlqa.terms`) of a target binding that can be an answer: an IRI, or a literal
+    when the target is a value; ``None`` for anything else."""
+    def key(term: Any) -> str | None:
+        if isinstance(term, NamedNode) or (plan.target_is_value and isinstance(term, Literal)):
+            return term_key(term)
+        return None
+    return key
 
 
 def drop_constant_nodes(candidates: Candidates, linked: LinkedConstants) -> None:

@@ -23,12 +23,16 @@ from typing import TYPE_CHECKING
 from pyoxigraph import NamedNode
 
 from sparqlqa.schema import local_name
+from sparqlqa.terms import is_blank_key, is_value_key, value_text
 from sparqlqa.vocab import META_CLASSES
 
 if TYPE_CHECKING:
     from sparqlqa.kb import KnowledgeBase
 
-__all__ = ["SELF_NAMING_FORMATS", "language_rank", "name_from_iri", "unnamed_nodes"]
+__all__ = ["SELF_NAMING_FORMATS", "display_name", "language_rank", "name_from_iri", "unnamed_nodes"]
+
+#: how an unnamed intermediate node (a blank node) is shown
+BLANK_NAME = "(unnamed node)"
 
 #: ingest formats that give every node they write an ``rdfs:label`` (sparqlqa mints the nodes itself)
 SELF_NAMING_FORMATS = frozenset({"triples", "stark"})
@@ -38,6 +42,18 @@ def name_from_iri(iri: str) -> str:
     """A readable name from an IRI's last segment (the whole IRI when it has no segment)."""
     name = re.sub(r"[_\s]+", " ", local_name(iri)).strip()
     return name or iri
+
+
+def display_name(key: str) -> str:
+    """How an answer key (:mod:`sparqlqa.terms`) reads when nothing names it: a value as its lexical form,
+    a blank node as :data:`BLANK_NAME`, an IRI by :func:`name_from_iri`.
+
+    >>> display_name('"75001"'), display_name("_:b0"), display_name("http://x.org/New_York")
+    ('75001', '(unnamed node)', 'New York')
+    """
+    if is_value_key(key):
+        return value_text(key)
+    return BLANK_NAME if is_blank_key(key) else name_from_iri(key)
 
 
 def language_rank(language_tag: str | None, language: str | None) -> int:

@@ -25,9 +25,10 @@ from sparqlqa.embed import Embedder, get_embedder
 from sparqlqa.errors import ConfigError, LLMParseError, NotInCache, SparqlqaError
 from sparqlqa.kb import KnowledgeBase, open_kb
 from sparqlqa.llm.context import llm_context
-from sparqlqa.naming import name_from_iri
+from sparqlqa.naming import display_name
 from sparqlqa.ranking import RankedNode, Ranking, rank_candidates, vector_search
 from sparqlqa.rerank import RERANK_MODES, rerank
+from sparqlqa.terms import is_node_key, is_value_key, node_keys, value_datatype
 from sparqlqa.vectors import fetch_labels, node_texts
 
 if TYPE_CHECKING:
@@ -224,7 +225,9 @@ def build_answer(ctx: AskContext, ranking: Ranking, texts: dict[str, str], *, tr
         for node in ranking.items:
             for triple in getattr(node.evidence, "triples", []) if node.evidence is not None else []:
                 mentioned.extend(str(part) for part in triple)
-        labels, types = fetch_labels(ctx.kb, list(dict.fromkeys(mentioned)), sink=ctx.sink("labels"))
+        keys = list(dict.fromkeys(mentioned))
+        labels, types = fetch_labels(ctx.kb, node_keys(keys), sink=ctx.sink("labels"))
+        labels.update({key: display_name(key) for key in keys if not is_node_key(key)})
         items = [_item(ctx, node, labels, types, texts) for node in ranking.items]
     return Answer(question=ctx.question, kb=ctx.kb.name, strategy=ctx.strategy, items=items,
                   triplets=triplets, linked=linked, candidates=candidates, llm_calls=list(ctx.llm_calls),
@@ -241,14 +244,14 @@ def waiting_answer(ctx: AskContext) -> Answer:
 def _item(ctx: AskContext, node: RankedNode, labels: dict[str, str], types: dict[str, list[str]],
           texts: dict[str, str]) -> AnswerItem:
     kinds = types.get(node.iri, [])
-    kind = kinds[0] if kinds else None
+    kind = value_datatype(node.iri) if is_value_key(node.iri) else kinds[0] if kinds else None
     scores = {"vss": node.vss if node.vss is not None else node.score}
     if node.vss is not None:
         scores[ctx.rerank] = node.score
     snippet = texts.get(node.iri, "")
     if len(snippet) > SNIPPET_CHARS:
         snippet = snippet[: SNIPPET_CHARS - 1].rstrip() + "…"
-    return AnswerItem(iri=node.iri, label=labels.get(node.iri) or name_from_iri(node.iri), type=kind, score=node.score,
+    return AnswerItem(iri=node.iri, label=labels.get(node.iri) or display_name(node.iri), type=kind, score=node.score,
                       tier=node.tier, source=node.source, evidence=node.evidence, snippet=snippet,
                       type_label=ctx.kb.schema.type_label(kind) if kind else None, scores=scores)
 

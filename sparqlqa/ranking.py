@@ -95,7 +95,9 @@ def rank_candidates(kb: KnowledgeBase, question: str, candidates: Candidates | N
             best[cand.iri] = node
     ranked = sorted(best.values(), key=lambda n: (n.tier or 0, -n.score, n.iri))
     ranking = Ranking(text, ranked, target_type, filtered=len(ranked))
-    if len(ranked) < k and index is not None:
+    if ranked and getattr(candidates, "target_is_value", False):
+        ranking.notes.append("the answer is a value (a literal): no top-up from the node ranking")
+    elif len(ranked) < k and index is not None:
         _top_up(ranking, index, vector, k)
     elif len(ranked) < k:
         ranking.notes.append("remote KB: no node index, so no top-up from the global vector ranking")

@@ -51,9 +51,10 @@ from sparqlqa.ann import ANN_THRESHOLD, OVERSAMPLE, AnnIndex
 from sparqlqa.embed import Embedder
 from sparqlqa.errors import ConfigError, KBError
 from sparqlqa.kb import KnowledgeBase
-from sparqlqa.naming import language_rank, name_from_iri, unnamed_nodes
+from sparqlqa.naming import display_name, language_rank, name_from_iri, unnamed_nodes
 from sparqlqa.paths import atomic_write_bytes, atomic_write_json, atomic_write_text
 from sparqlqa.schema import fold_reversed_facts, humanize, local_name, reversed_relation_labels
+from sparqlqa.terms import is_blank_key, term_from_key, term_key
 from sparqlqa.vocab import META_CLASSES, RDFS, SQA
 
 INDEX_FORMAT = 1
@@ -88,8 +89,9 @@ class NodeFacts:
     incoming: dict[str, list[str]] = field(default_factory=dict)  # relation label -> subject labels
 
 
-def _values(iris: Iterable[str]) -> str:
-    return " ".join(str(NamedNode(i)) for i in iris)
+def _values(keys: Iterable[str]) -> str:
+    """A VALUES list of answer keys (:mod:`sparqlqa.terms`): IRIs and values; blank nodes cannot be named."""
+    return " ".join(str(term_from_key(k)) for k in keys if not is_blank_key(k))
 
 
 def _run(kb: KnowledgeBase, sparql: str, sink: QuerySink | None) -> list[tuple[Any, ...]]:
@@ -138,21 +140,33 @@ def _relation_label(kb: KnowledgeBase, iri: str) -> str:
 
 def _fetch_relations(kb: KnowledgeBase, iris: Sequence[str], facts: dict[str, NodeFacts],
                      sink: QuerySink | None) -> None:
-    label_p = NamedNode(_label_predicates(kb)[0])
+    predicates = _label_predicates(kb)
+    label_in = ", ".join(str(NamedNode(p)) for p in predicates)
     skip = f"FILTER(?p != {NamedNode(kb.schema.type_predicate)})"
     values = _values(iris)
-    out_q = (f"SELECT ?s ?p ?o ?ol WHERE {{ VALUES ?s {{ {values} }} ?s ?p ?o FILTER(isIRI(?o)) {skip} "
-             f"OPTIONAL {{ ?o {label_p} ?ol }} }}")
-    in_q = (f"SELECT ?o ?p ?s ?sl WHERE {{ VALUES ?o {{ {values} }} ?s ?p ?o FILTER(isIRI(?s)) {skip} "
-            f"OPTIONAL {{ ?s {label_p} ?sl }} }}")
+    names = f"OPTIONAL {{ ?x ?lp ?xl FILTER(?lp IN ({label_in})) }}"
+    out_q = (f"SELECT ?s ?p ?x ?xl ?lp WHERE {{ VALUES ?s {{ {values} }} ?s ?p ?x FILTER(isIRI(?x)) {skip} "
+             f"{names} }}")
+    in_q = (f"SELECT ?o ?p ?x ?xl ?lp WHERE {{ VALUES ?o {{ {values} }} ?x ?p ?o FILTER(isIRI(?x)) {skip} "
+            f"{names} }}")
+    language = kb.profile.language
     for query, attr in ((out_q, "outgoing"), (in_q, "incoming")):
-        for node, pred, other, other_label in _run(kb, query, sink):
-            if node is None or pred is None or other is None or node.value not in facts:
+        edges: dict[tuple[str, str, str], tuple[tuple[int, int, str], str]] = {}
+        for node, pred, other, other_label, label_p in _run(kb, query, sink):
+            key = term_key(node)
+            if key is None or key not in facts or pred is None or other is None:
                 continue
-            name = other_label.value if other_label is not None else name_from_iri(other.value)
-            bucket = getattr(facts[node.value], attr).setdefault(_relation_label(kb, pred.value), [])
-            if name not in bucket:
-                bucket.append(name)
+            name = (len(predicates), 0, name_from_iri(other.value))
+            if isinstance(other_label, Literal) and other_label.value.strip() and label_p is not None:
+                name = (predicates.index(label_p.value), language_rank(other_label.language, language),
+                        other_label.value)
+            edge = (key, pred.value, other.value)
+            if edge not in edges or name < edges[edge][0]:
+                edges[edge] = (name, name[2])
+        for (key, pred_iri, _other), (_rank, name_text) in edges.items():
+            bucket = getattr(facts[key], attr).setdefault(_relation_label(kb, pred_iri), [])
+            if name_text not in bucket:
+                bucket.append(name_text)
 
 
 def _fetch_texts(kb: KnowledgeBase, iris: Sequence[str], facts: dict[str, NodeFacts],
@@ -164,8 +178,9 @@ def _fetch_texts(kb: KnowledgeBase, iris: Sequence[str], facts: dict[str, NodeFa
     query = (f"SELECT ?s ?t WHERE {{ VALUES ?s {{ {_values(iris)} }} ?s ?p ?t "
              f"FILTER(?p IN ({wanted}) && isLiteral(?t)) }}")
     for s, text in _run(kb, query, sink):
-        if s is not None and text is not None and s.value in facts:
-            facts[s.value].texts.append(text.value)
+        key = term_key(s)
+        if key is not None and text is not None and key in facts:
+            facts[key].texts.append(text.value)
 
 
 def fetch_facts(kb: KnowledgeBase, iris: Sequence[str], *, relations: bool = True,
@@ -175,7 +190,7 @@ def fetch_facts(kb: KnowledgeBase, iris: Sequence[str], *, relations: bool = Tru
     facts = {iri: NodeFacts() for iri in iris}
     labels, types = fetch_labels(kb, iris, sink=sink)
     for iri in iris:
-        facts[iri].label = labels.get(iri) or name_from_iri(iri)
+        facts[iri].label = labels.get(iri) or display_name(iri)
         facts[iri].types = types.get(iri, [])
     for start in range(0, len(iris), VALUES_BATCH):
         batch = iris[start:start + VALUES_BATCH]

@@ -89,15 +89,17 @@ class RelationPath:
 # -- enumeration -----------------------------------------------------------------------------------
 
 
-def _level_query(frontier: Sequence[tuple[int, Sequence[str]]], with_nodes: bool) -> str:
-    """One aggregate query: for each (prefix number, sampled nodes), the next (relation, direction)."""
+def _level_query(frontier: Sequence[tuple[int, Sequence[str]]], with_nodes: bool, values: bool = False) -> str:
+    """One aggregate query: for each (prefix number, sampled nodes), the next (relation, direction);
+    ``values``: also forward hops to literals (a path may end on a value: a date, a number)."""
     pairs = " ".join(f"({i} {NamedNode(x)})" for i, nodes in frontier for x in nodes)
     nodes = ' (GROUP_CONCAT(DISTINCT STR(?y); separator=" ") AS ?ys)' if with_nodes else ""
+    ends = 'isIRI(?y) || (isLiteral(?y) && ?dir = "f")' if values else "isIRI(?y)"
     return (
         f"SELECT ?i ?p ?dir (COUNT(DISTINCT ?y) AS ?n){nodes} WHERE {{ "
         f"VALUES (?i ?x) {{ {pairs} }} "
         '{ ?x ?p ?y BIND("f" AS ?dir) } UNION { ?y ?p ?x BIND("b" AS ?dir) } '
-        "FILTER(isIRI(?y)) } GROUP BY ?i ?p ?dir"
+        f"FILTER({ends}) }} GROUP BY ?i ?p ?dir"
     )
 
 
@@ -106,17 +108,20 @@ def _int(term: Any) -> int:
 
 
 def _expand(kb: KnowledgeBase, prefixes: list[RelationPath], samples: list[list[str]], relations: set[str],
-            with_nodes: bool, chaining: Container[Hop] | None) -> tuple[list[RelationPath], list[list[str]]]:
-    """Extend every prefix by one hop; returns the new paths and their end-node samples."""
+            with_nodes: bool, chaining: Container[Hop] | None, values: set[str],
+            ) -> tuple[list[RelationPath], list[list[str]]]:
+    """Extend every prefix by one hop; returns the new paths and their end-node samples (none after a hop
+    to values: such a path ends there)."""
     frontier = [(i, nodes) for i, nodes in enumerate(samples) if nodes]
     if not frontier:
         return [], []
-    result = kb.query(_level_query(frontier, with_nodes))
+    result = kb.query(_level_query(frontier, with_nodes, bool(values)))
     grown: list[RelationPath] = []
     ends: list[list[str]] = []
     for row in result.rows:
         i, p, direction, n = row[0], row[1], row[2], row[3]
-        if not isinstance(p, NamedNode) or not isinstance(direction, Literal) or p.value not in relations:
+        if not isinstance(p, NamedNode) or not isinstance(direction, Literal) or not (
+                p.value in relations or (p.value in values and direction.value == "f")):
             continue
         prefix = prefixes[_int(i)]
         hop = Hop(p.value, forward=direction.value == "f")
@@ -124,29 +129,33 @@ def _expand(kb: KnowledgeBase, prefixes: list[RelationPath], samples: list[list[
                 chaining is not None and prefix.hops[-1:] == (hop,) and hop not in chaining):
             continue
         grown.append(RelationPath(prefix.start, (*prefix.hops, hop), count=_int(n)))
-        raw = row[4].value.split(" ") if with_nodes and isinstance(row[4], Literal) else []
+        raw = row[4].value.split(" ") if with_nodes and isinstance(row[4], Literal) and p.value in relations else []
         ends.append([node for node in raw[:EXPAND_SAMPLE] if node])
     order = sorted(range(len(grown)), key=lambda k: (grown[k].arrows()))
     return [grown[k] for k in order], [ends[k] for k in order]
 
 
 def enumerate_paths(kb: KnowledgeBase, start: str, *, max_hops: int = 3, relations: Iterable[str] | None = None,
-                    chaining: Container[Hop] | None = None) -> list[RelationPath]:
+                    chaining: Container[Hop] | None = None, values: Iterable[str] | None = None,
+                    ) -> list[RelationPath]:
     """Every relation path of 1..``max_hops`` hops from ``start`` (both directions), bounded.
 
     Each level expands at most :data:`EXPAND_SAMPLE` nodes per prefix; a path
     that immediately walks back the edge it came along from a single node is
     kept (it reaches *other* nodes sharing that neighbour, e.g. co-stars).
     ``chaining``: the hops that may repeat themselves (see :func:`self_chaining_hops`); None: all.
+    ``values``: relations to literal values a path may end with, forwards (default: the KB's, see
+    :func:`value_relation_iris`).
     """
     relations = set(relations if relations is not None else object_relation_iris(kb.schema))
-    if not relations:
+    value_relations = set(values if values is not None else value_relation_iris(kb.schema))
+    if not relations and not value_relations:
         return []
     found: list[RelationPath] = []
     prefixes = [RelationPath(start, ())]
     samples = [[start]]
     for level in range(1, max_hops + 1):
-        prefixes, samples = _expand(kb, prefixes, samples, relations, level < max_hops, chaining)
+        prefixes, samples = _expand(kb, prefixes, samples, relations, level < max_hops, chaining, value_relations)
         found.extend(prefixes)
         if len(found) >= MAX_PATHS:
             break
@@ -225,6 +234,12 @@ def object_relation_iris(schema: Schema) -> list[str]:
     of others (:func:`~sparqlqa.offline.verbalise.inverse_twins`: walked as the original, backwards)."""
     twins = inverse_twins(schema)
     return [r.iri for r in schema.object_relations if r.iri not in twins]
+
+
+def value_relation_iris(schema: Schema) -> list[str]:
+    """The relations whose values are mostly literals (a birth date, a population): the last hop of a
+    path may walk one forwards, to the value a question asks for."""
+    return [r.iri for r in schema.relations if r.kind == "literal"]
 
 
 @dataclass(frozen=True)
@@ -318,7 +333,7 @@ class RelationVectors:
     def __init__(self, schema: Schema, embedder: Embedder) -> None:
         self.embedder = embedder
         twins = inverse_twins(schema)
-        self.relations = [r for r in schema.object_relations if r.iri not in twins]
+        self.relations = [r for r in schema.relations if r.iri not in twins]  # values' too: a path may end on one
         self.index = {r.iri: i for i, r in enumerate(self.relations)}
         self.labels = {r.iri: r.label for r in self.relations}
         self._texts: dict[tuple[str, str], list[str]] = {}
