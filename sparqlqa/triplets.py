@@ -482,19 +482,29 @@ _EXAMPLE = (
 )
 
 
+#: the rule on literal relations (the prompt of a KB whose listed relations hold no values keeps this one)
+VALUE_RULE = ("Relations whose tail is \"value\" hold literals (dates, numbers, text): express conditions on them "
+              "as requirements, not triplets.")
+#: ... and when some listed relation holds values: the question may ask for one
+VALUE_RULE_ASKED = ("Relations whose tail is \"value\" hold literals (dates, numbers, text). When the question "
+                    "asks for such a value, end a triplet with that relation and a variable, and make that "
+                    "variable the target (\"when was X born\": X, date of birth, ?x1; target ?x1); conditions "
+                    "on values (\"after 2000\") go into requirements, not triplets.")
+
+
 def build_prompt(question: str, schema: Schema, *, budget_tokens: int = SCHEMA_PROMPT_TOKENS,
                  embedder: Embedder | None = None) -> str:
     """The user message for the triplet call: schema (relations relevant to ``question`` when they
     do not all fit ``budget_tokens``), rules, one worked example, the question."""
     summary = schema_summary(schema, question, budget_tokens=budget_tokens, embedder=embedder)
+    values = VALUE_RULE_ASKED if "→ value" in summary else VALUE_RULE
     return "\n\n".join([
         "The knowledge graph has these node types and relations:\n" + summary,
         "Write the question as triplets (head, relation, tail). Each end is either a constant — one named "
         "entity, spelled as in the question, with its node type if you know it — or a variable ?x1, ?x2, … "
         "standing for an unknown node (reuse the same variable for the same unknown; give its type). "
         "Use relation and type names from the lists above; if no listed relation fits, use the closest "
-        "one or \"any\". Relations whose tail is \"value\" hold literals (dates, numbers, text): express "
-        "conditions on them as requirements, not triplets. Mark the variable the question asks for as "
+        f"one or \"any\". {values} Mark the variable the question asks for as "
         "\"target\". Conditions that no relation expresses (dates, numbers, qualities such as "
         "\"safe for kids\") go into \"requirements\" as short phrases. "
         "If the question names no entity, return no triplets but still give the target.",

@@ -145,7 +145,9 @@ def _fetch_relations(kb: KnowledgeBase, iris: Sequence[str], facts: dict[str, No
     skip = f"FILTER(?p != {NamedNode(kb.schema.type_predicate)})"
     values = _values(iris)
     names = f"OPTIONAL {{ ?x ?lp ?xl FILTER(?lp IN ({label_in})) }}"
-    out_q = (f"SELECT ?s ?p ?x ?xl ?lp WHERE {{ VALUES ?s {{ {values} }} ?s ?p ?x FILTER(isIRI(?x)) {skip} "
+    attributes = ", ".join(str(NamedNode(r.iri)) for r in kb.schema.relations if r.kind == "literal")
+    objects = f"isIRI(?x) || (isLiteral(?x) && ?p IN ({attributes}))" if attributes else "isIRI(?x)"
+    out_q = (f"SELECT ?s ?p ?x ?xl ?lp WHERE {{ VALUES ?s {{ {values} }} ?s ?p ?x FILTER({objects}) {skip} "
              f"{names} }}")
     in_q = (f"SELECT ?o ?p ?x ?xl ?lp WHERE {{ VALUES ?o {{ {values} }} ?x ?p ?o FILTER(isIRI(?x)) {skip} "
             f"{names} }}")
@@ -156,7 +158,7 @@ def _fetch_relations(kb: KnowledgeBase, iris: Sequence[str], facts: dict[str, No
             key = term_key(node)
             if key is None or key not in facts or pred is None or other is None:
                 continue
-            name = (len(predicates), 0, name_from_iri(other.value))
+            name = (len(predicates), 0, other.value if isinstance(other, Literal) else name_from_iri(other.value))
             if isinstance(other_label, Literal) and other_label.value.strip() and label_p is not None:
                 name = (predicates.index(label_p.value), language_rank(other_label.language, language),
                         other_label.value)

@@ -106,3 +106,21 @@ def test_offline_answers_a_value_question(people: KnowledgeBase, monkeypatch: py
     answer = ask(people, "When was Carol King born?", strategy="offline", rerank="none")
     assert (answer.items[0].label, answer.items[0].kind) == ("1990-01-15", "value")
     assert SCHEMA.birthDate.value in answer.candidates.compiled[0].sparql  # type: ignore[union-attr]
+
+
+def test_the_triplet_prompt_asks_for_values_only_where_relations_hold_them(people: KnowledgeBase,
+                                                                           movies_kb: KnowledgeBase) -> None:
+    from sparqlqa.triplets import VALUE_RULE, VALUE_RULE_ASKED, build_prompt
+
+    assert VALUE_RULE_ASKED in build_prompt("When was Alice Smith born?", people.schema)
+    unchanged = build_prompt("Who directed Alien?", movies_kb.schema)  # byte-identical to before values
+    assert VALUE_RULE in unchanged and VALUE_RULE_ASKED not in unchanged
+
+
+def test_rerank_texts_state_a_node_s_values(people: KnowledgeBase) -> None:
+    from sparqlqa.vectors import node_texts
+
+    text = node_texts(people, ["http://example.org/alice"], mode="full")["http://example.org/alice"]
+    assert "Alice Smith birth date 1980-04-02" in text and "Alice Smith works for ACME Corp" in text
+    value = '"1980-04-02"^^<http://www.w3.org/2001/XMLSchema#date>'
+    assert node_texts(people, [value], mode="full")[value] == "1980-04-02. Alice Smith birth date 1980-04-02."
