@@ -3,6 +3,8 @@
 - :func:`write_worldcup` — a WorldCup2014-style KB (``head TAB rel TAB tail``, five relations and their
   ``_inverse`` twins, names such as ``Alan_PULIDO``) and a question file in the WC2014 shape
   (``question TAB one example answer TAB path TAB full/answer/set``).
+- :func:`write_schema_org` — a Turtle KB as a user writes it (schema.org and FOAF names, unnamed cities, dates,
+  numbers, blank-node addresses) and JSONL questions of ten plain-English shapes, half asking for values.
 - :func:`write_pathquestion_large` — a PathQuestion-Large-style KB with ~400 relations and 2- and 3-hop
   questions (``question TAB answer(alt/alt/) TAB path``).
 
@@ -129,3 +131,81 @@ def write_pathquestion_large(folder: Path, seed: int = 0, entities: int = 300,
     questions = folder / "pql-questions.txt"
     questions.write_text("".join(lines), "utf-8")
     return kb, questions
+
+
+# -- a user's own RDF: schema.org / FOAF names, literal values, blank nodes, unnamed nodes ----------
+
+PEOPLE = ["Alice Smith", "Bob Jones", "Carol King", "David Brown", "Erin Clark", "Frank Lewis", "Grace Hall",
+          "Henry Young", "Irene Walker", "Jack Wright", "Karen Scott", "Liam Green", "Mona Baker", "Nina Adams",
+          "Oscar Nelson", "Paula Hill", "Quinn Ramirez", "Rosa Campbell", "Sam Mitchell", "Tina Roberts"]
+COMPANIES = ["ACME Corp", "Globex", "Initech", "Umbrella Labs", "Stark Works", "Wayne Foods"]
+CITIES = ["Berlin", "Paris", "Madrid", "Lisbon", "Vienna"]  # never named: only their IRIs say who they are
+EX = "http://example.org/"
+
+
+def _iri(kind: str, name: str) -> str:
+    return f"<{EX}{kind}/{name.replace(' ', '_')}>"
+
+
+def schema_org_kb(seed: int = 0) -> tuple[str, dict[str, dict[str, object]]]:
+    """A Turtle KB as users write it, and the facts behind it (for gold answers): people named with
+    ``schema:name`` (some also ``@de``), companies with ``foaf:name``, cities with no name at all,
+    birth dates (``xsd:date``), employee counts, founding years, postal addresses as blank nodes."""
+    rng = random.Random(seed)
+    lines = ["@prefix schema: <http://schema.org/> .", "@prefix foaf: <http://xmlns.com/foaf/0.1/> .",
+             "@prefix xsd: <http://www.w3.org/2001/XMLSchema#> ."]
+    facts: dict[str, dict[str, object]] = {}
+    for number, company in enumerate(COMPANIES):
+        city, size, year = CITIES[number % len(CITIES)], rng.randint(10, 5000), rng.randint(1890, 2015)
+        facts[company] = {"city": city, "employees": str(size), "founded": str(year)}
+        lines.append(f'{_iri("org", company)} a schema:Organization ; foaf:name "{company}" ; '
+                     f'schema:location {_iri("city", city)} ; schema:numberOfEmployees {size} ; '
+                     f'schema:foundingDate "{year}"^^xsd:gYear .')
+    for number, person in enumerate(PEOPLE):
+        company = COMPANIES[rng.randrange(len(COMPANIES))]
+        born = f"{rng.randint(1950, 2000)}-{rng.randint(1, 12):02d}-{rng.randint(1, 28):02d}"
+        friend = PEOPLE[(number + 1 + rng.randrange(len(PEOPLE) - 1)) % len(PEOPLE)]
+        postcode = f"{rng.randint(10000, 99999)}"
+        facts[person] = {"company": company, "born": born, "friend": friend, "postcode": postcode}
+        german = f' , "{person.split()[0]} (de)"@de' if number % 4 == 0 else ""
+        lines.append(f'{_iri("person", person)} a schema:Person ; schema:name "{person}"@en{german} ; '
+                     f'schema:birthDate "{born}"^^xsd:date ; schema:worksFor {_iri("org", company)} ; '
+                     f'schema:knows {_iri("person", friend)} ; '
+                     f'schema:address [ schema:postalCode "{postcode}" ] .')
+    return "\n".join(lines) + "\n", facts
+
+
+def schema_org_questions(facts: dict[str, dict[str, object]]) -> list[tuple[str, list[str]]]:
+    """Questions in plain English with their gold answers (labels or values), ten shapes."""
+    questions: list[tuple[str, list[str]]] = []
+    for person in PEOPLE:
+        fact = facts[person]
+        company = str(fact["company"])
+        staff = [p for p in PEOPLE if facts[p]["company"] == company]
+        questions += [
+            (f"When was {person} born?", [str(fact["born"])]),
+            (f"What is the birth date of {person}?", [str(fact["born"])]),
+            (f"Which company does {person} work for?", [company]),
+            (f"Who works for {company}?", staff),
+            (f"How many employees does {company} have?", [str(facts[company]["employees"])]),
+            (f"In which city is the employer of {person} located?", [str(facts[company]["city"])]),
+            (f"When was the company {person} works for founded?", [str(facts[company]["founded"])]),
+            (f"What is the postal code of {person}?", [str(fact["postcode"])]),
+            (f"Who does {person} know?", [str(fact["friend"])]),
+            (f"Where is {company} located?", [str(facts[company]["city"])]),
+        ]
+    return questions
+
+
+def write_schema_org(folder: Path, seed: int = 0) -> tuple[Path, Path]:
+    """``people.ttl`` and ``questions.jsonl`` (``{"id", "question", "answers"}``) in ``folder``."""
+    import json
+
+    text, facts = schema_org_kb(seed)
+    kb_file = folder / "people.ttl"
+    kb_file.write_text(text, "utf-8")
+    questions = folder / "questions.jsonl"
+    rows = [json.dumps({"id": str(n), "question": q, "answers": a})
+            for n, (q, a) in enumerate(schema_org_questions(facts))]
+    questions.write_text("\n".join(rows) + "\n", "utf-8")
+    return kb_file, questions
