@@ -11,7 +11,16 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from sparqlqa.cli.llm_commands import llm_options
-from sparqlqa.cli.output import console, count_progress, device_option, err_console, note, print_json
+from sparqlqa.cli.output import (
+    cell,
+    console,
+    count_progress,
+    device_option,
+    err_console,
+    note,
+    print_json,
+    safe,
+)
 
 if TYPE_CHECKING:
     from sparqlqa.answer import Answer
@@ -198,7 +207,7 @@ def answers_table(answer: Answer, top: int) -> Any:
     """A rich table: rank, label, type, score, tier, evidence."""
     from rich.table import Table
 
-    table = Table(title=f"{answer.question}  [{answer.strategy}]", title_justify="left")
+    table = Table(title=cell(f"{answer.question}  [{answer.strategy}]"), title_justify="left")
     for column in ("#", "answer", "type", "score", "tier", "evidence"):
         table.add_column(column, overflow="fold", justify="right" if column in ("#", "score") else "left")
     for rank, item in enumerate(answer.items[:top], start=1):
@@ -206,8 +215,8 @@ def answers_table(answer: Answer, top: int) -> Any:
         summary = "; ".join(evidence[:2]) + (f" (+{len(evidence) - 2})" if len(evidence) > 2 else "")
         tier = str(item.tier) if item.tier is not None else \
             ("model" if item.source == "model-knowledge" else "vector")
-        table.add_row(str(rank), item.label, item.type_label or "", f"{item.score:.3f}", tier,
-                      summary or "—")
+        table.add_row(str(rank), cell(item.label), cell(item.type_label or ""), f"{item.score:.3f}", tier,
+                      cell(summary or "—"))
     if not answer.items:
         table.add_row("", "(no answer)", "", "", "", "")
     return table
@@ -220,7 +229,7 @@ def answers_tsv(answer: Answer, top: int) -> str:
         tier = str(item.tier) if item.tier is not None else "vector"
         cells = [str(rank), item.label, item.type_label or "", f"{item.score:.3f}", tier, item.iri,
                  "; ".join(item.evidence_text(answer.labels))]
-        lines.append("\t".join(" ".join(cell.split()) for cell in cells))
+        lines.append("\t".join(" ".join(safe(text).split()) for text in cells))
     return "\n".join(lines)
 
 
@@ -261,17 +270,17 @@ def print_trace(answer: Answer, out: Any) -> None:
         _print_triplets_and_links(answer, out)
     _heading(out, "3. SPARQL")
     for line in _candidate_lines(answer):
-        out.print(f"   {line}", highlight=False)
+        out.print(f"   {safe(line)}", highlight=False, markup=False)
     for record in [q for q in answer.queries if q.get("stage") == "sparql"]:
         print_sparql(record)
     ranking = answer.meta.get("ranking", {})
     _heading(out, "4. vector ranking")
-    out.print(f"   query text: {ranking.get('query_text', '?')!r}; {ranking.get('filtered', 0)} filtered, "
-              f"{ranking.get('added', 0)} added from the global ranking "
-              f"(type: {ranking.get('target_type') or 'any'})", highlight=False)
+    out.print(safe(f"   query text: {ranking.get('query_text', '?')!r}; {ranking.get('filtered', 0)} filtered, "
+                   f"{ranking.get('added', 0)} added from the global ranking "
+                   f"(type: {ranking.get('target_type') or 'any'})"), highlight=False, markup=False)
     _heading(out, f"5. rerank ({answer.meta.get('rerank')}, LLM: {answer.meta.get('llm') or 'none'})")
     for line in _llm_lines(answer):
-        out.print(f"   {line}", highlight=False)
+        out.print(f"   {safe(line)}", highlight=False, markup=False)
     _heading(out, "timings")
     out.print("   " + ", ".join(f"{stage} {ms:.1f} ms" for stage, ms in answer.timings_ms.items()),
               highlight=False)
@@ -284,10 +293,10 @@ def _print_triplets_and_links(answer: Answer, out: Any) -> None:
     source = f" (source: {triplets.source})" if triplets is not None else ""
     _heading(out, f"1. triplets{source}")
     for line in [*_offline_lines(answer.meta.get("offline")), *triplet_lines(answer)]:
-        out.print(f"   {line}", highlight=False)
+        out.print(f"   {safe(line)}", highlight=False, markup=False)
     _heading(out, "2. linked constants")
     for line in _linked_lines(answer):
-        out.print(f"   {line}", highlight=False)
+        out.print(f"   {safe(line)}", highlight=False, markup=False)
 
 
 def _offline_lines(details: dict[str, Any] | None, shown: int = 5) -> list[str]:
@@ -307,7 +316,7 @@ def _offline_lines(details: dict[str, Any] | None, shown: int = 5) -> list[str]:
 
 
 def _heading(out: Any, text: str) -> None:
-    out.print(f"[bold]{text}[/bold]")
+    out.print(cell(text, style="bold"))
 
 
 def _linked_lines(answer: Answer) -> list[str]:

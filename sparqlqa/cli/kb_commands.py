@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from sparqlqa.cli.output import byte_progress, console, note, print_json
+from sparqlqa.cli.output import byte_progress, cell, console, note, print_json, safe
 from sparqlqa.errors import ConfigError
 
 
@@ -203,16 +203,17 @@ def _render_schema(kb: Any) -> None:
     out.print(f"[bold]{kb.name}[/]: {schema.triple_count:,} triples, {schema.node_count:,} nodes")
     types = _folding_table("node type", "label", "nodes", title="Node types")
     for info in schema.types:
-        types.add_row(shorten(NamedNode(info.iri), prefixes), info.label, f"{info.count:,}")
+        types.add_row(cell(shorten(NamedNode(info.iri), prefixes)), cell(info.label), f"{info.count:,}")
     out.print(types)
     relations = _folding_table("relation", "label", "count", "kind", "domain → range (count)", title="Relations")
     for rel in schema.relations:
         pairs = ", ".join(f"{schema.type_label(d)} → {schema.type_label(r)} ({n:,})" for d, r, n in rel.pairs[:3])
-        relations.add_row(shorten(NamedNode(rel.iri), prefixes), rel.label, f"{rel.count:,}", rel.kind, pairs)
+        relations.add_row(cell(shorten(NamedNode(rel.iri), prefixes)), cell(rel.label), f"{rel.count:,}", rel.kind,
+                          cell(pairs))
     out.print(relations)
     for title, predicates in (("labels", schema.label_predicates), ("aliases", schema.alias_predicates),
                               ("text", schema.text_predicates)):
-        out.print(f"{title}: {', '.join(predicates) or '(none)'}", soft_wrap=True, highlight=False)
+        out.print(cell(f"{title}: {', '.join(predicates) or '(none)'}"), soft_wrap=True, highlight=False)
 
 
 def _schema_tsv(kb: Any) -> str:
@@ -220,10 +221,10 @@ def _schema_tsv(kb: Any) -> str:
     ``relation IRI label count kind domain→range pairs``."""
     schema = kb.schema
     lines = ["what\tiri\tlabel\tcount\tkind\tdomain → range (count)"]
-    lines += [f"type\t{t.iri}\t{t.label}\t{t.count}\t\t" for t in schema.types]
+    lines += [f"type\t{t.iri}\t{safe(t.label)}\t{t.count}\t\t" for t in schema.types]
     for rel in schema.relations:
         pairs = ", ".join(f"{schema.type_label(d)} → {schema.type_label(r)} ({n})" for d, r, n in rel.pairs)
-        lines.append(f"relation\t{rel.iri}\t{rel.label}\t{rel.count}\t{rel.kind}\t{pairs}")
+        lines.append(f"relation\t{rel.iri}\t{safe(rel.label)}\t{rel.count}\t{rel.kind}\t{safe(pairs)}")
     return "\n".join(lines)
 
 
@@ -265,9 +266,9 @@ def _print_table(result: Any, prefixes: dict[str, str]) -> None:
     if result.form != "SELECT":
         click.echo(to_ntriples(result), nl=False)
         return
-    table = _folding_table(*result.variables)
+    table = _folding_table(*(safe(v) for v in result.variables))
     for row in result.rows:
-        table.add_row(*(shorten(term, prefixes) for term in row))
+        table.add_row(*(cell(shorten(term, prefixes)) for term in row))
     console().print(table)
     note(f"{len(result.rows):,} row(s) in {result.elapsed_ms:.1f} ms")
 

@@ -47,9 +47,33 @@ def print_json(data: Any) -> None:
     click.echo(json.dumps(data, indent=2, ensure_ascii=False, default=str))
 
 
+#: control characters shown as themselves would drive the terminal (colours, cursor, window title)
+_CONTROLS = {**{c: chr(0x2400 + c) for c in range(0x20)}, 0x7F: "\u2421",
+             **{c: "\ufffd" for c in range(0x80, 0xA0)}, 0x09: " ", 0x0A: " ", 0x0D: " "}
+
+
+def safe(text: object) -> str:
+    """Text from a KB, an LLM or a user, fit for one line of a terminal: tabs and line breaks become
+    spaces, other control characters visible symbols (ESC → ␛), so no data can move the cursor, recolour
+    or retitle the terminal.  Print it with ``markup=False`` (or as :func:`cell`), so ``[/bold]`` in a
+    label stays text.
+
+    >>> safe("Line\nbreak \x1b[31mred")
+    'Line break ␛[31mred'
+    """
+    return str(text).translate(_CONTROLS)
+
+
+def cell(text: object, style: str = "") -> Any:
+    """:func:`safe` text as a rich ``Text`` (a table cell or title that rich does not read as markup)."""
+    from rich.text import Text
+
+    return Text(safe(text), style=style)
+
+
 def note(message: str) -> None:
     """A one-line note on stderr (one line in a log too: the terminal wraps it, rich does not)."""
-    err_console().print(message, style="dim", highlight=False, soft_wrap=True)
+    err_console().print(safe(message), style="dim", highlight=False, soft_wrap=True, markup=False)
 
 
 #: seconds between plain progress lines when stderr is not a terminal ($SPARQLQA_PROGRESS_EVERY overrides)
