@@ -26,8 +26,8 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from sparqlqa.errors import InvalidKBName, KBBusy, KBError, KBExists, KBNotFound
-from sparqlqa.paths import atomic_write_json, atomic_write_text, kbs_dir
+from sparqlqa.errors import InvalidKBName, KBBusy, KBError, KBExists, KBNotFound, StorageError
+from sparqlqa.paths import atomic_write_json, atomic_write_text, kbs_dir, make_folder
 from sparqlqa.profile import DEFAULT_PROFILE, Profile
 from sparqlqa.schema import Schema
 from sparqlqa.store import QueryResult, Store, stores
@@ -136,9 +136,7 @@ class KnowledgeBase:
         """Folder for derived files of ``kind`` (e.g. ``labels``); ``None`` for in-memory KBs."""
         if self.directory is None:
             return None
-        path = self.directory / "artifacts" / kind
-        path.mkdir(parents=True, exist_ok=True)
-        return path
+        return make_folder(self.directory / "artifacts" / kind, what="the KB's artifacts folder")
 
     def _take_lease(self, directory: Path) -> None:
         """Hold this generation's reader lease; if a writer retired it meanwhile, move to the current one."""
@@ -276,7 +274,11 @@ def remove_kb(name: str) -> None:
 def kb_lock(name: str) -> Iterator[None]:
     """Hold the write lock of KB ``name`` (one writer at a time; readers are never blocked)."""
     lock_path = kbs_dir() / f".lock-{name}"
-    with lock_path.open("w") as handle:
+    try:
+        handle = lock_path.open("w")
+    except OSError as exc:
+        raise StorageError.from_os_error(exc, lock_path, doing="create the lock file") from None
+    with handle:
         try:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -316,7 +318,7 @@ def write_generation(name: str, build: Callable[[Path], Any], *, replace: bool =
         staging_root = None if root.exists() else kbs_dir() / f".building-{name}-{uuid.uuid4().hex[:8]}"
         stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S-") + uuid.uuid4().hex[:6]
         generation = (staging_root or root) / stamp
-        generation.mkdir(parents=True)
+        make_folder(generation, what="the new generation folder")
         try:
             build(generation)
             _swap_in(root, staging_root, generation)

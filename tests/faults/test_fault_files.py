@@ -1,0 +1,169 @@
+"""Fault suite, files sparqlqa writes or reads: unwritable paths, a full disk, a corrupt or locked LLM
+cache, damaged KB folders, a deleted store.
+
+Every case runs through the CLI and checks the exit code, a message naming the path (or the KB and
+its problem), no traceback, and that nothing was lost: the KB's triple count before == after, the
+corrupt cache file byte-for-byte as it was.  Tests run as root, where ``chmod`` does not stop
+writes, so unwritable paths are under ``/proc`` or go through a file where a folder is needed.
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from faults.helpers import assert_clean_failure, build_template, cli, copy_kbs, count
+from sparqlqa.errors import StorageError
+
+QUESTION = "who directed Alien"
+UNWRITABLE = "/proc/nope"  # mkdir fails with ENOENT, even for root
+
+
+@pytest.fixture(scope="module")
+def template(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, int]:
+    """KB 'k' built once in a home of its own: (home, triple count)."""
+    home = tmp_path_factory.mktemp("home")
+    source = home / "k.txt"
+    source.write_text("".join(f"Film{i}|directed_by|Director{i % 7}\n" for i in range(40)) +
+                      "Alien|directed_by|Ridley Scott\n")
+    return home, build_template(home, "k", [source])
+
+
+@pytest.fixture
+def kb(template: tuple[Path, int], sparqlqa_home: Path) -> int:
+    """A copy of KB 'k' in this test's home; its triple count."""
+    copy_kbs(template[0], sparqlqa_home)
+    return template[1]
+
+
+@pytest.fixture
+def a_file(tmp_path: Path) -> Path:
+    """A plain file, to stand where a folder is needed."""
+    path = tmp_path / "plain.txt"
+    path.write_text("not a folder\n")
+    return path
+
+
+def first_json(output: str) -> Any:
+    """The JSON document on stdout (``cli`` appends stderr's notes after it)."""
+    return json.JSONDecoder().raw_decode(output)[0]
+
+
+def generation(home: Path, name: str) -> Path:
+    root = home / "kbs" / name
+    return root / (root / "CURRENT").read_text().strip()
+
+
+# --- 1. OS errors on files we write ---------------------------------------------------------------
+
+
+def test_save_sparql_to_an_unwritable_folder(kb: int, a_file: Path) -> None:
+    for target, reason in ((UNWRITABLE, "No such file or directory"), (f"{a_file}/sub", "Not a directory")):
+        code, output = cli("ask", "k", QUESTION, "--strategy", "offline", "--save-sparql", target)
+        assert_clean_failure(code, output, StorageError.exit_code, f"cannot create the folder for the SPARQL "
+                             f"files {target}: {reason}", "hint:")
+    assert count("k") == kb
+
+
+def test_eval_out_unwritable_json(kb: int, a_file: Path, tmp_path: Path) -> None:
+    questions = tmp_path / "q.jsonl"
+    questions.write_text(json.dumps({"question": QUESTION, "answers": ["Ridley Scott"]}) + "\n")
+    for target in (UNWRITABLE, f"{a_file}/sub"):
+        code, output = cli("eval", "jsonl", str(questions), "--kb", "k", "--strategy", "offline",
+                           "--out", target, "--no-plots", "--json")
+        assert_clean_failure(code, output, StorageError.exit_code)
+        error = first_json(output)
+        assert f"cannot create the report folder {target}" in error["error"], output
+        assert error["hint"], output
+    assert count("k") == kb
+
+
+@pytest.mark.parametrize("target", [f"{UNWRITABLE}/x.jsonl", "{file}/x.jsonl"])
+def test_export_pending_to_an_unwritable_path(a_file: Path, target: str) -> None:
+    target = target.format(file=a_file)
+    code, output = cli("llm", "export-pending", target)
+    assert_clean_failure(code, output, StorageError.exit_code, str(Path(target).parent), "hint:")
+
+
+@pytest.mark.parametrize("command", [["kbs"], ["kbs", "--json"], ["ingest", "{source}", "--kb", "x"]])
+@pytest.mark.parametrize("home", [f"{UNWRITABLE}/home", "{file}"])
+def test_unusable_sparqlqa_home(monkeypatch: pytest.MonkeyPatch, a_file: Path, home: str,
+                                command: list[str]) -> None:
+    home = home.format(file=a_file)
+    monkeypatch.setenv("SPARQLQA_HOME", home)
+    code, output = cli(*(part.format(source=a_file) for part in command))
+    assert_clean_failure(code, output, StorageError.exit_code, f"cannot create the sparqlqa home folder {home}",
+                         "set SPARQLQA_HOME to a folder you can write")
+    if "--json" in command:
+        assert first_json(output)["hint"].startswith("set SPARQLQA_HOME"), output
+
+
+@pytest.fixture
+def full_disk(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every ``fsync`` fails as on a full disk (atomic writes fsync before the rename)."""
+    def no_space(fd: int) -> None:
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(os, "fsync", no_space)
+
+
+def test_full_disk_keeps_the_old_file(tmp_path: Path, full_disk: None) -> None:
+    folder = tmp_path / "exports"
+    folder.mkdir()
+    old = folder / "pending.jsonl"
+    old.write_bytes(b'{"old": true}\n')
+    code, output = cli("llm", "export-pending", str(old))
+    assert_clean_failure(code, output, StorageError.exit_code, f"cannot write {old}: No space left on device",
+                         f"free disk space on the drive holding {folder}")
+    assert old.read_bytes() == b'{"old": true}\n'
+    assert [p.name for p in folder.iterdir()] == ["pending.jsonl"]  # no temporary file left
+
+
+def test_full_disk_during_ingest_replace_keeps_the_kb(kb: int, tmp_path: Path, sparqlqa_home: Path,
+                                                      full_disk: None) -> None:
+    source = tmp_path / "new.txt"
+    source.write_text("".join(f"New{i}|directed_by|Someone{i}\n" for i in range(60)))
+    before = sorted(p.name for p in (sparqlqa_home / "kbs" / "k").iterdir())
+    code, output = cli("ingest", str(source), "--kb", "k", "--replace")
+    assert_clean_failure(code, output, StorageError.exit_code, "manifest.json: No space left on device",
+                         "free disk space")
+    assert count("k") == kb
+    assert sorted(p.name for p in (sparqlqa_home / "kbs" / "k").iterdir()) == before
+
+
+@pytest.mark.parametrize("as_json", [False, True])
+def test_any_os_error_is_a_clean_exit(monkeypatch: pytest.MonkeyPatch, as_json: bool) -> None:
+    """The last resort in the CLI: an OSError no command expected still ends in a message, exit 1."""
+    def failing() -> None:
+        raise OSError(errno.EIO, os.strerror(errno.EIO), "/srv/disk/kbs")
+
+    monkeypatch.setattr("sparqlqa.kb.kbs_dir", failing)
+    code, output = cli("kbs", *(["--json"] if as_json else []))
+    assert_clean_failure(code, output, 1, f"/srv/disk/kbs: {os.strerror(errno.EIO)}")
+    if as_json:
+        assert set(first_json(output)) == {"error", "hint"}, output
+
+
+def test_an_os_error_without_a_file_name_is_a_clean_exit(monkeypatch: pytest.MonkeyPatch) -> None:
+    def failing() -> None:  # what Oxigraph raises: no errno, no file name
+        raise FileNotFoundError("IO error: While opening a file for sequentially reading: /s/CURRENT")
+
+    monkeypatch.setattr("sparqlqa.kb.kbs_dir", failing)
+    code, output = cli("kbs")
+    assert_clean_failure(code, output, 1, "operating system error: IO error: While opening", "hint:")
+
+
+@pytest.mark.parametrize(("code", "hint"), [
+    (errno.EACCES, "change the permissions"), (errno.EROFS, "read-only"), (errno.ENOSPC, "free disk space"),
+    (errno.ENOTDIR, "is a file where a folder is needed"), (errno.EISDIR, "is a folder where a file is needed"),
+    (errno.EMFILE, "ulimit -n"),
+])
+def test_storage_error_hints_by_error_number(code: int, hint: str) -> None:
+    error = StorageError.from_os_error(OSError(code, os.strerror(code), "/data/x"), "/data/x", doing="write")
+    assert error.message == f"cannot write /data/x: {os.strerror(code)}"
+    assert hint in (error.hint or "")
