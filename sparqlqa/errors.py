@@ -244,6 +244,11 @@ class LLMParseError(LLMError):
         self.raw = raw
 
 
+class LLMCacheError(StorageError):
+    """The LLM response cache (SQLite) is damaged, locked or unreadable.  It holds paid answers:
+    sparqlqa never deletes or overwrites it; the hint says how to move it aside."""
+
+
 class NotInCache(LLMError):
     """``--llm-cache only`` and the prompt is not cached; it was recorded as pending."""
 

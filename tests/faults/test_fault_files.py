@@ -12,13 +12,17 @@ from __future__ import annotations
 import errno
 import json
 import os
+import sqlite3
+import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from faults.helpers import assert_clean_failure, build_template, cli, copy_kbs, count
-from sparqlqa.errors import StorageError
+from sparqlqa.errors import LLMCacheError, StorageError
+from sparqlqa.llm.cache import LLMCache
 
 QUESTION = "who directed Alien"
 UNWRITABLE = "/proc/nope"  # mkdir fails with ENOENT, even for root
@@ -167,3 +171,82 @@ def test_storage_error_hints_by_error_number(code: int, hint: str) -> None:
     error = StorageError.from_os_error(OSError(code, os.strerror(code), "/data/x"), "/data/x", doing="write")
     assert error.message == f"cannot write /data/x: {os.strerror(code)}"
     assert hint in (error.hint or "")
+
+
+# --- 2. a corrupt or locked LLM cache ------------------------------------------------------------------
+
+
+def cache_path(home: Path) -> Path:
+    return home / "llm-cache.sqlite"
+
+
+def real_cache(home: Path, answers: int = 200) -> Path:
+    path = cache_path(home)
+    cache = LLMCache(path)
+    for i in range(answers):
+        cache.put(f"key{i}", backend="fake", model="fake", text="a paid answer " * 50, data={"i": i})
+    return path
+
+
+CACHE_COMMANDS = [["llm", "stats"], ["llm", "stats", "--json"], ["llm", "pending"],
+                  ["ask", "k", QUESTION, "--llm", "fake"],
+                  ["eval", "jsonl", "{questions}", "--kb", "k", "--strategy", "4step", "--llm", "fake",
+                   "--out", "{out}", "--no-plots"]]
+
+
+@pytest.fixture(params=["garbage", "truncated"])
+def corrupt_cache(request: pytest.FixtureRequest, sparqlqa_home: Path) -> Iterator[bytes]:
+    """The cache overwritten with text, or a real one cut in half; yields its bytes."""
+    if request.param == "garbage":
+        sparqlqa_home.mkdir(parents=True, exist_ok=True)
+        cache_path(sparqlqa_home).write_text("these are not the answers you paid for\n" * 20)
+    else:
+        path = real_cache(sparqlqa_home)
+        path.write_bytes(path.read_bytes()[: path.stat().st_size // 2])
+    yield cache_path(sparqlqa_home).read_bytes()
+
+
+@pytest.mark.parametrize("command", CACHE_COMMANDS, ids=lambda c: " ".join(c[:2] + c[-1:]))
+def test_corrupt_llm_cache_is_a_clean_error_and_kept(kb: int, corrupt_cache: bytes, sparqlqa_home: Path,
+                                                     tmp_path: Path, command: list[str]) -> None:
+    questions = tmp_path / "q.jsonl"
+    questions.write_text(json.dumps({"question": QUESTION, "answers": ["Ridley Scott"]}) + "\n")
+    args = [part.format(questions=questions, out=tmp_path / "out") for part in command]
+    code, output = cli(*args)
+    path = cache_path(sparqlqa_home)
+    assert_clean_failure(code, output, LLMCacheError.exit_code, f"the LLM cache {path} cannot be used",
+                         f"mv {path} {path}.broken", "--llm-cache off")
+    if "--json" in command:
+        assert "move it aside" in first_json(output)["hint"], output
+    assert path.read_bytes() == corrupt_cache
+    assert sorted(p.name for p in sparqlqa_home.iterdir()) == ["kbs", "llm-cache.sqlite"]
+    assert count("k") == kb
+
+
+def test_the_move_aside_hint_works(corrupt_cache: bytes, sparqlqa_home: Path) -> None:
+    code, output = cli("llm", "stats", "--json")
+    command = first_json(output)["hint"].split("move it aside: ")[1].split(";")[0]
+    subprocess.run(command, shell=True, check=True, timeout=30)
+    assert cache_path(sparqlqa_home).with_name("llm-cache.sqlite.broken").read_bytes() == corrupt_cache
+    code, output = cli("llm", "stats", "--json")
+    assert code == 0 and first_json(output)["responses"] == 0, output
+    (sparqlqa_home / "llm-cache.sqlite").write_text("broken again")  # a second aside keeps the first
+    code, output = cli("llm", "stats", "--json")
+    assert "llm-cache.sqlite.broken-2" in first_json(output)["hint"], output
+
+
+def test_locked_llm_cache_says_wait(sparqlqa_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = real_cache(sparqlqa_home, answers=3)
+    monkeypatch.setattr("sparqlqa.llm.cache._BUSY_TIMEOUT_S", 0.2)
+    holder = sqlite3.connect(path, isolation_level=None)
+    try:
+        holder.execute("PRAGMA locking_mode = EXCLUSIVE")
+        holder.execute("BEGIN EXCLUSIVE")
+        for command in (["llm", "stats"], ["llm", "pending", "--clear"]):
+            code, output = cli(*command)
+            assert_clean_failure(code, output, LLMCacheError.exit_code, f"the LLM cache {path} cannot be used: "
+                                 "database is locked", "another process holds the LLM cache")
+            assert "move it aside" not in output
+    finally:
+        holder.close()
+    assert LLMCache(path).stats()["responses"] == 3
