@@ -101,6 +101,31 @@ class InvalidKBName(KBError):
     pass
 
 
+class StoreUnavailable(KBError):
+    """A local store cannot be opened: ``path`` and the reason (opening a KB turns it into
+    :class:`KBDamaged` or :class:`KBBusy`, which name the KB)."""
+
+    def __init__(self, path: str, reason: str) -> None:
+        super().__init__(f"cannot open the store at {path}: {reason}",
+                         hint="the store may be missing or damaged: rebuild it (sparqlqa ingest ... --replace)")
+        self.path = path
+        self.reason = reason
+
+
+class KBDamaged(KBError):
+    """A KB's folder is there but unusable (no ``CURRENT``, a missing generation, an unreadable
+    manifest, a missing store): it can be removed or rebuilt, never silently skipped."""
+
+    def __init__(self, name: str, problem: str) -> None:
+        super().__init__(
+            f"knowledge base {name!r} is damaged: {problem}",
+            hint=f"remove it with 'sparqlqa kbs remove {name}', or rebuild it with "
+            f"'sparqlqa ingest FILE --kb {name} --replace'",
+        )
+        self.name = name
+        self.problem = problem
+
+
 # --- files and folders ----------------------------------------------------------------
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import errno
 import json
 import os
+import shutil
 import sqlite3
 import subprocess
 from collections.abc import Iterator
@@ -21,7 +22,8 @@ from typing import Any
 import pytest
 
 from faults.helpers import assert_clean_failure, build_template, cli, copy_kbs, count
-from sparqlqa.errors import LLMCacheError, StorageError
+from sparqlqa.errors import KBDamaged, LLMCacheError, StorageError
+from sparqlqa.kb import kb_lock, scan_kbs
 from sparqlqa.llm.cache import LLMCache
 
 QUESTION = "who directed Alien"
@@ -250,3 +252,111 @@ def test_locked_llm_cache_says_wait(sparqlqa_home: Path, monkeypatch: pytest.Mon
     finally:
         holder.close()
     assert LLMCache(path).stats()["responses"] == 3
+
+
+# --- 3. one broken KB among healthy ones -------------------------------------------------------------------
+
+
+def break_kb(home: Path, name: str, how: str) -> None:
+    """Damage copy ``name`` of KB 'k': garbage manifest, CURRENT naming a missing generation, no store."""
+    shutil.copytree(home / "kbs" / "k", home / "kbs" / name)
+    folder = generation(home, name)
+    manifest = json.loads((folder / "manifest.json").read_text())
+    (folder / "manifest.json").write_text(json.dumps({**manifest, "name": name}))
+    if how == "manifest":
+        (folder / "manifest.json").write_text("{ this is not json")
+    elif how == "generation":
+        shutil.rmtree(folder)
+    else:
+        shutil.rmtree(folder / "store")
+
+
+BROKEN = {"bad-manifest": ("manifest", "cannot read KB manifest"),
+          "no-generation": ("generation", "which is missing"),
+          "no-store": ("store", "store folder")}
+
+
+@pytest.fixture
+def broken(kb: int, sparqlqa_home: Path) -> int:
+    """KB 'k' and three damaged copies of it (see :data:`BROKEN`); the count of 'k'."""
+    for name, (how, _) in BROKEN.items():
+        break_kb(sparqlqa_home, name, how)
+    return kb
+
+
+def test_kbs_lists_the_healthy_and_shows_the_broken(broken: int) -> None:
+    code, output = cli("kbs")
+    assert_clean_failure(code, output, 0, "│ k ")
+    for name, (_, problem) in BROKEN.items():
+        assert f"broken KB {name}: " in output and problem in output, output
+        assert f"sparqlqa kbs remove {name}" in output and f"--kb {name} --replace" in output, output
+
+
+def test_kbs_json_lists_the_healthy_and_the_broken(broken: int) -> None:
+    code, output = cli("kbs", "--json")
+    assert code == 0, output
+    rows = {row["name"]: row for row in first_json(output)}
+    assert set(rows) == {"k", *BROKEN}
+    assert rows["k"]["broken"] is False and rows["k"]["counts"]["triples"] == broken
+    for name, (_, problem) in BROKEN.items():
+        assert rows[name]["broken"] is True and problem in rows[name]["problem"], rows[name]
+        assert f"sparqlqa kbs remove {name}" in rows[name]["hint"]
+
+
+def test_scan_kbs_reports_broken_ones_separately(broken: int) -> None:
+    scan = scan_kbs()
+    assert [m.name for m in scan.kbs] == ["k"]
+    assert [b.name for b in scan.broken] == sorted(BROKEN)
+
+
+@pytest.mark.parametrize("name", sorted(BROKEN))
+def test_a_broken_kb_is_a_clean_error_to_open(broken: int, name: str) -> None:
+    for command in (["ask", name, QUESTION, "--strategy", "offline"], ["sparql", name, "ASK { ?s ?p ?o }"]):
+        code, output = cli(*command)
+        assert_clean_failure(code, output, KBDamaged.exit_code, f"knowledge base {name!r} is damaged",
+                             BROKEN[name][1], f"--kb {name} --replace")
+        assert "another sparqlqa process" not in output
+    assert count("k") == broken
+
+
+@pytest.mark.parametrize("name", sorted(BROKEN))
+def test_a_broken_kb_can_be_removed(broken: int, name: str, sparqlqa_home: Path) -> None:
+    code, output = cli("kbs", "remove", name, "--yes")
+    assert code == 0, output
+    assert not (sparqlqa_home / "kbs" / name).exists()
+    scan = scan_kbs()
+    assert [m.name for m in scan.kbs] == ["k"] and name not in [b.name for b in scan.broken]
+    assert count("k") == broken
+
+
+@pytest.mark.parametrize("name", sorted(BROKEN))
+def test_a_broken_kb_can_be_rebuilt_with_replace(broken: int, name: str, tmp_path: Path) -> None:
+    source = tmp_path / "new.txt"
+    source.write_text("".join(f"New{i}|directed_by|Someone{i}\n" for i in range(60)))
+    code, output = cli("ingest", str(source), "--kb", name)
+    assert_clean_failure(code, output, 1, f"a knowledge base named {name!r} already exists", "--replace")
+    code, output = cli("ingest", str(source), "--kb", name, "--replace")
+    assert code == 0, output
+    assert count(name) > 60 and name in [m.name for m in scan_kbs().kbs]
+    assert count("k") == broken
+
+
+# --- 4. a deleted store --------------------------------------------------------------------------------------
+
+
+def test_missing_store_says_rebuild_not_wait(kb: int, sparqlqa_home: Path) -> None:
+    store = generation(sparqlqa_home, "k") / "store"
+    shutil.rmtree(store)
+    code, output = cli("sparql", "k", "ASK { ?s ?p ?o }")
+    assert_clean_failure(code, output, KBDamaged.exit_code, f"its store folder {store} is missing",
+                         "sparqlqa ingest FILE --kb k --replace")
+    assert "another sparqlqa process" not in output and "wait" not in output
+
+
+def test_unopenable_store_while_a_writer_holds_the_lock_says_wait(kb: int, sparqlqa_home: Path) -> None:
+    store = generation(sparqlqa_home, "k") / "store"
+    shutil.rmtree(store)
+    with kb_lock("k"):
+        code, output = cli("sparql", "k", "ASK { ?s ?p ?o }")
+    assert_clean_failure(code, output, 1, "while another sparqlqa process writes it", str(store),
+                         "wait for that process to finish")
