@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from sparqlqa.answer import Answer
-from sparqlqa.paths import atomic_write_text
+from sparqlqa.paths import atomic_write_text, make_folder
 
 
 def _one_line(text: Any) -> str:
@@ -86,7 +86,7 @@ def save_sparql(answer: Answer, directory: Path, *, stages: Iterable[str] | None
     wanted = set(stages) if stages is not None else None
     records = [q for q in answer.queries if wanted is None or q.get("stage", "sparql") in wanted]
     stamp = timestamp or datetime.now(timezone.utc).isoformat(timespec="seconds")
-    directory.mkdir(parents=True, exist_ok=True)
+    make_folder(directory, what="the folder for the SPARQL files")
     base = slug(answer.question)
     written = []
     for number, record in enumerate(records, start=1):

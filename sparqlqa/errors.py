@@ -13,6 +13,9 @@ carries a ``hint`` saying what to do.  The CLI turns these into clean exits
 
 from __future__ import annotations
 
+import errno
+import os
+
 
 class SparqlqaError(Exception):
     """Base of every error sparqlqa raises on purpose."""
@@ -98,6 +101,93 @@ class InvalidKBName(KBError):
     pass
 
 
+class StoreUnavailable(KBError):
+    """A local store cannot be opened: ``path`` and the reason (opening a KB turns it into
+    :class:`KBDamaged` or :class:`KBBusy`, which name the KB)."""
+
+    def __init__(self, path: str, reason: str) -> None:
+        super().__init__(f"cannot open the store at {path}: {reason}",
+                         hint="the store may be missing or damaged: rebuild it (sparqlqa ingest ... --replace)")
+        self.path = path
+        self.reason = reason
+
+
+class KBDamaged(KBError):
+    """A KB's folder is there but unusable (no ``CURRENT``, a missing generation, an unreadable
+    manifest, a missing store): it can be removed or rebuilt, never silently skipped."""
+
+    def __init__(self, name: str, problem: str) -> None:
+        super().__init__(
+            f"knowledge base {name!r} is damaged: {problem}",
+            hint=f"remove it with 'sparqlqa kbs remove {name}', or rebuild it with "
+            f"'sparqlqa ingest FILE --kb {name} --replace'",
+        )
+        self.name = name
+        self.problem = problem
+
+
+# --- files and folders ----------------------------------------------------------------
+
+
+class StorageError(SparqlqaError):
+    """A file or folder sparqlqa reads or writes cannot be used: ``path`` and the OS's ``reason``.
+
+    >>> err = StorageError.from_os_error(OSError(errno.ENOSPC, "No space left on device"), "/data/out.json",
+    ...                                  doing="write")
+    >>> str(err)
+    'cannot write /data/out.json: No space left on device'
+    >>> err.hint
+    'free disk space on the drive holding /data (or choose a folder on another drive), then run the command again'
+    """
+
+    def __init__(self, message: str, *, path: str | None, reason: str, hint: str | None = None) -> None:
+        super().__init__(message, hint=hint)
+        self.path = path
+        self.reason = reason
+
+    @classmethod
+    def from_os_error(cls, exc: OSError, path: str | os.PathLike[str] | None = None, *, doing: str = "use",
+                      hint: str | None = None) -> StorageError:
+        """The error for ``exc`` raised while trying to ``doing`` ``path`` (default: the OS error's own
+        file name); ``hint`` replaces the one chosen by the error number, except for a full disk."""
+        culprit = None if exc.filename is None else os.fsdecode(exc.filename)
+        where = os.fspath(path) if path is not None else culprit
+        reason = exc.strerror or str(exc) or type(exc).__name__
+        if culprit is not None and where is not None and culprit != where:
+            reason += f" ({culprit})"
+        message = f"cannot {doing} {where}: {reason}" if where else f"cannot {doing} a file: {reason}"
+        if hint is None or exc.errno in FULL_DISK:
+            hint = os_error_hint(exc, where)
+        return cls(message, path=where, reason=reason, hint=hint)
+
+
+#: error numbers of a full disk or quota
+FULL_DISK = (errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC))
+
+
+def os_error_hint(exc: OSError, path: str | None) -> str:
+    """What to do about ``exc`` (by its error number)."""
+    code = exc.errno
+    culprit = os.fsdecode(exc.filename) if exc.filename is not None else path
+    if code in FULL_DISK:
+        folder = os.path.dirname(path.rstrip("/")) if path else "it"
+        return (f"free disk space on the drive holding {folder or path} (or choose a folder on another drive), "
+                "then run the command again")
+    if code in (errno.EACCES, errno.EPERM):
+        return "choose a path you may use, or change the permissions of that file or folder"
+    if code == errno.EROFS:
+        return "that file system is read-only: choose a folder on a writable drive"
+    if code in (errno.ENOTDIR, errno.EEXIST):
+        return f"{culprit} is a file where a folder is needed: choose another path, or move that file away"
+    if code == errno.EISDIR:
+        return f"{culprit} is a folder where a file is needed: choose another path"
+    if code == errno.ENOENT:
+        return "check the path: a folder on it does not exist and cannot be created there"
+    if code in (errno.EMFILE, errno.ENFILE):
+        return "too many files are open: raise the limit (ulimit -n) or close other programs"
+    return "check the path, its permissions and the free disk space, then try again"
+
+
 # --- ingestion ----------------------------------------------------------------------
 
 
@@ -177,6 +267,11 @@ class LLMParseError(LLMError):
     def __init__(self, message: str, *, raw: str, hint: str | None = None) -> None:
         super().__init__(message, hint=hint)
         self.raw = raw
+
+
+class LLMCacheError(StorageError):
+    """The LLM response cache (SQLite) is damaged, locked or unreadable.  It holds paid answers:
+    sparqlqa never deletes or overwrites it; the hint says how to move it aside."""
 
 
 class NotInCache(LLMError):

@@ -26,8 +26,17 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from sparqlqa.errors import InvalidKBName, KBBusy, KBError, KBExists, KBNotFound
-from sparqlqa.paths import atomic_write_json, atomic_write_text, kbs_dir
+from sparqlqa.errors import (
+    InvalidKBName,
+    KBBusy,
+    KBDamaged,
+    KBError,
+    KBExists,
+    KBNotFound,
+    StorageError,
+    StoreUnavailable,
+)
+from sparqlqa.paths import atomic_write_json, atomic_write_text, kbs_dir, make_folder
 from sparqlqa.profile import DEFAULT_PROFILE, Profile
 from sparqlqa.schema import Schema
 from sparqlqa.store import QueryResult, Store, stores
@@ -126,8 +135,23 @@ class KnowledgeBase:
                 self._take_lease(self.directory)
             kind = self.manifest.store.get("kind", "oxigraph")
             store_cls = stores.get(kind)
-            self._store = store_cls.from_config(self.manifest.store, self.directory)
+            try:
+                self._store = store_cls.from_config(self.manifest.store, self.directory)
+            except StoreUnavailable as exc:
+                raise self._store_error(exc) from exc
         return self._store
+
+    def _store_error(self, exc: StoreUnavailable) -> KBError:
+        """Why the store did not open, for this KB: a writer at work, a missing folder, or the OS's reason."""
+        if write_in_progress(self.name):
+            return KBBusy(f"knowledge base {self.name!r} cannot be opened while another sparqlqa process "
+                          f"writes it ({exc.message})", hint="wait for that process to finish, then try again")
+        problem = store_problem(self.manifest, self.directory) if self.directory is not None else None
+        if problem is not None:
+            return KBDamaged(self.name, problem)
+        return KBError(f"cannot open the store of knowledge base {self.name!r} at {exc.path}: {exc.reason}",
+                       hint="if the reason is not a permission or a limit of open files, the store is damaged: "
+                       f"rebuild it with 'sparqlqa ingest FILE --kb {self.name} --replace'")
 
     def query(self, sparql: str) -> QueryResult:
         return self.store.query(sparql)
@@ -136,9 +160,7 @@ class KnowledgeBase:
         """Folder for derived files of ``kind`` (e.g. ``labels``); ``None`` for in-memory KBs."""
         if self.directory is None:
             return None
-        path = self.directory / "artifacts" / kind
-        path.mkdir(parents=True, exist_ok=True)
-        return path
+        return make_folder(self.directory / "artifacts" / kind, what="the KB's artifacts folder")
 
     def _take_lease(self, directory: Path) -> None:
         """Hold this generation's reader lease; if a writer retired it meanwhile, move to the current one."""
@@ -147,9 +169,7 @@ class KnowledgeBase:
             if lease is not None:
                 self._lease = lease
                 return
-            generation = current_generation(directory.parent)
-            if generation is None:
-                raise KBNotFound(self.name)
+            generation = _generation_or_raise(self.name, directory.parent)
             directory, self.directory = generation, generation
             self.manifest = Manifest.read(generation / "manifest.json")
             for cached in ("schema", "profile"):
@@ -228,14 +248,60 @@ def kb_root(name: str) -> Path:
     return kbs_dir() / validate_kb_name(name)
 
 
-def current_generation(root: Path) -> Path | None:
-    """The folder of the KB's current generation, or ``None`` when there is none."""
-    try:
-        generation = (root / "CURRENT").read_text("utf-8").strip()
-    except OSError:
+#: a writer may switch ``CURRENT`` between reading it and looking at the generation it names: read again
+CURRENT_TRIES = 3
+
+
+def locate_generation(root: Path) -> Path | str | None:
+    """The folder of the KB's current generation (it has a ``manifest.json``); a sentence saying what
+    is wrong when the KB folder is there but damaged; ``None`` when there is no KB folder."""
+    if not root.is_dir():
         return None
-    path = root / generation
-    return path if (path / "manifest.json").is_file() else None
+    previous: str | None = None
+    problem = ""
+    for _ in range(CURRENT_TRIES):
+        name, problem = _read_current(root)
+        if name is not None:
+            generation = root / name
+            if (generation / "manifest.json").is_file():
+                return generation
+            problem = (f"its CURRENT file names the generation folder {generation}, which has no manifest.json"
+                       if generation.is_dir() else
+                       f"its CURRENT file names the generation folder {generation}, which is missing")
+        if name == previous:
+            break
+        previous = name
+    return problem
+
+
+def _read_current(root: Path) -> tuple[str | None, str]:
+    """(the generation ``CURRENT`` names, or None; what is wrong when None)."""
+    path = root / "CURRENT"
+    try:
+        name = path.read_text("utf-8").strip()
+    except FileNotFoundError:
+        return None, f"it has no CURRENT file ({path})"
+    except (OSError, UnicodeDecodeError) as exc:
+        return None, f"cannot read {path}: {getattr(exc, 'strerror', None) or exc}"
+    if not name or "/" in name or name in (".", "..") or name.startswith("."):
+        return None, f"its CURRENT file ({path}) names no generation folder"
+    return name, ""
+
+
+def current_generation(root: Path) -> Path | None:
+    """The folder of the KB's current generation, or ``None`` when there is none (or it is damaged:
+    see :func:`locate_generation`)."""
+    found = locate_generation(root)
+    return found if isinstance(found, Path) else None
+
+
+def _generation_or_raise(name: str, root: Path) -> Path:
+    found = locate_generation(root)
+    if found is None:
+        raise KBNotFound(name)
+    if isinstance(found, str):
+        raise KBDamaged(name, found)
+    return found
 
 
 def kb_exists(name: str) -> bool:
@@ -243,40 +309,120 @@ def kb_exists(name: str) -> bool:
 
 
 def open_kb(name: str) -> KnowledgeBase:
-    """Open the KB called ``name`` (read-only store, opened on first query)."""
-    generation = current_generation(kb_root(name))
-    if generation is None:
-        raise KBNotFound(name)
-    return KnowledgeBase(Manifest.read(generation / "manifest.json"), generation)
+    """Open the KB called ``name`` (read-only store, opened on first query); :class:`KBNotFound` when
+    there is none, :class:`KBDamaged` when its folder is there but unusable."""
+    generation = _generation_or_raise(name, kb_root(name))
+    return KnowledgeBase(_read_manifest(name, generation), generation)
+
+
+def _read_manifest(name: str, generation: Path) -> Manifest:
+    try:
+        return Manifest.read(generation / "manifest.json")
+    except KBError as exc:
+        raise KBDamaged(name, exc.message) from exc
+
+
+def store_problem(manifest: Manifest, generation: Path) -> str | None:
+    """What is wrong with a local KB's store folder (only whether it is there: opening it costs more)."""
+    if manifest.store.get("kind", "oxigraph") != "oxigraph":
+        return None
+    store = generation / "store"
+    return None if store.is_dir() else f"its store folder {store} is missing"
+
+
+@dataclass
+class BrokenKB:
+    """A KB folder that cannot be used: what is wrong and what to do (``sparqlqa kbs`` lists them)."""
+
+    name: str
+    path: Path
+    problem: str
+    hint: str
+
+    def to_dict(self) -> dict[str, str]:
+        return {"name": self.name, "path": str(self.path), "problem": self.problem, "hint": self.hint}
+
+
+@dataclass
+class KBScan:
+    """Every KB folder: the usable KBs' manifests and the broken ones, each sorted by name."""
+
+    kbs: list[Manifest] = field(default_factory=list)
+    broken: list[BrokenKB] = field(default_factory=list)
+
+
+def scan_kbs() -> KBScan:
+    """All KBs, healthy and broken; one broken KB never hides the others."""
+    scan = KBScan()
+    for root in sorted(kbs_dir().iterdir()):
+        if root.name.startswith(".") or not root.is_dir():
+            continue
+        try:
+            generation = _generation_or_raise(root.name, root)
+            manifest = _read_manifest(root.name, generation)
+            problem = store_problem(manifest, generation)
+            if problem is not None:
+                raise KBDamaged(root.name, problem)
+        except KBDamaged as exc:
+            scan.broken.append(BrokenKB(root.name, root, exc.problem, exc.hint or ""))
+            continue
+        scan.kbs.append(manifest)
+    return scan
 
 
 def list_kbs() -> list[Manifest]:
-    """Manifests of every KB, sorted by name."""
-    found = []
-    for root in sorted(kbs_dir().iterdir()):
-        if root.name.startswith("."):
-            continue
-        generation = current_generation(root)
-        if generation is not None:
-            found.append(Manifest.read(generation / "manifest.json"))
-    return found
+    """Manifests of every usable KB, sorted by name (:func:`scan_kbs` also says which are broken)."""
+    return scan_kbs().kbs
+
+
+def kb_folder(name: str) -> Path:
+    """The folder of KB ``name``, healthy or broken; :class:`KBNotFound` when there is none."""
+    root = kb_root(name)
+    if not root.is_dir():
+        raise KBNotFound(name)
+    return root
 
 
 def remove_kb(name: str) -> None:
-    root = kb_root(name)
-    if current_generation(root) is None:
-        raise KBNotFound(name)
-    trash = root.with_name(f".removing-{root.name}")
-    shutil.rmtree(trash, ignore_errors=True)
-    root.rename(trash)
-    shutil.rmtree(trash, ignore_errors=True)
+    """Delete KB ``name``, even a broken one (not while another process writes it: :class:`KBBusy`)."""
+    root = kb_folder(name)
+    with kb_lock(name):
+        trash = root.with_name(f".removing-{root.name}")
+        shutil.rmtree(trash, ignore_errors=True)
+        try:
+            root.rename(trash)
+        except OSError as exc:
+            raise StorageError.from_os_error(exc, root, doing="remove") from None
+        shutil.rmtree(trash, ignore_errors=True)
+
+
+def write_in_progress(name: str) -> bool:
+    """Whether another process holds KB ``name``'s write lock (probed with a shared lock, released at once;
+    only on an error path, as a writer starting at that very instant would find the KB busy)."""
+    try:
+        fd = os.open(kbs_dir() / f".lock-{name}", os.O_RDONLY)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+    return False
 
 
 @contextmanager
 def kb_lock(name: str) -> Iterator[None]:
     """Hold the write lock of KB ``name`` (one writer at a time; readers are never blocked)."""
     lock_path = kbs_dir() / f".lock-{name}"
-    with lock_path.open("w") as handle:
+    try:
+        handle = lock_path.open("w")
+    except OSError as exc:
+        raise StorageError.from_os_error(exc, lock_path, doing="create the lock file") from None
+    with handle:
         try:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -309,14 +455,14 @@ def write_generation(name: str, build: Callable[[Path], Any], *, replace: bool =
     validate_kb_name(name)
     with kb_lock(name):
         root = kb_root(name)
-        if current_generation(root) is not None and not replace:
+        if locate_generation(root) is not None and not replace:  # a damaged one too: --replace rebuilds it
             raise KBExists(name)
         for stale in kbs_dir().glob(f".building-{name}-*"):  # left by a killed writer (we hold the lock)
             shutil.rmtree(stale, ignore_errors=True)
         staging_root = None if root.exists() else kbs_dir() / f".building-{name}-{uuid.uuid4().hex[:8]}"
         stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S-") + uuid.uuid4().hex[:6]
         generation = (staging_root or root) / stamp
-        generation.mkdir(parents=True)
+        make_folder(generation, what="the new generation folder")
         try:
             build(generation)
             _swap_in(root, staging_root, generation)

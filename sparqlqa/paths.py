@@ -5,15 +5,20 @@
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import tempfile
 from pathlib import Path
 from typing import Any
 
+from sparqlqa.errors import StorageError
+
+HOME_HINT = "set SPARQLQA_HOME to a folder you can write"
+
 
 def sparqlqa_home() -> Path:
-    """The root folder for KBs, caches and keys (created on demand)."""
+    """The root folder for KBs, caches and keys (created on demand; :class:`StorageError` when it cannot be)."""
     env = os.environ.get("SPARQLQA_HOME")
     if env:
         home = Path(env).expanduser()
@@ -21,14 +26,42 @@ def sparqlqa_home() -> Path:
         import platformdirs
 
         home = Path(platformdirs.user_data_dir("sparqlqa", appauthor=False))
-    home.mkdir(parents=True, exist_ok=True)
-    return home
+    hint = f"{HOME_HINT} (it is {env!r} now)" if env else HOME_HINT
+    return make_folder(home, what="the sparqlqa home folder", hint=hint)
 
 
 def kbs_dir() -> Path:
-    path = sparqlqa_home() / "kbs"
-    path.mkdir(parents=True, exist_ok=True)
+    return make_folder(sparqlqa_home() / "kbs", what="the knowledge base folder", hint=HOME_HINT)
+
+
+def make_folder(path: Path, *, what: str = "the folder", hint: str | None = None) -> Path:
+    """``mkdir -p path``; an OS error becomes a :class:`StorageError` naming ``path`` and the reason.
+
+    >>> import tempfile
+    >>> blocker = Path(tempfile.mkdtemp()) / "a-file"
+    >>> _ = blocker.write_text("")
+    >>> make_folder(blocker / "sub")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    sparqlqa.errors.StorageError: cannot create the folder .../a-file/sub: Not a directory
+    >>> make_folder(blocker)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    sparqlqa.errors.StorageError: cannot create the folder .../a-file: a file of that name is in the way
+    """
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except FileExistsError as exc:  # mkdir's word for a file of that name
+        in_the_way = OSError(errno.ENOTDIR, "a file of that name is in the way", exc.filename)
+        raise StorageError.from_os_error(in_the_way, path, doing=f"create {what}", hint=hint) from None
+    except OSError as exc:
+        raise StorageError.from_os_error(exc, path, doing=f"create {what}", hint=hint) from None
     return path
+
+
+def _unnamed(exc: OSError) -> OSError:
+    """``exc`` without its file names (those of our temporary file mean nothing to the user)."""
+    return OSError(exc.errno, exc.strerror or str(exc))
 
 
 def umask_mode() -> int:
@@ -43,9 +76,16 @@ def atomic_write_bytes(path: Path, data: bytes, *, mode: int | None = None) -> N
 
     The file gets ``mode`` when given (keys: 0o600), else the user's umask, like any file
     the user creates (``mkstemp`` alone would leave it 0o600).
+    An OS error (disk full, no permission, a file where a folder should be) becomes a
+    :class:`StorageError` naming ``path``; the old file, if any, is left as it was.
     """
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    make_folder(path.parent)
+    try:
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    except OSError as exc:
+        raise StorageError.from_os_error(_unnamed(exc), path, doing="write",
+                                         hint=f"choose a folder where you may create files ({path.parent} "
+                                         "takes none)") from None
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
@@ -53,6 +93,9 @@ def atomic_write_bytes(path: Path, data: bytes, *, mode: int | None = None) -> N
             os.fsync(handle.fileno())
         os.chmod(tmp, umask_mode() if mode is None else mode)
         os.replace(tmp, path)
+    except OSError as exc:
+        Path(tmp).unlink(missing_ok=True)
+        raise StorageError.from_os_error(_unnamed(exc), path, doing="write") from None
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise

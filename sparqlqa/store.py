@@ -21,7 +21,7 @@ from typing import Any, ClassVar
 from pyoxigraph import BlankNode, Literal, NamedNode, QueryBoolean, QuerySolutions, Triple
 from pyoxigraph import Store as OxStore
 
-from sparqlqa.errors import KBBusy, QueryError
+from sparqlqa.errors import QueryError, StoreUnavailable
 from sparqlqa.registry import Registry
 from sparqlqa.sparql_guard import query_form
 
@@ -116,13 +116,13 @@ class OxigraphStore(Store):
 
     @classmethod
     def open(cls, path: Path, *, read_only: bool = True) -> OxigraphStore:
+        """Open the store in folder ``path``; :class:`StoreUnavailable` when it is missing or cannot be opened."""
+        if read_only and not path.is_dir():
+            raise StoreUnavailable(str(path), "the folder is missing")
         try:
             oxstore = OxStore.read_only(str(path)) if read_only else OxStore(str(path))
         except OSError as exc:
-            raise KBBusy(
-                f"cannot open the store at {path}: {exc}",
-                hint="another sparqlqa process may be writing to it; wait for it to finish",
-            ) from exc
+            raise StoreUnavailable(str(path), str(exc)) from exc
         return cls(oxstore, path=path)
 
     @classmethod

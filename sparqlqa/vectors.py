@@ -52,7 +52,7 @@ from sparqlqa.embed import Embedder
 from sparqlqa.errors import ConfigError, KBError
 from sparqlqa.kb import KnowledgeBase
 from sparqlqa.naming import display_name, language_rank, name_from_iri, unnamed_nodes
-from sparqlqa.paths import atomic_write_bytes, atomic_write_json, atomic_write_text
+from sparqlqa.paths import atomic_write_bytes, atomic_write_json, atomic_write_text, make_folder
 from sparqlqa.schema import fold_reversed_facts, humanize, local_name, reversed_relation_labels
 from sparqlqa.terms import is_blank_key, term_from_key, term_key
 from sparqlqa.vocab import META_CLASSES, RDFS, SQA
@@ -379,8 +379,7 @@ def _index_folder(kb: KnowledgeBase, embedder: Embedder) -> Path | None:
     if root is None:
         return None
     folder = root / embedder.model_id
-    folder.mkdir(parents=True, exist_ok=True)
-    return folder
+    return make_folder(folder, what="the node index folder")
 
 
 def _read_progress(folder: Path) -> dict[str, Any]:

@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import importlib
 import json
+import os
 import sys
 
 import click
 
 from sparqlqa import __version__
-from sparqlqa.errors import SparqlqaError
+from sparqlqa.errors import SparqlqaError, os_error_hint
 
 #: (module, attribute) pairs: each attribute is a click command or group
 COMMAND_MODULES: list[tuple[str, str]] = [
@@ -40,7 +41,10 @@ class SparqlqaGroup(click.Group):
     """Turns :class:`SparqlqaError` into a clean message and exit status (the README's table).
 
     With ``--json`` among a command's arguments the error is one JSON object on stdout,
-    ``{"error": ..., "hint": ...}``, so a script reading stdout always gets JSON.
+    ``{"error": ..., "hint": ...}``, so a script reading stdout always gets JSON.  Any
+    :class:`OSError` that no command turned into a :class:`~sparqlqa.errors.StorageError`
+    (a full disk, a file where a folder is needed, ...) ends the same way, exit 1: the last
+    resort, never a traceback.
     """
 
     def invoke(self, ctx: click.Context) -> object:
@@ -54,10 +58,37 @@ class SparqlqaGroup(click.Group):
                 raise
             hint = f"see '{exc.ctx.command_path} --help'" if exc.ctx is not None else None
             _fail(exc.format_message(), hint, USAGE_EXIT, as_json)
+        except BrokenPipeError:  # the reader of our output went away (``sparqlqa kbs | head -1``)
+            _silence_stdout()
+            sys.exit(1)
+        except OSError as exc:
+            _fail(_os_error_message(exc), os_error_hint(exc, _filename(exc)), 1, as_json)
         except KeyboardInterrupt:
             click.secho("interrupted", fg="yellow", err=True)
             sys.exit(130)
         return None
+
+
+def _filename(exc: OSError) -> str | None:
+    return None if exc.filename is None else os.fsdecode(exc.filename)
+
+
+def _os_error_message(exc: OSError) -> str:
+    """``FILE: reason`` (both files of a failed rename or link), or the OS's own words."""
+    reason = exc.strerror or str(exc) or type(exc).__name__
+    files = [os.fsdecode(name) for name in (exc.filename, exc.filename2) if name is not None]
+    if not files:
+        return f"operating system error: {reason}"
+    return f"{' -> '.join(files)}: {reason}"
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null so exiting does not fail again flushing it."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):  # no real file descriptor (tests' CliRunner)
+        pass
 
 
 def _fail(message: str, hint: str | None, code: int, as_json: bool) -> None:

@@ -88,25 +88,33 @@ def _note_names(kb: Any) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
 @click.pass_context
 def kbs(ctx: click.Context, as_json: bool) -> None:
-    """List knowledge bases (subcommands: remove, add, annotate)."""
+    """List knowledge bases (subcommands: remove, add, annotate).
+
+    A damaged KB (unreadable manifest, missing generation or store) is listed after the others
+    with its problem and what to do; with --json each has "broken": true, "problem" and "hint".
+    """
     if ctx.invoked_subcommand is not None:
         return
-    from sparqlqa.kb import list_kbs
+    from sparqlqa.kb import scan_kbs
 
-    manifests = list_kbs()
+    scan = scan_kbs()
     if as_json:
-        print_json([_manifest_summary(m) for m in manifests])
+        print_json([*({**_manifest_summary(m), "broken": False} for m in scan.kbs),
+                    *({**b.to_dict(), "broken": True} for b in scan.broken)])
         return
-    if not manifests:
+    if not scan.kbs and not scan.broken:
         note("no knowledge bases yet: create one with 'sparqlqa ingest FILE --kb NAME'")
         return
-    from rich.table import Table
+    if scan.kbs:
+        from rich.table import Table
 
-    table = Table("name", "store", "triples", "nodes", "relations", "created")
-    for m in manifests:
-        table.add_row(m.name, m.store.get("kind", "?"), f"{m.counts.get('triples', 0):,}",
-                      f"{m.counts.get('nodes', 0):,}", str(m.counts.get("relations", 0)), m.created_at)
-    console().print(table)
+        table = Table("name", "store", "triples", "nodes", "relations", "created")
+        for m in scan.kbs:
+            table.add_row(m.name, m.store.get("kind", "?"), f"{m.counts.get('triples', 0):,}",
+                          f"{m.counts.get('nodes', 0):,}", str(m.counts.get("relations", 0)), m.created_at)
+        console().print(table)
+    for broken in scan.broken:
+        click.secho(f"broken KB {broken.name}: {broken.problem}\n  hint: {broken.hint}", fg="red")
 
 
 @kbs.command("remove")
@@ -114,9 +122,9 @@ def kbs(ctx: click.Context, as_json: bool) -> None:
 @click.option("--yes", is_flag=True, help="Do not ask for confirmation.")
 def kbs_remove(name: str, yes: bool) -> None:
     """Delete knowledge base NAME and everything derived from it."""
-    from sparqlqa.kb import open_kb, remove_kb
+    from sparqlqa.kb import kb_folder, remove_kb
 
-    open_kb(name)  # KBNotFound before asking
+    kb_folder(name)  # KBNotFound before asking; a broken KB can be removed too
     if not yes:
         click.confirm(f"remove knowledge base {name!r}?", abort=True)
     remove_kb(name)

@@ -36,11 +36,12 @@ from sparqlqa.errors import (
     LLMTimeout,
     NotInCache,
     SparqlqaError,
+    StorageError,
 )
 from sparqlqa.evaluation.datasets import Question
 from sparqlqa.evaluation.metrics import RankedItem, answer_set, apply_tie_rule, question_metrics
 from sparqlqa.llm.context import llm_context
-from sparqlqa.paths import atomic_write_json
+from sparqlqa.paths import atomic_write_json, make_folder
 
 #: ``ask(kb, question, *, strategy=, llm=, k=, llm_cache=) -> Answer``
 AskFunction = Callable[..., Any]
@@ -154,11 +155,14 @@ class ResultsFile:
     def append(self, row: dict[str, Any]) -> None:
         line = (json.dumps(row, ensure_ascii=False, default=str) + "\n").encode("utf-8")
         with self._lock:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            with self.path.open("ab") as handle:
-                handle.write(line)
-                handle.flush()
-                os.fsync(handle.fileno())
+            make_folder(self.path.parent, what="the report folder")
+            try:
+                with self.path.open("ab") as handle:
+                    handle.write(line)
+                    handle.flush()
+                    os.fsync(handle.fileno())
+            except OSError as exc:
+                raise StorageError.from_os_error(exc, self.path, doing="append a result to") from None
 
 
 def _ranked_items(answer: Any) -> list[RankedItem]:
@@ -291,8 +295,9 @@ def split_warm_up(tasks: Sequence[tuple[Question, str]],
     return warm, rest
 
 
-#: errors that say the run itself is wrong (settings, KB, key, extras): stop at once
-ABORT_ERRORS: tuple[type[BaseException], ...] = (ConfigError, LLMAuthError)
+#: errors that say the run itself is wrong (settings, KB, key, extras, files that cannot be written or
+#: a damaged LLM cache): stop at once
+ABORT_ERRORS: tuple[type[BaseException], ...] = (ConfigError, LLMAuthError, StorageError)
 
 
 def _is_abort(exc: BaseException) -> bool:
@@ -356,7 +361,7 @@ class EvalRun:
 
     def prepare(self) -> list[tuple[Question, str]]:
         """Check a previous run in ``out_dir`` is the same run; the pairs still to answer."""
-        self.out_dir.mkdir(parents=True, exist_ok=True)
+        make_folder(self.out_dir, what="the report folder")
         run_path = self.out_dir / RUN_FILE
         previous: dict[str, Any] = {}
         if run_path.exists():

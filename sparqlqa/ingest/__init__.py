@@ -25,7 +25,7 @@ from pyoxigraph import RdfFormat, parse
 from pyoxigraph import Store as OxStore
 
 from sparqlqa import __version__
-from sparqlqa.errors import IngestError, UnknownNameError
+from sparqlqa.errors import IngestError, KBError, UnknownNameError
 from sparqlqa.ingest.base import IngestFormat, IngestTarget, detect_format, format_choices, ingest_formats
 from sparqlqa.kb import KnowledgeBase, Manifest, current_generation, kb_root, validate_kb_name, write_generation
 from sparqlqa.ontologies import CORE, ontology_path
@@ -120,9 +120,12 @@ def _build(directory: Path, name: str, sources: Sequence[Path], fmt: str | None,
 def _old_data_triples(name: str) -> int | None:
     """Data triples (beyond the ontologies) of the current KB ``name``; ``None`` when there is none."""
     generation = current_generation(kb_root(name))
-    if generation is None:
+    if generation is None:  # none, or damaged (no generation left to count)
         return None
-    counts = Manifest.read(generation / "manifest.json").counts
+    try:
+        counts = Manifest.read(generation / "manifest.json").counts
+    except KBError:  # an unreadable manifest: the KB cannot be opened, rebuilding it is the way out
+        return None
     if "data_triples" in counts:
         return int(counts["data_triples"])
     core = sum(1 for _ in parse(path=str(ontology_path(CORE)), format=RdfFormat.TURTLE))

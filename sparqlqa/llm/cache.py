@@ -29,6 +29,7 @@ workers) can read and write at the same time without corrupting it.
 from __future__ import annotations
 
 import json
+import shlex
 import sqlite3
 import threading
 import time
@@ -38,10 +39,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from sparqlqa.errors import ConfigError, LLMError, LLMParseError
+from sparqlqa.errors import ConfigError, LLMCacheError, LLMError, LLMParseError
 from sparqlqa.llm.pricing import estimate_request_tokens, estimate_tokens
 from sparqlqa.llm.structured import parse_structured, validate_structured
-from sparqlqa.paths import atomic_write_text, sparqlqa_home
+from sparqlqa.paths import atomic_write_text, make_folder, sparqlqa_home
 
 if TYPE_CHECKING:
     from sparqlqa.llm.base import LLMCall
@@ -151,21 +152,25 @@ class LLMCache:
 
     @contextmanager
     def _connect(self) -> Iterator[sqlite3.Connection]:
-        self._ensure_schema()
-        conn = self._open()
+        """A connection; any SQLite error opening or using it becomes an :class:`LLMCacheError`."""
         try:
-            yield conn
-        finally:
-            conn.close()
+            self._ensure_schema()
+            conn = self._open()
+            try:
+                yield conn
+            finally:
+                conn.close()
+        except sqlite3.Error as exc:
+            raise cache_error(self.path, exc) from None
 
     def _open(self) -> sqlite3.Connection:
+        conn = sqlite3.connect(self.path, timeout=_BUSY_TIMEOUT_S, isolation_level=None)
         try:
-            conn = sqlite3.connect(self.path, timeout=_BUSY_TIMEOUT_S, isolation_level=None)
-        except sqlite3.Error as exc:
-            raise ConfigError(f"cannot open the LLM cache {self.path}: {exc}",
-                              hint="check that $SPARQLQA_HOME is writable") from None
-        conn.execute(f"PRAGMA busy_timeout = {int(_BUSY_TIMEOUT_S * 1000)}")
-        conn.execute("PRAGMA synchronous = NORMAL")
+            conn.execute(f"PRAGMA busy_timeout = {int(_BUSY_TIMEOUT_S * 1000)}")
+            conn.execute("PRAGMA synchronous = NORMAL")
+        except BaseException:
+            conn.close()
+            raise
         return conn
 
     def _ensure_schema(self) -> None:
@@ -174,7 +179,7 @@ class LLMCache:
         with self._init_lock:
             if self._ready:
                 return
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+            make_folder(self.path.parent, what="the LLM cache's folder")
             conn = self._open()
             try:
                 conn.execute("PRAGMA journal_mode = WAL")
@@ -364,6 +369,56 @@ class LLMCache:
             "usage": _usage_total(by_model),
             "usage_by_model": by_model,
         }
+
+
+#: SQLite result codes (the low byte of an extended code) of a busy, a damaged and an unwritable database
+_BUSY_CODES = (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
+_DAMAGED_CODES = (sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB)
+_STORAGE_CODES = (sqlite3.SQLITE_CANTOPEN, sqlite3.SQLITE_READONLY, sqlite3.SQLITE_IOERR, sqlite3.SQLITE_FULL,
+                  sqlite3.SQLITE_PERM)
+#: the same, by message (Python 3.10 has no ``sqlite_errorcode``)
+_BUSY_WORDS = ("database is locked", "database table is locked", "database is busy")
+_STORAGE_WORDS = ("unable to open", "readonly database", "disk i/o error", "database or disk is full")
+
+
+def cache_error(path: Path, exc: sqlite3.Error) -> LLMCacheError:
+    """The error to show for ``exc`` on the cache file ``path``: the file is never deleted or overwritten,
+    the hint says whether to wait (locked), fix the folder (cannot open or write) or move it aside."""
+    reason = str(exc) or type(exc).__name__
+    code = getattr(exc, "sqlite_errorcode", None)
+    code = code & 0xFF if isinstance(code, int) else None
+    lowered = reason.lower()
+    off = "or run without the cache: --llm-cache off (ask, eval)"
+    if code in _BUSY_CODES or (code is None and any(w in lowered for w in _BUSY_WORDS)):
+        hint = (f"another process holds the LLM cache (e.g. an eval with several --workers): wait for it to "
+                f"finish, then try again; {off}")
+    elif code in _STORAGE_CODES or (code is None and any(w in lowered for w in _STORAGE_WORDS)):
+        hint = f"check that the folder {path.parent} is writable and has free disk space; {off}"
+    else:
+        hint = (f"the file is damaged or not a sparqlqa cache; it may hold paid LLM answers, so sparqlqa leaves "
+                f"it as it is. To start a fresh cache, move it aside: {move_aside_command(path)}; {off}")
+    return LLMCacheError(f"the LLM cache {path} cannot be used: {reason}", path=str(path), reason=reason,
+                         hint=hint)
+
+
+def move_aside_command(path: Path) -> str:
+    """A shell command renaming the cache file ``path`` (and its ``-wal``/``-shm`` files, which belong to
+    it) to an unused ``.broken`` name, so the next run starts a fresh cache.
+
+    >>> move_aside_command(Path("/h/llm-cache.sqlite"))
+    'mv /h/llm-cache.sqlite /h/llm-cache.sqlite.broken'
+    """
+    target = path.with_name(path.name + ".broken")
+    number = 1
+    while any(target.with_name(target.name + suffix).exists() for suffix in ("", "-wal", "-shm")):
+        number += 1
+        target = path.with_name(f"{path.name}.broken-{number}")
+    moves = [f"mv {shlex.quote(str(path))} {shlex.quote(str(target))}"]
+    for suffix in ("-wal", "-shm"):
+        part = path.with_name(path.name + suffix)
+        if part.exists():
+            moves.append(f"mv {shlex.quote(str(part))} {shlex.quote(str(target) + suffix)}")
+    return " && ".join(moves)
 
 
 def _checked_answer(response: Any, schema: dict[str, Any] | None) -> tuple[str, Any | None]:
