@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import errno
 import os
+from os import PathLike
 
 
 class SparqlqaError(Exception):
@@ -186,6 +187,25 @@ def os_error_hint(exc: OSError, path: str | None) -> str:
     if code in (errno.EMFILE, errno.ENFILE):
         return "too many files are open: raise the limit (ulimit -n) or close other programs"
     return "check the path, its permissions and the free disk space, then try again"
+class NodeIndexError(KBError):
+    """A KB's node vector index cannot be written (its folder is not writable, the disk is full)."""
+
+
+class NodeIndexDamaged(NodeIndexError):
+    """A file of a node index is unreadable or disagrees with the others.
+
+    The index is derived data: :func:`sparqlqa.vectors.build_index` catches this, warns and rebuilds
+    (only the ANN search graph when ``graph_only``), so a user sees it only when a fresh rebuild is
+    damaged again.  ``problem`` names the file and what is wrong with it.
+    """
+
+    def __init__(self, folder: str | PathLike[str], problem: str, *, graph_only: bool = False) -> None:
+        super().__init__(f"the node index in {folder} is damaged: {problem}",
+                         hint=f"it is derived data: check the disk holding {folder}, then run "
+                              "'sparqlqa index KB --rebuild'")
+        self.folder = str(folder)
+        self.problem = problem
+        self.graph_only = graph_only
 
 
 # --- ingestion ----------------------------------------------------------------------

@@ -15,10 +15,12 @@ On-disk KBs keep the index in ``kb.artifacts_dir("embeddings")/<model_id>/``::
     ann-faiss.index    from ANN_THRESHOLD nodes: an HNSW graph (see :mod:`sparqlqa.ann`)
 
 A killed build resumes where it stopped (finished chunks are skipped; an
-unfinished join or graph is redone).  Searches are exact (one mat-vec) below
-the threshold, for SPARQL candidate sets and for types with few nodes; above
-it the graph proposes candidates that are re-scored exactly.  In-memory KBs
-keep their index in memory.
+unfinished join or graph is redone).  Loading checks each file against the others
+(:mod:`sparqlqa.index_files`): a damaged index, being derived data, is rebuilt after a one-line
+warning (a damaged graph, or chunk of an unfinished build, alone); ``sparqlqa index KB --rebuild``
+discards it first.  Searches are exact (one mat-vec) below the threshold, for SPARQL candidate
+sets and for types with few nodes; above it the graph proposes candidates that are re-scored
+exactly.  In-memory KBs keep their index in memory.
 
 >>> from sparqlqa.store import OxigraphStore
 >>> from sparqlqa.kb import KnowledgeBase
@@ -32,9 +34,7 @@ keep their index in memory.
 
 from __future__ import annotations
 
-import io
-import json
-import mmap
+import logging
 import sys
 import weakref
 from collections import OrderedDict
@@ -47,17 +47,18 @@ from typing import Any
 import numpy as np
 from pyoxigraph import Literal, NamedNode
 
+from sparqlqa import index_files as files
 from sparqlqa.ann import ANN_THRESHOLD, OVERSAMPLE, AnnIndex
 from sparqlqa.embed import Embedder
-from sparqlqa.errors import ConfigError, KBError
+from sparqlqa.errors import ConfigError, NodeIndexDamaged, NodeIndexError, StorageError
+from sparqlqa.index_files import ANN_FILE, IDS_FILE, PROGRESS_FILE, VECTORS_FILE, chunk_path, open_vectors
 from sparqlqa.kb import KnowledgeBase
 from sparqlqa.naming import display_name, language_rank, name_from_iri, unnamed_nodes
-from sparqlqa.paths import atomic_write_bytes, atomic_write_json, atomic_write_text, make_folder
+from sparqlqa.paths import atomic_write_json, atomic_write_text, make_folder
 from sparqlqa.schema import fold_reversed_facts, humanize, local_name, reversed_relation_labels
 from sparqlqa.terms import is_blank_key, term_from_key, term_key
 from sparqlqa.vocab import META_CLASSES, RDFS, SQA
 
-INDEX_FORMAT = 1
 CHUNK_SIZE = 1024
 #: texts embedded between two progress reports (a few seconds on 2 CPU cores)
 PROGRESS_BATCH = 256
@@ -67,12 +68,13 @@ MAX_VALUES = 5
 MAX_TEXT_CHARS = 2000
 #: a type with fewer nodes than this is searched exactly even when the index has an ANN graph
 EXACT_TYPE_ROWS = 50_000
-VECTORS_FILE = "vectors.npy"
-ANN_FILE = "ann-faiss.index"
 #: ``progress(done_nodes, total_nodes)``
 Progress = Callable[[int, int], None]
 #: records of helper queries: ``sink(QueryResult.history())``
 QuerySink = Callable[[dict[str, Any]], None]
+#: ``warn(text)``: one line saying what was damaged in an index and what is done about it
+Warn = Callable[[str], None]
+log = logging.getLogger(__name__)
 
 
 # --- node texts ------------------------------------------------------------------------------
@@ -374,107 +376,166 @@ def _offset_report(progress: Progress | None, offset: int, total: int) -> Callab
     return lambda done: progress(offset + done, total)
 
 
-def _index_folder(kb: KnowledgeBase, embedder: Embedder) -> Path | None:
-    root = kb.artifacts_dir("embeddings")
-    if root is None:
-        return None
-    folder = root / embedder.model_id
-    return make_folder(folder, what="the node index folder")
+def _log_warning(text: str) -> None:
+    log.warning("%s", text)
 
 
-def _read_progress(folder: Path) -> dict[str, Any]:
-    try:
-        return dict(json.loads((folder / "progress.json").read_text("utf-8")))
-    except (OSError, ValueError):
-        return {}
+@dataclass
+class _DiskBuild:
+    """One load (building what is missing, repairing what is damaged) of the index in ``folder``."""
 
+    kb: KnowledgeBase
+    embedder: Embedder
+    folder: Path
+    chunk_size: int
+    progress: Progress | None
+    warn: Warn
+    rebuild: bool = False
+    damage: NodeIndexDamaged | None = None
 
-def _prepare(folder: Path, kb: KnowledgeBase, embedder: Embedder, chunk_size: int) -> dict[str, Any]:
-    """The progress record, writing ids and types first when starting afresh."""
-    progress = _read_progress(folder)
-    ok = (progress.get("format") == INDEX_FORMAT and progress.get("chunk_size") == chunk_size
-          and (folder / "ids.txt").is_file() and (folder / "types.json").is_file())
-    if ok:
-        return progress
-    for stale in folder.glob("chunk-*.npy"):
-        stale.unlink()
-    ids, types = index_nodes(kb)
-    atomic_write_text(folder / "ids.txt", "".join(f"{iri}\n" for iri in ids))
-    atomic_write_json(folder / "types.json", _type_rows(ids, types))
-    progress = {"format": INDEX_FORMAT, "model_id": embedder.model_id, "chunk_size": chunk_size,
-                "count": len(ids), "chunks": (len(ids) + chunk_size - 1) // chunk_size,
-                "dimension": None, "chunks_done": 0, "complete": False}
-    atomic_write_json(folder / "progress.json", progress)
-    return progress
+    def run(self) -> NodeIndex:
+        """The checked index; a damaged one is rebuilt once after a warning (a graph alone when only it
+        is damaged), and a write that fails is a :class:`NodeIndexError`."""
+        try:
+            if self.rebuild:
+                files.discard_folder(self.folder)
+            try:
+                return self.load_or_build()
+            except NodeIndexDamaged as damage:
+                self.damage = damage
+                self._say(damage.problem, "rebuilding its search graph" if damage.graph_only else "rebuilding it")
+                if damage.graph_only:
+                    (self.folder / ANN_FILE).unlink(missing_ok=True)
+                else:
+                    files.discard_folder(self.folder)
+            return self.load_or_build()  # damaged again right after a rebuild: a clean error
+        except (OSError, StorageError) as exc:
+            raise self._unwritable(exc) from exc
 
+    def load_or_build(self) -> NodeIndex:
+        """The finished index, or the build finished first (resumed, or started afresh)."""
+        record = files.read_record(self.folder)
+        if record is not None and record["model_id"] != self.embedder.model_id:
+            raise NodeIndexDamaged(self.folder, f"{PROGRESS_FILE} belongs to the model {record['model_id']!r}")
+        if record is not None and record["complete"]:
+            if not record["count"] or (self.folder / VECTORS_FILE).is_file():
+                return self.load(record)
+            if not any(self.folder.glob("chunk-*.npy")):
+                raise NodeIndexDamaged(self.folder, f"{VECTORS_FILE} is missing")
+        return self.build(record)
 
-def _chunk_path(folder: Path, number: int) -> Path:
-    return folder / f"chunk-{number:05d}.npy"
+    def build(self, record: dict[str, Any] | None) -> NodeIndex:
+        """Embed the chunks not done yet (or damaged), join them into ``vectors.npy``, load it."""
+        if record is None or not (record["complete"] or record["chunk_size"] == self.chunk_size):
+            record = self._start()
+        ids = files.read_ids(self.folder, record["count"])
+        files.read_type_rows(self.folder, record["count"])  # a damaged listing is found before embedding
+        self._embed_chunks(record, ids)
+        record.update(chunks_done=record["chunks"], complete=True)
+        atomic_write_json(self.folder / PROGRESS_FILE, record)
+        if record["count"]:
+            chunks = [chunk_path(self.folder, number) for number in range(record["chunks"])]
+            files.join_arrays(self.folder, chunks, record["count"], self._dimension(record))
+            (self.folder / ANN_FILE).unlink(missing_ok=True)  # a graph of older vectors
+            for path in chunks:
+                path.unlink(missing_ok=True)
+        return self.load(record)
 
+    def _start(self) -> dict[str, Any]:
+        """A fresh folder holding the node list and their types (whatever was there is discarded)."""
+        files.discard_folder(self.folder)
+        make_folder(self.folder, what="the node index folder")
+        ids, types = index_nodes(self.kb)
+        atomic_write_text(self.folder / IDS_FILE, "".join(f"{iri}\n" for iri in ids))
+        atomic_write_json(self.folder / files.TYPES_FILE, _type_rows(ids, types))
+        size = self.chunk_size
+        record = {"format": files.INDEX_FORMAT, "model_id": self.embedder.model_id, "chunk_size": size,
+                  "count": len(ids), "chunks": (len(ids) + size - 1) // size,
+                  "dimension": None, "chunks_done": 0, "complete": False}
+        atomic_write_json(self.folder / PROGRESS_FILE, record)
+        return record
 
-def _save_array(path: Path, array: np.ndarray) -> None:
-    buffer = io.BytesIO()
-    np.save(buffer, np.ascontiguousarray(array, dtype=np.float32))
-    atomic_write_bytes(path, buffer.getvalue())
+    def _embed_chunks(self, record: dict[str, Any], ids: list[str]) -> None:
+        """Embed each chunk whose file is missing or damaged (a damaged one after a warning)."""
+        size, total = record["chunk_size"], len(ids)
+        for number in range(record["chunks"]):
+            start, end = number * size, min((number + 1) * size, total)
+            path = chunk_path(self.folder, number)
+            problem = files.npy_problem(path, end - start, self._dimension(record))
+            if problem is not None:
+                if path.exists():
+                    self._say(problem, f"re-embedding its {end - start:,} nodes")
+                vectors = _embed_rows(self.kb, self.embedder, ids[start:end],
+                                      _offset_report(self.progress, start, total))
+                files.save_array(path, vectors)
+                record.update(chunks_done=max(record["chunks_done"], number + 1), dimension=int(vectors.shape[1]))
+                atomic_write_json(self.folder / PROGRESS_FILE, record)
+            if self.progress is not None:
+                self.progress(end, total)
+
+    def load(self, record: dict[str, Any]) -> NodeIndex:
+        """The finished index, each file checked against the others."""
+        count, dimension = record["count"], self._dimension(record)
+        ids = files.read_ids(self.folder, count)
+        rows = files.read_type_rows(self.folder, count)
+        if not count:
+            return NodeIndex(self.embedder.model_id, ids, np.zeros((0, dimension), dtype=np.float32), rows)
+        graph = (self.folder / ANN_FILE).is_file() or count >= ANN_THRESHOLD
+        vectors = self._vectors(count, dimension, random_access=graph)
+        if graph and not (self.folder / ANN_FILE).is_file():  # a build killed before its graph was saved
+            AnnIndex.build(vectors).save(self.folder / ANN_FILE)
+        ann = files.load_graph(self.folder, count, dimension) if graph else None
+        index = NodeIndex(self.embedder.model_id, ids, vectors, rows, ann)
+        if len(index.row_of) != count:
+            raise NodeIndexDamaged(self.folder, f"{IDS_FILE} lists a node twice")
+        return index
+
+    def _vectors(self, count: int, dimension: int, *, random_access: bool) -> np.ndarray:
+        path = self.folder / VECTORS_FILE
+        problem = files.npy_problem(path, count, dimension)
+        if problem is not None:
+            raise NodeIndexDamaged(self.folder, problem)
+        try:
+            return open_vectors(path, random_access=random_access)
+        except (OSError, ValueError) as exc:
+            raise NodeIndexDamaged(self.folder, f"{VECTORS_FILE} cannot be memory-mapped ({exc})") from exc
+
+    def _dimension(self, record: dict[str, Any]) -> int:
+        recorded, own = record["dimension"], self.embedder.dimension
+        if recorded and own and recorded != own:
+            raise NodeIndexDamaged(self.folder, f"{PROGRESS_FILE} records dimension {recorded}, "
+                                                f"the embedder gives {own}")
+        return int(recorded or own)
+
+    def _say(self, problem: str, action: str) -> None:
+        self.warn(f"the node index of {self.kb.name} ({self.embedder.model_id}) in {self.folder} is damaged: "
+                  f"{problem}; {action}")
+
+    def _unwritable(self, exc: OSError | StorageError) -> NodeIndexError:
+        name = self.kb.name
+        what = (f"the node index of {name} is damaged ({self.damage.problem}) and cannot be rebuilt"
+                if self.damage is not None else f"the node index of {name} cannot be written")
+        where, reason = (exc.path, exc.reason) if isinstance(exc, StorageError) else (exc.filename,
+                                                                                      exc.strerror or exc)
+        return NodeIndexError(f"{what}: {where or self.folder}: {reason}",
+                              hint=f"it is derived data: make {self.folder.parent} and its contents writable "
+                                   f"(or free space on that disk), then run 'sparqlqa index {name} --rebuild'")
 
 
 def build_index(kb: KnowledgeBase, embedder: Embedder, *, progress: Progress | None = None,
-                chunk_size: int = CHUNK_SIZE) -> NodeIndex:
-    """Build (or finish building) the node index of an on-disk KB, then load it."""
-    folder = _index_folder(kb, embedder)
-    if folder is None:
+                chunk_size: int | None = None, warn: Warn | None = None, rebuild: bool = False) -> NodeIndex:
+    """Build (or finish building) the node index of an on-disk KB, then load it, checked.
+
+    A damaged index (a file missing, unreadable, truncated or disagreeing with the others) is rebuilt
+    after ``warn(text)`` says what was wrong (default: a ``logging`` warning): only the ANN graph when
+    only it is damaged, only the damaged chunks of an unfinished build.  ``rebuild``: discard the index
+    first.  An index that cannot be written (permissions, a full disk) is a :class:`NodeIndexError`.
+    """
+    root = kb.artifacts_dir("embeddings")
+    if root is None:
         return _build_in_memory(kb, embedder, progress)
-    record = _prepare(folder, kb, embedder, chunk_size)
-    ids = _read_ids(folder)
-    total = len(ids)
-    joined = bool(record.get("complete")) and (folder / VECTORS_FILE).is_file()
-    for number in range(record["chunks"]):
-        path = _chunk_path(folder, number)
-        done = min((number + 1) * chunk_size, total)
-        if not path.is_file() and not joined:
-            vectors = _embed_rows(kb, embedder, ids[number * chunk_size:done],
-                                  _offset_report(progress, number * chunk_size, total))
-            _save_array(path, vectors)
-            record.update(chunks_done=number + 1, dimension=int(vectors.shape[1]))
-            atomic_write_json(folder / "progress.json", record)
-        if progress is not None:
-            progress(done, total)
-    record.update(chunks_done=record["chunks"], complete=True)
-    atomic_write_json(folder / "progress.json", record)
-    _finish(folder, record)
-    return _load_folder(folder, embedder)
-
-
-def _join_chunks(folder: Path, record: dict[str, Any]) -> None:
-    """Write the chunks as one ``vectors.npy`` (streamed, atomically), then delete them."""
-    count, chunks = int(record.get("count", 0)), int(record.get("chunks", 0))
-    dimension = int(record.get("dimension") or 0)
-    tmp = folder / f".{VECTORS_FILE}.tmp"
-    joined = np.lib.format.open_memmap(tmp, mode="w+", dtype=np.float32, shape=(count, dimension))
-    start = 0
-    for number in range(chunks):
-        part = np.load(_chunk_path(folder, number))
-        joined[start:start + len(part)] = part
-        start += len(part)
-    if start != count:
-        raise KBError(f"the node index in {folder} is inconsistent ({start} rows, {count} ids)",
-                      hint=f"delete {folder} and run 'sparqlqa index' again")
-    joined.flush()
-    del joined
-    tmp.replace(folder / VECTORS_FILE)
-    for number in range(chunks):
-        _chunk_path(folder, number).unlink(missing_ok=True)
-
-
-def _finish(folder: Path, record: dict[str, Any]) -> None:
-    """Join the chunks and, for big indexes, build the ANN graph (each step redone if killed)."""
-    if not record.get("count"):
-        return
-    if not (folder / VECTORS_FILE).is_file():
-        _join_chunks(folder, record)
-    if int(record.get("count", 0)) >= ANN_THRESHOLD and not (folder / ANN_FILE).is_file():
-        vectors = np.load(folder / VECTORS_FILE, mmap_mode="r")
-        AnnIndex.build(vectors).save(folder / ANN_FILE)
+    return _DiskBuild(kb, embedder, root / embedder.model_id, chunk_size or CHUNK_SIZE, progress,
+                      warn or _log_warning, rebuild).run()
 
 
 def _build_in_memory(kb: KnowledgeBase, embedder: Embedder, progress: Progress | None) -> NodeIndex:
@@ -490,42 +551,13 @@ def _build_in_memory(kb: KnowledgeBase, embedder: Embedder, progress: Progress |
     return NodeIndex(embedder.model_id, ids, vectors, rows)
 
 
-def open_vectors(path: Path, *, random_access: bool = False) -> np.ndarray:
-    """The vectors of ``path`` memory-mapped; ``random_access`` (ANN re-scoring reads scattered rows)
-    turns off the kernel's read-ahead, so a search maps the rows it reads, not their neighbours."""
-    vectors = np.load(path, mmap_mode="r")
-    handle = getattr(vectors, "_mmap", None)
-    if random_access and handle is not None and hasattr(mmap, "MADV_RANDOM"):
-        handle.madvise(mmap.MADV_RANDOM)
-    return vectors
-
-
-def _read_ids(folder: Path) -> list[str]:
-    return [line for line in (folder / "ids.txt").read_text("utf-8").split("\n") if line]
-
-
-def _load_folder(folder: Path, embedder: Embedder) -> NodeIndex:
-    record = _read_progress(folder)
-    _finish(folder, record)
-    ids = _read_ids(folder)
-    has_ann = (folder / ANN_FILE).is_file()
-    vectors = open_vectors(folder / VECTORS_FILE, random_access=has_ann) if record.get("count") else (
-        np.zeros((0, embedder.dimension), dtype=np.float32))
-    if vectors.shape[0] != len(ids):
-        raise KBError(f"the node index in {folder} is inconsistent ({vectors.shape[0]} rows, {len(ids)} ids)",
-                      hint=f"delete {folder} and run 'sparqlqa index' again")
-    raw = json.loads((folder / "types.json").read_text("utf-8"))
-    rows = {t: np.asarray(r, dtype=np.int64) for t, r in raw.items()}
-    ann = AnnIndex.load(folder / ANN_FILE) if has_ann else None
-    return NodeIndex(embedder.model_id, ids, vectors, rows, ann)
-
-
 def index_status(kb: KnowledgeBase, embedder: Embedder) -> dict[str, Any]:
-    """Progress of the on-disk index (``{}`` for in-memory KBs or before any build)."""
+    """Progress of the on-disk index: ``{}`` for in-memory KBs or before any build,
+    ``{"damaged": problem}`` when its ``progress.json`` is unreadable."""
     root = kb.artifacts_dir("embeddings")
     if root is None or not (root / embedder.model_id).is_dir():
         return {}
-    return _read_progress(root / embedder.model_id)
+    return files.progress_status(root / embedder.model_id)
 
 
 def index_supported(kb: KnowledgeBase) -> bool:
@@ -537,24 +569,21 @@ _disk_cache: dict[tuple[str, str], NodeIndex] = {}
 _memory_cache: weakref.WeakKeyDictionary[KnowledgeBase, dict[str, NodeIndex]] = weakref.WeakKeyDictionary()
 
 
-def load_index(kb: KnowledgeBase, embedder: Embedder, *, progress: Progress | None = None) -> NodeIndex:
-    """The node index of ``kb`` for ``embedder``: from this process, from disk, or built now."""
+def load_index(kb: KnowledgeBase, embedder: Embedder, *, progress: Progress | None = None,
+               warn: Warn | None = None, rebuild: bool = False) -> NodeIndex:
+    """The node index of ``kb`` for ``embedder``: from this process, from disk, or built now
+    (``warn``, ``rebuild``: as in :func:`build_index`)."""
     if not index_supported(kb):
         raise ConfigError(f"knowledge base {kb.name!r} is a remote endpoint: it has no node index",
                           hint="use --strategy 4step or offline (they embed only the SPARQL candidates)")
     if kb.directory is None:
         per_kb = _memory_cache.setdefault(kb, {})
-        if embedder.model_id not in per_kb:
+        if rebuild or embedder.model_id not in per_kb:
             per_kb[embedder.model_id] = _build_in_memory(kb, embedder, progress)
         return per_kb[embedder.model_id]
     key = (str(kb.directory), embedder.model_id)
-    if key not in _disk_cache:
-        status = index_status(kb, embedder)
-        folder = _index_folder(kb, embedder)
-        if status.get("complete") and folder is not None:
-            _disk_cache[key] = _load_folder(folder, embedder)
-        else:
-            _disk_cache[key] = build_index(kb, embedder, progress=progress)
+    if rebuild or key not in _disk_cache:
+        _disk_cache[key] = build_index(kb, embedder, progress=progress, warn=warn, rebuild=rebuild)
     return _disk_cache[key]
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -197,3 +198,185 @@ def test_progress_moves_within_a_chunk_and_rows_keep_their_order(movies_kb: Know
     assert seen[-1] == (19, 19) and all(a[0] <= b[0] for a, b in itertools.pairwise(seen))
     fresh = build_index(KnowledgeBase.in_memory("m", movies_kb.store), get_embedder("fake"))
     assert index.ids == fresh.ids and np.allclose(index.vectors, fresh.vectors)
+
+
+# --- a damaged index is rebuilt, not a crash ---------------------------------------------------------
+
+
+def _folder(kb: KnowledgeBase, embedder: FakeEmbedder) -> Path:
+    root = kb.artifacts_dir("embeddings")
+    assert root is not None
+    return root / embedder.model_id
+
+
+def _cut(path: Path, keep: int) -> None:
+    path.write_bytes(path.read_bytes()[:keep])
+
+
+DAMAGE = {  # what is done to a finished index (movies: 19 nodes of 64 dimensions) → the warning's words
+    "vectors header cut": (lambda f: _cut(f / "vectors.npy", 100), "vectors.npy is unreadable"),
+    "vectors truncated": (lambda f: _cut(f / "vectors.npy", 2000), "vectors.npy is truncated (2,000 of 4,992 bytes)"),
+    "vectors one row short": (lambda f: np.save(f / "vectors.npy", np.load(f / "vectors.npy")[:-1]),
+                              "vectors.npy has 18 rows, expected 19"),
+    "vectors other dimension": (lambda f: np.save(f / "vectors.npy", np.load(f / "vectors.npy")[:, :32]),
+                                "vectors.npy has 32 dimensions, the embedder gives 64"),
+    "ids line removed": (lambda f: (f / "ids.txt").write_text(
+        "".join((f / "ids.txt").read_text().splitlines(keepends=True)[1:])), "ids.txt lists 18 nodes"),
+    "types garbage": (lambda f: (f / "types.json").write_text("{not json"), "types.json is not readable JSON"),
+    "types row out of range": (lambda f: (f / "types.json").write_text('{"urn:T": [3, 19]}'),
+                               "types.json: <urn:T> lists rows outside 0..18"),
+    "progress garbage": (lambda f: (f / "progress.json").write_bytes(b"\x00" * 40), "progress.json is not readable"),
+}
+
+
+@pytest.mark.parametrize("damage", sorted(DAMAGE))
+def test_a_damaged_finished_index_is_rebuilt_after_one_warning(movies_kb: KnowledgeBase, damage: str) -> None:
+    embedder = CountingEmbedder()
+    first = build_index(movies_kb, embedder, chunk_size=4)
+    expected, query = np.array(first.vectors), embed_query(embedder, "Sigourney Weaver American actress")
+    before = first.search(query, 5)
+    del first
+    harm, words = DAMAGE[damage]
+    harm(_folder(movies_kb, embedder))
+    warnings: list[str] = []
+    again = CountingEmbedder()
+    index = build_index(movies_kb, again, chunk_size=4, warn=warnings.append)
+    assert len(warnings) == 1 and words in warnings[0] and warnings[0].endswith("; rebuilding it"), warnings
+    assert f"the node index of movies (fake) in {_folder(movies_kb, embedder)} is damaged: " in warnings[0]
+    assert len(again.texts) == 19  # derived data: embedded again, whole
+    assert np.array_equal(np.asarray(index.vectors), expected) and index.search(query, 5) == before
+    assert [p.name for p in _folder(movies_kb, embedder).parent.iterdir()] == ["fake"]  # no trash left
+    quiet: list[str] = []
+    build_index(movies_kb, CountingEmbedder(), chunk_size=4, warn=quiet.append)
+    assert quiet == []  # healthy again
+
+
+def test_without_a_warn_callback_the_warning_is_logged(movies_kb: KnowledgeBase,
+                                                       caplog: pytest.LogCaptureFixture) -> None:
+    embedder = get_embedder("fake")
+    build_index(movies_kb, embedder)
+    _cut(_folder(movies_kb, embedder) / "vectors.npy", 100)  # the issue's reproduction: `head -c 100`
+    with caplog.at_level("WARNING", logger="sparqlqa.vectors"):
+        index = build_index(movies_kb, embedder)
+    assert len(index) == 19
+    assert [r.levelname for r in caplog.records] == ["WARNING"]
+    assert "vectors.npy is unreadable (EOF: reading array header" in caplog.records[0].getMessage()
+
+
+def _half_built(kb: KnowledgeBase) -> Path:
+    """A build of 5 chunks of 4 nodes killed while embedding the fifth: chunks 0-3 are on disk."""
+    with pytest.raises(KeyboardInterrupt):
+        build_index(kb, CountingEmbedder(fail_after=16), chunk_size=4)
+    folder = _folder(kb, CountingEmbedder())
+    assert sorted(p.name for p in folder.glob("chunk-*")) == [f"chunk-0000{n}.npy" for n in range(4)]
+    return folder
+
+
+@pytest.mark.parametrize(("harm", "words"), [
+    (lambda p: _cut(p, 150), "chunk-00003.npy is truncated (150 of 1,152 bytes)"),
+    (lambda p: np.save(p, np.zeros((3, 64), dtype=np.float32)), "chunk-00003.npy has 3 rows, expected 4"),
+    (lambda p: p.write_bytes(b""), "chunk-00003.npy is empty (0 bytes)"),
+], ids=["truncated", "wrong rows", "empty"])
+def test_a_damaged_chunk_of_a_resumed_build_is_re_embedded_alone(movies_kb: KnowledgeBase, harm: Any,
+                                                                  words: str) -> None:
+    harm(_half_built(movies_kb) / "chunk-00003.npy")
+    warnings: list[str] = []
+    resumed = CountingEmbedder()
+    index = build_index(movies_kb, resumed, chunk_size=4, warn=warnings.append)
+    assert len(warnings) == 1 and words in warnings[0] and warnings[0].endswith("re-embedding its 4 nodes")
+    assert len(resumed.texts) == 4 + 3  # the damaged chunk 3, then chunk 4 (never done)
+    fresh = build_index(KnowledgeBase.in_memory("m", movies_kb.store), CountingEmbedder())
+    assert index.ids == fresh.ids and np.allclose(index.vectors, fresh.vectors)
+
+
+def test_garbage_progress_of_a_half_built_index_restarts_it_cleanly(movies_kb: KnowledgeBase) -> None:
+    folder = _half_built(movies_kb)
+    (folder / "progress.json").write_text("garbage")
+    warnings: list[str] = []
+    again = CountingEmbedder()
+    index = build_index(movies_kb, again, chunk_size=4, warn=warnings.append)
+    assert len(warnings) == 1 and "progress.json is not readable JSON" in warnings[0]
+    assert len(again.texts) == 19 and len(index) == 19
+    assert sorted(p.name for p in folder.iterdir()) == ["ids.txt", "progress.json", "types.json", "vectors.npy"]
+
+
+def test_a_damaged_graph_alone_is_rebuilt(movies_kb: KnowledgeBase, monkeypatch: pytest.MonkeyPatch) -> None:
+    import sparqlqa.vectors as vectors
+
+    monkeypatch.setattr(vectors, "ANN_THRESHOLD", 10)
+    first = build_index(movies_kb, CountingEmbedder(), chunk_size=4)
+    query = embed_query(get_embedder("fake"), "alien spaceship")
+    before = first.search(query, 5)
+    graph = _folder(movies_kb, CountingEmbedder()) / "ann-faiss.index"
+    _cut(graph, graph.stat().st_size // 2)
+    warnings: list[str] = []
+    again = CountingEmbedder()
+    index = build_index(movies_kb, again, chunk_size=4, warn=warnings.append)
+    assert len(warnings) == 1 and "ann-faiss.index is unreadable" in warnings[0]
+    assert warnings[0].endswith("; rebuilding its search graph") and again.texts == []  # nothing re-embedded
+    assert index.ann is not None and index.search(query, 5) == before
+
+
+def test_rebuild_discards_the_index_first(movies_kb: KnowledgeBase) -> None:
+    embedder = CountingEmbedder()
+    load_index(movies_kb, embedder)
+    again = CountingEmbedder()
+    index = load_index(movies_kb, again, rebuild=True)
+    assert len(again.texts) == 19 and len(index) == 19
+    assert load_index(movies_kb, again) is index  # the rebuilt index replaces the process's copy
+
+
+def test_a_kill_while_discarding_leaves_trash_the_next_run_removes(movies_kb: KnowledgeBase,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    import sparqlqa.index_files as files
+
+    build_index(movies_kb, CountingEmbedder())
+    folder = _folder(movies_kb, CountingEmbedder())
+
+    def killed(path: Any, ignore_errors: bool = False) -> None:
+        raise KeyboardInterrupt("killed")
+
+    monkeypatch.setattr(files.shutil, "rmtree", killed)
+    with pytest.raises(KeyboardInterrupt):
+        build_index(movies_kb, CountingEmbedder(), rebuild=True)
+    assert not folder.exists() and [p.name[:12] for p in folder.parent.iterdir()] == [".trash-fake-"]
+    monkeypatch.undo()
+    again = CountingEmbedder()
+    assert len(build_index(movies_kb, again)) == 19 and len(again.texts) == 19
+    assert [p.name for p in folder.parent.iterdir()] == ["fake"]
+
+
+def test_an_index_that_cannot_be_written_is_a_clean_error(movies_kb: KnowledgeBase,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    import errno
+
+    import sparqlqa.index_files as files
+    from sparqlqa.errors import NodeIndexError
+
+    folder = _half_built(movies_kb)
+    _cut(folder / "chunk-00002.npy", 10)
+
+    def full(path: Path, data: bytes, **_: Any) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device", str(path))
+
+    monkeypatch.setattr(files, "atomic_write_bytes", full)  # every chunk write fails, as on a full disk
+    with pytest.raises(NodeIndexError) as caught:
+        build_index(movies_kb, CountingEmbedder(), chunk_size=4, warn=lambda text: None)
+    error = caught.value
+    assert f"{folder}/chunk-00002.npy: No space left on device" in error.message
+    assert "cannot be written" in error.message and "'sparqlqa index movies --rebuild'" in (error.hint or "")
+    monkeypatch.undo()
+    again = CountingEmbedder()
+    assert len(build_index(movies_kb, again, chunk_size=4)) == 19 and len(again.texts) == 4 + 3  # resumed
+
+
+def test_an_index_damaged_again_after_its_rebuild_is_a_clean_error(movies_kb: KnowledgeBase,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    import sparqlqa.vectors as vectors
+    from sparqlqa.errors import NodeIndexDamaged
+
+    monkeypatch.setattr(vectors.files, "npy_problem", lambda path, rows, dimension: f"{path.name} is bad")
+    warnings: list[str] = []
+    with pytest.raises(NodeIndexDamaged, match=r"vectors\.npy is bad") as caught:
+        build_index(movies_kb, CountingEmbedder(), chunk_size=4, warn=warnings.append)
+    assert len(warnings) == 1 and "--rebuild" in (caught.value.hint or "")

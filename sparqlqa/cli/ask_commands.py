@@ -16,10 +16,10 @@ from sparqlqa.cli.output import (
     console,
     count_progress,
     device_option,
-    err_console,
     note,
     print_json,
     safe,
+    warning,
 )
 
 if TYPE_CHECKING:
@@ -33,27 +33,37 @@ RERANK_CHOICES = ("listwise", "pointwise", "none")
 NO_NODE_EXIT = 3
 
 
-def ensure_index(kb: KnowledgeBase, embedder: Embedder, *, quiet: bool = False, ahead: bool = True) -> dict[str, Any]:
-    """Build or resume the node index of ``kb``, saying so first and showing progress (unless
-    ``quiet``; ``ahead``: mention ``sparqlqa index``); returns a summary."""
+def ensure_index(kb: KnowledgeBase, embedder: Embedder, *, quiet: bool = False, ahead: bool = True,
+                 rebuild: bool = False) -> dict[str, Any]:
+    """Build or resume the node index of ``kb`` (``rebuild``: afresh), saying so first and showing progress
+    (unless ``quiet``; ``ahead``: mention ``sparqlqa index``); a damaged index is rebuilt after a warning
+    (shown even when ``quiet``); returns a summary."""
     from sparqlqa.vectors import index_status, index_supported, load_index
 
     if not index_supported(kb):
         return {"kb": kb.name, "supported": False}
     started = time.perf_counter()
-    before = index_status(kb, embedder)
-    if not before.get("complete") and not quiet:
+    before = {} if rebuild else index_status(kb, embedder)
+    if not (before.get("complete") or before.get("damaged")) and not quiet:  # damaged: the warning says it
         tip = f"; 'sparqlqa index {kb.name}' builds it ahead" if ahead else ""
-        note(f"{'resuming' if before else 'building'} the node index of {kb.name} ({embedder.model_id}): "
-             f"once per KB and embedder, resumable{tip}")
+        what = f"the node index of {kb.name} ({embedder.model_id})"
+        note(f"rebuilding {what} from scratch (resumable)" if rebuild else
+             f"{'resuming' if before else 'building'} {what}: once per KB and embedder, resumable{tip}")
+    warnings: list[str] = []
+
+    def warn(text: str) -> None:
+        warnings.append(text)
+        warning(text)
+
     with (nullcontext(lambda done, total: None) if quiet else
           count_progress(f"embedding nodes of {kb.name} ({embedder.model_id})", "indexed", "nodes")) as update:
-        index = load_index(kb, embedder, progress=update)
+        index = load_index(kb, embedder, progress=update, warn=warn, rebuild=rebuild)
     folder = kb.artifacts_dir("embeddings")
     return {"kb": kb.name, "embedder": embedder.model_id, "nodes": len(index),
             "dimension": int(index.vectors.shape[1]) if len(index) else embedder.dimension,
-            "types": len(index.type_rows), "resumed": bool(before) and not before.get("complete"),
-            "already_built": bool(before.get("complete")),
+            "types": len(index.type_rows), "resumed": "chunks_done" in before and not before["complete"],
+            "already_built": bool(before.get("complete")) and not warnings,
+            "rebuilt": rebuild or bool(warnings), "warnings": warnings,
             "folder": str(folder / embedder.model_id) if folder else None,
             "seconds": round(time.perf_counter() - started, 2)}
 
@@ -63,20 +73,21 @@ def ensure_index(kb: KnowledgeBase, embedder: Embedder, *, quiet: bool = False, 
 @click.option("--embedder", "embedder_spec", metavar="SPEC",
               help="Embedder (default: $SPARQLQA_EMBEDDER or onnx:all-MiniLM-L6-v2).")
 @device_option
+@click.option("--rebuild", is_flag=True, help="Discard this embedder's index of NAME and build it afresh.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
-def index(name: str, embedder_spec: str | None, as_json: bool) -> None:
-    """Build (or resume) the node vector index of knowledge base NAME."""
+def index(name: str, embedder_spec: str | None, rebuild: bool, as_json: bool) -> None:
+    """Build (or resume) the node vector index of knowledge base NAME (--rebuild: from scratch)."""
     from sparqlqa.embed import get_embedder
     from sparqlqa.kb import open_kb
 
     with open_kb(name) as kb:
-        summary = ensure_index(kb, get_embedder(embedder_spec), ahead=False)
+        summary = ensure_index(kb, get_embedder(embedder_spec), ahead=False, rebuild=rebuild)
     if as_json:
         print_json(summary)
     elif not summary.get("supported", True):
         note(f"{name} is a remote endpoint: it has no node index (ask embeds its SPARQL candidates)")
     else:
-        state = "already built" if summary["already_built"] else "built"
+        state = "rebuilt" if summary["rebuilt"] else "already built" if summary["already_built"] else "built"
         console().print(f"{summary['nodes']} nodes, {summary['types']} types, dimension {summary['dimension']}: "
                         f"{state} in {summary['seconds']} s → {summary['folder']}", highlight=False)
 
@@ -197,10 +208,9 @@ def unnarrowed(answer: Answer) -> bool:
 
 def _warn_if_unnarrowed(answer: Answer) -> None:
     if unnarrowed(answer):
-        err_console().print(f"warning: the question names no node of {answer.kb}: these answers are only the "
-                            "nodes most similar to its words (no SPARQL narrowed them); name an entity as the "
-                            "KB spells it (try 'sparqlqa ask --explain')", style="bold yellow", markup=False,
-                            highlight=False, soft_wrap=True)
+        warning(f"the question names no node of {answer.kb}: these answers are only the nodes most similar to "
+                "its words (no SPARQL narrowed them); name an entity as the KB spells it "
+                "(try 'sparqlqa ask --explain')")
 
 
 def answers_table(answer: Answer, top: int) -> Any:

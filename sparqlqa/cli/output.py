@@ -76,6 +76,11 @@ def note(message: str) -> None:
     err_console().print(safe(message), style="dim", highlight=False, soft_wrap=True, markup=False)
 
 
+def warning(message: str) -> None:
+    """``warning: MESSAGE`` on stderr, one line, in bold yellow; shown even with ``--quiet``."""
+    err_console().print(f"warning: {message}", style="bold yellow", markup=False, highlight=False, soft_wrap=True)
+
+
 #: seconds between plain progress lines when stderr is not a terminal ($SPARQLQA_PROGRESS_EVERY overrides)
 PROGRESS_EVERY = 10.0
 
