@@ -124,9 +124,10 @@ def run_question(kb: Any, question: Question, embedder: Any) -> Record:
     """Link, SPARQL and rank one question, timing each stage the way ``ask`` runs them."""
     from sparqlqa.execute import ExecuteOptions, drop_constant_nodes, find_candidates
     from sparqlqa.linking import link_constants
+    from sparqlqa.node_text import fetch_labels
     from sparqlqa.ranking import query_text, rank_candidates
     from sparqlqa.triplets import triplets_from_data
-    from sparqlqa.vectors import embed_query, fetch_labels
+    from sparqlqa.vectors import embed_query
 
     record = Record()
     triplets = triplets_from_data(hop_triplets(question.qtype, question.entity), question.text, kb.schema,

@@ -60,7 +60,8 @@ def generated_texts(n: int) -> list[str]:
 
 def kb_texts(kb_name: str, n: int) -> list[str]:
     from sparqlqa.kb import open_kb
-    from sparqlqa.vectors import index_nodes, node_texts
+    from sparqlqa.node_text import node_texts
+    from sparqlqa.vectors import index_nodes
 
     kb = open_kb(kb_name)
     ids = index_nodes(kb)[0][:n]

@@ -26,10 +26,10 @@ from sparqlqa.errors import ConfigError, LLMParseError, NotInCache, SparqlqaErro
 from sparqlqa.kb import KnowledgeBase, open_kb
 from sparqlqa.llm.context import llm_context
 from sparqlqa.naming import display_name
+from sparqlqa.node_text import fetch_labels, node_texts
 from sparqlqa.ranking import RankedNode, Ranking, rank_candidates, vector_search
 from sparqlqa.rerank import RERANK_MODES, rerank
 from sparqlqa.terms import is_node_key, is_value_key, node_keys, value_datatype
-from sparqlqa.vectors import fetch_labels, node_texts
 
 if TYPE_CHECKING:
     from sparqlqa.execute import Candidates, ExecuteOptions

@@ -17,7 +17,8 @@ from typing import TYPE_CHECKING, Any
 
 from sparqlqa.embed import Embedder
 from sparqlqa.kb import KnowledgeBase
-from sparqlqa.vectors import NodeIndex, embed_query, index_supported, load_index, node_texts
+from sparqlqa.node_text import node_texts
+from sparqlqa.vectors import NodeIndex, embed_query, index_supported, load_index
 
 if TYPE_CHECKING:
     from sparqlqa.execute import Candidates, Evidence

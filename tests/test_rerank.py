@@ -122,7 +122,7 @@ def test_mode_none_and_unknown_modes() -> None:
 def test_rerank_texts_state_each_fact_once(tmp_path: Path) -> None:
     """A WorldCup2014-style KB stores every fact twice (``X`` and ``X_inverse``); texts say it once."""
     from sparqlqa.ingest import ingest
-    from sparqlqa.vectors import node_texts
+    from sparqlqa.node_text import node_texts
 
     src = tmp_path / "wc.txt"
     src.write_text("Andrea_PIRLO\tplays_for_country\tItaly\nItaly\tplays_for_country_inverse\tAndrea_PIRLO\n"

@@ -118,7 +118,7 @@ def test_the_triplet_prompt_asks_for_values_only_where_relations_hold_them(peopl
 
 
 def test_rerank_texts_state_a_node_s_values(people: KnowledgeBase) -> None:
-    from sparqlqa.vectors import node_texts
+    from sparqlqa.node_text import node_texts
 
     text = node_texts(people, ["http://example.org/alice"], mode="full")["http://example.org/alice"]
     assert "Alice Smith birth date 1980-04-02" in text and "Alice Smith works for ACME Corp" in text

@@ -11,6 +11,7 @@ import pytest
 
 from sparqlqa.embed import FakeEmbedder, get_embedder
 from sparqlqa.kb import KnowledgeBase
+from sparqlqa.node_text import node_texts
 from sparqlqa.ranking import query_text, rank_candidates, vector_search
 from sparqlqa.store import OxigraphStore
 from sparqlqa.vectors import (
@@ -20,7 +21,6 @@ from sparqlqa.vectors import (
     index_nodes,
     index_status,
     load_index,
-    node_texts,
 )
 
 EX = "https://example.org/movies/"

@@ -53,7 +53,7 @@ _CONTROLS = {**{c: chr(0x2400 + c) for c in range(0x20)}, 0x7F: "\u2421",
 
 
 def safe(text: object) -> str:
-    """Text from a KB, an LLM or a user, fit for one line of a terminal: tabs and line breaks become
+    r"""Text from a KB, an LLM or a user, fit for one line of a terminal: tabs and line breaks become
     spaces, other control characters visible symbols (ESC → ␛), so no data can move the cursor, recolour
     or retitle the terminal.  Print it with ``markup=False`` (or as :func:`cell`), so ``[/bold]`` in a
     label stays text.

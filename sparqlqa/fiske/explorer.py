@@ -259,7 +259,7 @@ class Explorer:
         return {relations[i]: clue for _, i, clue in kept[: self.settings.relations_per_step]}
 
     def _fetch_names(self, nodes: Sequence[str]) -> None:
-        from sparqlqa.vectors import fetch_labels
+        from sparqlqa.node_text import fetch_labels
 
         missing = [n for n in dict.fromkeys(nodes) if n not in self.names]
         if missing:
