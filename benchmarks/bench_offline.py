@@ -1,6 +1,6 @@
 """Offline strategy benchmark: Hits@1 and per-question latency on MetaQA / PathQuestion, no network.
 
-Runs the full offline pipeline (``sparqlqa.pipeline.ask(kb, q, strategy="offline", rerank="none")``)
+Runs the full offline pipeline (``sparqlqa.strategies.ask.ask(kb, q, strategy="offline", rerank="none")``)
 on a seeded sample of questions and prints Hits@1 (top answer's label is a gold answer,
 case-insensitive) and latency p50/p95.
 
@@ -34,8 +34,8 @@ from typing import Any
 
 from pyoxigraph import NamedNode
 
-from sparqlqa.kb import KnowledgeBase, kb_exists, open_kb
-from sparqlqa.linking import LabelIndex, normalize_label
+from sparqlqa.kb.knowledge_base import KnowledgeBase, kb_exists, open_kb
+from sparqlqa.stages.linking import LabelIndex, normalize_label
 
 #: MetaQA qtype words → relation names of its KB
 METAQA_RELATIONS = {"actor": "starred_actors", "director": "directed_by", "writer": "written_by",
@@ -103,7 +103,7 @@ def percentile(values: list[float], q: float) -> float:
 
 
 def evaluate(kb: KnowledgeBase, items: list[Item], *, brackets: bool, check_oracle: bool) -> dict[str, Any]:
-    from sparqlqa.pipeline import ask
+    from sparqlqa.strategies.ask import ask
 
     rows = []
     ask(kb, items[0].question, strategy="offline", rerank="none", k=5)  # warm-up: model, indexes

@@ -105,9 +105,9 @@ def load_questions(hops: int, count: int, seed: int) -> list[Question]:
 def ensure_kb(embedder: Any) -> Any:
     """The ``metaqa`` KB and its label and node indexes (built on first use, not timed)."""
     from sparqlqa.ingest import ingest
-    from sparqlqa.kb import kb_exists, open_kb
-    from sparqlqa.linking import LabelIndex
-    from sparqlqa.vectors import load_index
+    from sparqlqa.kb.knowledge_base import kb_exists, open_kb
+    from sparqlqa.stages.linking import LabelIndex
+    from sparqlqa.vectors.index import load_index
 
     if not kb_exists("metaqa"):
         print("ingesting MetaQA ...", file=sys.stderr)
@@ -122,12 +122,12 @@ def ensure_kb(embedder: Any) -> Any:
 
 def run_question(kb: Any, question: Question, embedder: Any) -> Record:
     """Link, SPARQL and rank one question, timing each stage the way ``ask`` runs them."""
-    from sparqlqa.execute import ExecuteOptions, drop_constant_nodes, find_candidates
-    from sparqlqa.linking import link_constants
-    from sparqlqa.node_text import fetch_labels
-    from sparqlqa.ranking import query_text, rank_candidates
-    from sparqlqa.triplets import triplets_from_data
-    from sparqlqa.vectors import embed_query
+    from sparqlqa.kb.node_text import fetch_labels
+    from sparqlqa.stages.execute import ExecuteOptions, drop_constant_nodes, find_candidates
+    from sparqlqa.stages.linking import link_constants
+    from sparqlqa.stages.ranking import query_text, rank_candidates
+    from sparqlqa.stages.triplets import triplets_from_data
+    from sparqlqa.vectors.index import embed_query
 
     record = Record()
     triplets = triplets_from_data(hop_triplets(question.qtype, question.entity), question.text, kb.schema,
@@ -261,8 +261,8 @@ def parse_args() -> argparse.Namespace:
 def main() -> None:
     args = parse_args()
     os.environ["SPARQLQA_HOME"] = args.home
-    from sparqlqa.embed import get_embedder
-    from sparqlqa.rdflib_interop import kb_to_graph
+    from sparqlqa.kb.rdflib_interop import kb_to_graph
+    from sparqlqa.vectors.embed import get_embedder
 
     embedder = get_embedder(args.embedder)
     kb = ensure_kb(embedder)

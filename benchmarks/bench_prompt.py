@@ -43,7 +43,7 @@ PROPERTIES = ["directed_by", "place_of_birth", "nationality", "contains", "genre
 
 
 def make_schema(count: int, seed: int) -> Any:
-    from sparqlqa.schema import RelationInfo, Schema, TypeInfo
+    from sparqlqa.kb.schema import RelationInfo, Schema, TypeInfo
 
     rng = random.Random(seed)
     names = rng.sample([f"{d}_{p}" for d in DOMAINS for p in PROPERTIES], count // 2)
@@ -103,7 +103,7 @@ def main() -> None:
     parser.add_argument("--kb-file", help="measure this delimited KB's section instead")
     parser.add_argument("--write-wc", help="first write a WorldCup2014-shaped KB file here")
     args = parser.parse_args()
-    from sparqlqa.embed import get_embedder
+    from sparqlqa.vectors.embed import get_embedder
 
     embedder = get_embedder(args.embedder)
     if args.write_wc:

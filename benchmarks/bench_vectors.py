@@ -9,7 +9,7 @@ One run measures, in the same process (so the ratios hold on a shared, loaded ma
 2. **Search** on ``--nodes`` generated 384-d unit vectors: ``--clusters`` random centres plus
    Gaussian noise of the same norm (same-cluster cosine ≈ 0.5, as between related node texts);
    written to a memory-mapped ``vectors.npy``, as a finished index is.  Exact search (one mat-vec over
-   the memory map) against the faiss HNSW graph of :mod:`sparqlqa.ann` (build time, query p50/p95,
+   the memory map) against the faiss HNSW graph of :mod:`sparqlqa.vectors.ann` (build time, query p50/p95,
    recall@20 against exact, with and without a type filter covering a third of the nodes).  The
    search runs in a fresh child process, whose peak RSS is reported.
 
@@ -59,9 +59,9 @@ def generated_texts(n: int) -> list[str]:
 
 
 def kb_texts(kb_name: str, n: int) -> list[str]:
-    from sparqlqa.kb import open_kb
-    from sparqlqa.node_text import node_texts
-    from sparqlqa.vectors import index_nodes
+    from sparqlqa.kb.knowledge_base import open_kb
+    from sparqlqa.kb.node_text import node_texts
+    from sparqlqa.vectors.index import index_nodes
 
     kb = open_kb(kb_name)
     ids = index_nodes(kb)[0][:n]
@@ -70,7 +70,7 @@ def kb_texts(kb_name: str, n: int) -> list[str]:
 
 
 def bench_embedders(texts: list[str]) -> dict[str, Any]:
-    from sparqlqa.embed import get_embedder
+    from sparqlqa.vectors.embed import get_embedder
 
     out: dict[str, Any] = {"texts": len(texts), "load": load()}
     vectors = {}
@@ -129,9 +129,9 @@ def timed(index: Any, queries: np.ndarray, kind: str | None, into: dict[str, Any
 
 def search_child(folder: Path, queries: int) -> None:
     """In a fresh process: load the memory map and the graph, search, print figures as JSON."""
-    import sparqlqa.ann as ann_mod
-    from sparqlqa.ann import AnnIndex
-    from sparqlqa.vectors import NodeIndex, open_vectors
+    import sparqlqa.vectors.ann as ann_mod
+    from sparqlqa.vectors.ann import AnnIndex
+    from sparqlqa.vectors.index import NodeIndex, open_vectors
 
     vectors = open_vectors(folder / "vectors.npy", random_access=True)
     ids = [str(i) for i in range(len(vectors))]
@@ -161,7 +161,7 @@ def search_child(folder: Path, queries: int) -> None:
 
 
 def bench_search(nodes: int, clusters: int, queries: int, workdir: Path | None) -> dict[str, Any]:
-    from sparqlqa.ann import AnnIndex
+    from sparqlqa.vectors.ann import AnnIndex
 
     with tempfile.TemporaryDirectory(prefix="bench-vectors-") as tmp:
         folder = workdir or Path(tmp)

@@ -194,7 +194,7 @@ class NodeIndexError(KBError):
 class NodeIndexDamaged(NodeIndexError):
     """A file of a node index is unreadable or disagrees with the others.
 
-    The index is derived data: :func:`sparqlqa.vectors.build_index` catches this, warns and rebuilds
+    The index is derived data: :func:`sparqlqa.vectors.index.build_index` catches this, warns and rebuilds
     (only the ANN search graph when ``graph_only``), so a user sees it only when a fresh rebuild is
     damaged again.  ``problem`` names the file and what is wrong with it.
     """

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from sparqlqa.store import QueryResult, Store
+from sparqlqa.kb.store import QueryResult, Store
 
 
 class RecordingStore(Store):

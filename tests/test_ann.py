@@ -6,11 +6,11 @@ import numpy as np
 import pytest
 from test_vectors import EX, CountingEmbedder
 
-import sparqlqa.vectors as vectors_mod
-from sparqlqa.ann import AnnIndex
-from sparqlqa.embed import get_embedder
-from sparqlqa.kb import KnowledgeBase
-from sparqlqa.vectors import NodeIndex, build_index, embed_query, load_index
+import sparqlqa.vectors.index as vectors_mod
+from sparqlqa.kb.knowledge_base import KnowledgeBase
+from sparqlqa.vectors.ann import AnnIndex
+from sparqlqa.vectors.embed import get_embedder
+from sparqlqa.vectors.index import NodeIndex, build_index, embed_query, load_index
 
 
 def clustered(n: int, dim: int = 32, clusters: int = 50, seed: int = 0) -> np.ndarray:

@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from sparqlqa.cli import main
-from sparqlqa.kb import KnowledgeBase
+from sparqlqa.kb.knowledge_base import KnowledgeBase
 from sparqlqa.llm import FakeLLM
 
 QUESTION = "Which films did Ridley Scott direct?"
@@ -31,7 +31,7 @@ def runner() -> CliRunner:
 def fake_llm(monkeypatch: pytest.MonkeyPatch) -> FakeLLM:
     """``--llm fake`` resolves to this scripted LLM (triplets, then a listwise ranking)."""
     llm = FakeLLM([TRIPLETS, "[2] > [1] > [3]"])
-    import sparqlqa.pipeline as pipeline
+    import sparqlqa.strategies.pipeline as pipeline
 
     def resolve(spec: Any, cache: Any = None) -> Any:
         return llm if spec == "fake" else None

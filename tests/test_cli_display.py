@@ -14,7 +14,7 @@ from rich.console import Console
 import sparqlqa.cli.output as output
 from sparqlqa.cli import main
 from sparqlqa.cli.ask_commands import NO_NODE_EXIT, print_sparql
-from sparqlqa.kb import KnowledgeBase
+from sparqlqa.kb.knowledge_base import KnowledgeBase
 
 QUESTION = "Which films did Ridley Scott direct?"
 LONG_QUERY = ("SELECT ?film WHERE {\n  VALUES ?c0 { <https://example.org/movies/a-very-long-name-of-a-director-"

@@ -9,7 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from sparqlqa.cli import main
-from sparqlqa.kb import KnowledgeBase
+from sparqlqa.kb.knowledge_base import KnowledgeBase
 
 
 @pytest.fixture

@@ -106,7 +106,7 @@ def test_a_crash_on_one_question_is_an_error_and_a_failing_exit(movies_kb: Any, 
                                                                  tmp_path: Path,
                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     """A deterministic exception inside a strategy: counted, listed with its message, exit status 1."""
-    import sparqlqa.offline.strategy as offline
+    import sparqlqa.strategies.offline.strategy as offline
 
     real = offline.offline_triplets
 

@@ -12,7 +12,7 @@ from click.testing import CliRunner
 
 from sparqlqa.cli import main
 from sparqlqa.cli.output import PlainProgress
-from sparqlqa.kb import KnowledgeBase
+from sparqlqa.kb.knowledge_base import KnowledgeBase
 
 
 @pytest.fixture

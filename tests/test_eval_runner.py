@@ -14,11 +14,11 @@ from typing import Any
 
 import pytest
 
-from sparqlqa.answer import Answer, AnswerItem
 from sparqlqa.errors import ConfigError, DatasetError, LLMRateLimited, NotInCache, QueryError
 from sparqlqa.evaluation import EvalError, EvalRun, Question, RunSettings, evaluate, select_questions
 from sparqlqa.evaluation.runner import RESULTS_FILE, ResultsFile
 from sparqlqa.llm import LLMCall
+from sparqlqa.stages.answer import Answer, AnswerItem
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -236,8 +236,8 @@ def test_sample_is_seeded_and_kept_in_file_order() -> None:
 
 
 def memory_kb() -> Any:
-    from sparqlqa.kb import KnowledgeBase
-    from sparqlqa.store import OxigraphStore
+    from sparqlqa.kb.knowledge_base import KnowledgeBase
+    from sparqlqa.kb.store import OxigraphStore
 
     return KnowledgeBase.in_memory("t", OxigraphStore.in_memory())
 
@@ -292,7 +292,7 @@ STAND_IN_CLI = """
 import sys, time
 sys.path.insert(0, {tests!r})
 from test_eval_runner import make_answer
-from sparqlqa.strategies import Strategy, strategies
+from sparqlqa.strategies.base import Strategy, strategies
 
 class Slow(Strategy):
     def run(self, ctx):

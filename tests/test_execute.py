@@ -10,14 +10,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pyoxigraph import Literal, NamedNode, Quad, RdfFormat
 
-from sparqlqa.compile import ExecuteOptions, compile_query, label_lookup_query, prepare, variable_name
-from sparqlqa.execute import Candidates, find_candidates
-from sparqlqa.kb import KnowledgeBase
-from sparqlqa.linking import LinkedConstants, NodeMatch, clear_cache, link_constants
-from sparqlqa.schema import Schema
-from sparqlqa.store import OxigraphStore
-from sparqlqa.triplets import Term, Triplet, Triplets, parse_arrow_triplets, triplets_from_data
-from sparqlqa.vocab import RDFS
+from sparqlqa.kb.knowledge_base import KnowledgeBase
+from sparqlqa.kb.schema import Schema
+from sparqlqa.kb.store import OxigraphStore
+from sparqlqa.kb.vocab import RDFS
+from sparqlqa.stages.compile import ExecuteOptions, compile_query, label_lookup_query, prepare, variable_name
+from sparqlqa.stages.execute import Candidates, find_candidates
+from sparqlqa.stages.linking import LinkedConstants, NodeMatch, clear_cache, link_constants
+from sparqlqa.stages.triplets import Term, Triplet, Triplets, parse_arrow_triplets, triplets_from_data
 
 EX = "https://example.org/movies/"
 REL = EX + "rel/"
@@ -297,7 +297,7 @@ def test_distinct_terms_become_filters(kb: KnowledgeBase) -> None:
 
 
 def _found(*items: tuple[str, int]) -> Candidates:
-    from sparqlqa.execute import Candidate, Evidence
+    from sparqlqa.stages.execute import Candidate, Evidence
 
     return Candidates(None, [Candidate(iri, tier, 1, Evidence([])) for iri, tier in items])
 
@@ -312,7 +312,7 @@ def test_named_nodes_are_dropped_only_when_another_candidate_satisfies_their_tie
         items: list[tuple[str, int]], kept: list[str]) -> None:
     """'permission of permission of Martial_Arts's permission' on a KB where the chain returns
     Martial_Arts: the question's own node is its answer."""
-    from sparqlqa.execute import drop_constant_nodes
+    from sparqlqa.stages.execute import drop_constant_nodes
 
     found = _found(*items)
     drop_constant_nodes(found, LinkedConstants({"X": [NodeMatch("x", "X", 1.0, "exact")]}))

@@ -8,11 +8,12 @@ from typing import Any
 import pytest
 from fiske_script import Script
 
-from sparqlqa.fiske.explorer import FiskeSettings
-from sparqlqa.fiske.strategy import MODEL_KNOWLEDGE, Fiske
-from sparqlqa.kb import KnowledgeBase
+from sparqlqa.kb.knowledge_base import KnowledgeBase
 from sparqlqa.llm import FakeLLM, LLMCache
-from sparqlqa.pipeline import AskContext, ask
+from sparqlqa.strategies.ask import ask
+from sparqlqa.strategies.fiske.explorer import FiskeSettings
+from sparqlqa.strategies.fiske.strategy import MODEL_KNOWLEDGE, Fiske
+from sparqlqa.strategies.pipeline import AskContext
 
 EX = "https://example.org/movies/"
 
@@ -35,7 +36,7 @@ def _fiske(kb: KnowledgeBase, question: str, llm: FakeLLM, budget: int = 30) -> 
 
 
 def _embedder() -> Any:
-    from sparqlqa.embed import get_embedder
+    from sparqlqa.vectors.embed import get_embedder
 
     return get_embedder(None)
 
@@ -200,7 +201,7 @@ def test_cli_call_budget_reaches_the_strategy(movies_kb: KnowledgeBase, monkeypa
 def test_a_failing_exploration_query_kills_the_route_not_the_answer(movies_kb: KnowledgeBase,
                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     from sparqlqa.errors import QueryError
-    from sparqlqa.fiske import explorer
+    from sparqlqa.strategies.fiske import explorer
 
     def broken(*args: Any, **kwargs: Any) -> Any:
         raise QueryError("the endpoint timed out")

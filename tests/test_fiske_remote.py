@@ -10,8 +10,8 @@ from fiske_script import Script
 from virtuoso import FREEBASE_GRAPH, SAMPLES, oxigraph_endpoint, virtuoso  # noqa: F401 - fixtures
 
 from sparqlqa.ingest import ingest
-from sparqlqa.pipeline import ask
 from sparqlqa.remote import add_remote_kb, load_profile
+from sparqlqa.strategies.ask import ask
 
 NS = "http://rdf.freebase.com/ns/"
 ACTED = Script(clues=["acted", "Top Hat"], relations={"[out] Performances / Actor": ("acted", 9)},

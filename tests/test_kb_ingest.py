@@ -10,7 +10,7 @@ import pytest
 
 from sparqlqa.errors import IngestError, InvalidKBName, KBExists, KBNotFound
 from sparqlqa.ingest import ingest
-from sparqlqa.kb import kb_exists, list_kbs, open_kb, remove_kb
+from sparqlqa.kb.knowledge_base import kb_exists, list_kbs, open_kb, remove_kb
 
 TURTLE = """@prefix ex: <http://example.org/> .
 @prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .

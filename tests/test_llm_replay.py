@@ -17,7 +17,8 @@ from fake_servers import FakeAnthropicServer
 from sparqlqa.cli import main
 from sparqlqa.errors import NotInCache
 from sparqlqa.llm import FakeLLM, LLMCache, llm_context
-from sparqlqa.pipeline import WAITING_NOTE, ask
+from sparqlqa.strategies.ask import ask
+from sparqlqa.strategies.pipeline import WAITING_NOTE
 
 pytest_plugins = ["llm_fixtures"]
 

@@ -14,7 +14,7 @@ from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from serve_helpers import DIRECTED, QUESTION
 
-from sparqlqa.kb import KnowledgeBase
+from sparqlqa.kb.knowledge_base import KnowledgeBase
 
 REPO = Path(__file__).resolve().parents[1]
 COUNT = "SELECT (COUNT(*) AS ?n) WHERE { ?s ?p ?o }"

@@ -9,13 +9,13 @@ from typing import Any
 import pytest
 
 from sparqlqa.ingest import ingest
-from sparqlqa.kb import KnowledgeBase
-from sparqlqa.linking import LabelIndex
+from sparqlqa.kb.knowledge_base import KnowledgeBase
+from sparqlqa.kb.naming import name_from_iri
+from sparqlqa.kb.vocab import FOAF, RDFS, SCHEMA, SCHEMA_HTTPS
 from sparqlqa.llm import FakeLLM
-from sparqlqa.naming import name_from_iri
-from sparqlqa.pipeline import ask
-from sparqlqa.vectors import index_nodes
-from sparqlqa.vocab import FOAF, RDFS, SCHEMA, SCHEMA_HTTPS
+from sparqlqa.stages.linking import LabelIndex
+from sparqlqa.strategies.ask import ask
+from sparqlqa.vectors.index import index_nodes
 
 PEOPLE_TTL = """\
 @prefix ex: <http://example.org/> .

@@ -5,9 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from sparqlqa.ingest import ingest
-from sparqlqa.kb import KnowledgeBase
-from sparqlqa.linking import LabelIndex
-from sparqlqa.offline.mentions import detect_mentions
+from sparqlqa.kb.knowledge_base import KnowledgeBase
+from sparqlqa.stages.linking import LabelIndex
+from sparqlqa.strategies.offline.mentions import detect_mentions
 
 EX = "https://example.org/movies/"
 

@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from sparqlqa.embed import get_embedder
 from sparqlqa.ingest import ingest
-from sparqlqa.kb import KnowledgeBase
-from sparqlqa.offline.paths import (
+from sparqlqa.kb.knowledge_base import KnowledgeBase
+from sparqlqa.kb.schema import RelationInfo
+from sparqlqa.strategies.offline.paths import (
     EXPAND_SAMPLE,
     Hop,
     QuestionScorer,
@@ -22,8 +22,8 @@ from sparqlqa.offline.paths import (
     relation_texts,
     segmentations,
 )
-from sparqlqa.offline.question import Focus, question_focus, question_spans
-from sparqlqa.schema import RelationInfo
+from sparqlqa.strategies.offline.question import Focus, question_focus, question_spans
+from sparqlqa.vectors.embed import get_embedder
 
 EX = "https://example.org/movies/"
 REL = f"{EX}rel/"
@@ -71,13 +71,13 @@ def test_relation_texts_come_from_the_ontology(movies_kb: KnowledgeBase) -> None
     ("father", []),  # -er nouns get no verb
 ])
 def test_word_forms_of_relation_names(name: str, forms: list[str]) -> None:
-    from sparqlqa.offline.verbalise import relation_word_forms
+    from sparqlqa.strategies.offline.verbalise import relation_word_forms
 
     assert relation_word_forms(name.replace("_", " ")) == forms
 
 
 def test_round_trips_read_as_shared_values_or_co_agents() -> None:
-    from sparqlqa.offline.verbalise import round_trip_texts
+    from sparqlqa.strategies.offline.verbalise import round_trip_texts
 
     texts = relation_texts(RelationInfo(iri=f"{REL}starred_actors", label="starred actors", count=1))
     assert "same starred actors" in round_trip_texts(texts, forward_first=True)
@@ -88,7 +88,7 @@ def test_round_trips_read_as_shared_values_or_co_agents() -> None:
 
 def test_only_relations_between_things_of_one_kind_repeat(tmp_path: Path) -> None:
     """parents → parents is a grandparent; release year → release year only crosses a film called "1941"."""
-    from sparqlqa.offline.paths import SelfChaining, same_kind, self_chaining_hops
+    from sparqlqa.strategies.offline.paths import SelfChaining, same_kind, self_chaining_hops
 
     lines = [f"p{i}|parents|p{i + 1}\np{i}|gender|g{i % 2}\np{i}|nationality|n{i % 3}\n" for i in range(30)]
     lines += [f"m{i}|release_year|{1930 + i}\nm{i}|directed_by|d{i % 4}\nm{i}|has_genre|x{i % 3}\n"
@@ -290,7 +290,7 @@ def test_without_a_wh_word_the_chain_after_the_name_comes_first(movies_kb: Knowl
 
 
 def test_a_typed_kb_says_where_a_hop_ends(movies_kb: KnowledgeBase) -> None:
-    from sparqlqa.offline.paths import end_type_shares
+    from sparqlqa.strategies.offline.paths import end_type_shares
 
     directed = movies_kb.schema.relation(f"{REL}directed_by")
     assert directed is not None
@@ -350,7 +350,7 @@ def test_a_kind_of_noun_is_read_as_relation_of_noun(movies_kb: KnowledgeBase) ->
     ("what X films did he do", None),  # the wh-word after the name? no: before, but no verb after the name
 ])
 def test_the_main_verb_of_a_do_question(question: str, verb: str | None) -> None:
-    from sparqlqa.offline.question import main_verb
+    from sparqlqa.strategies.offline.question import main_verb
 
     words = [w.casefold() for w in question.replace("'", "").split()]
     found = main_verb(words, question_focus(question, "X").position, question_focus(question, "X").phrase,

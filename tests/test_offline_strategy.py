@@ -10,12 +10,12 @@ from click.testing import CliRunner
 
 from sparqlqa.cli import main
 from sparqlqa.ingest import ingest
-from sparqlqa.kb import KnowledgeBase
-from sparqlqa.linking import NodeMatch
-from sparqlqa.offline import OfflineTriplets, offline_triplets
-from sparqlqa.pipeline import NO_LLM_NOTE, ask
-from sparqlqa.strategies import strategies
-from sparqlqa.triplets import Term, Triplet
+from sparqlqa.kb.knowledge_base import KnowledgeBase
+from sparqlqa.stages.linking import NodeMatch
+from sparqlqa.stages.triplets import Term, Triplet
+from sparqlqa.strategies.ask import NO_LLM_NOTE, ask
+from sparqlqa.strategies.base import strategies
+from sparqlqa.strategies.offline import OfflineTriplets, offline_triplets
 
 EX = "https://example.org/movies/"
 REL = f"{EX}rel/"
@@ -61,7 +61,7 @@ def test_conjunction_of_two_mentions(movies_kb: KnowledgeBase) -> None:
 
 def test_the_named_node_is_not_its_own_answer(movies_kb: KnowledgeBase, monkeypatch: pytest.MonkeyPatch) -> None:
     """A round trip (movies sharing an actor with Alien) reaches Alien too; it is left out."""
-    import sparqlqa.offline.strategy as offline
+    import sparqlqa.strategies.offline.strategy as offline
 
     alien = Term("constant", "Alien")
     trip = OfflineTriplets(
@@ -117,9 +117,9 @@ def test_a_lower_case_word_that_is_also_a_title_still_says_its_relation(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """"who is the **writer** of Mad City": a film called "Writer" exists, but the word stays readable."""
     monkeypatch.setenv("SPARQLQA_EMBEDDER", "fake:4096")  # the small fake hashes "writer" like "directed"
-    from sparqlqa.linking import LabelIndex
-    from sparqlqa.offline.mentions import detect_mentions
-    from sparqlqa.offline.strategy import masked_for
+    from sparqlqa.stages.linking import LabelIndex
+    from sparqlqa.strategies.offline.mentions import detect_mentions
+    from sparqlqa.strategies.offline.strategy import masked_for
 
     source = tmp_path / "kb.txt"
     source.write_text("Mad City|written_by|Tom Matthews\nMad City|directed_by|Costa Gavras\n"

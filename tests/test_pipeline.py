@@ -9,12 +9,13 @@ from typing import Any
 
 import pytest
 
-from sparqlqa.answer import Answer
 from sparqlqa.errors import ConfigError, NotInCache
-from sparqlqa.kb import KnowledgeBase
+from sparqlqa.kb.knowledge_base import KnowledgeBase
 from sparqlqa.llm import FakeLLM, LLMRequest
-from sparqlqa.pipeline import NO_LLM_NOTE, NO_OFFLINE_NOTE, AskContext, ask
-from sparqlqa.strategies import FourStep, Strategy, strategies
+from sparqlqa.stages.answer import Answer
+from sparqlqa.strategies.ask import NO_LLM_NOTE, NO_OFFLINE_NOTE, ask
+from sparqlqa.strategies.base import FourStep, Strategy, strategies
+from sparqlqa.strategies.pipeline import AskContext
 
 EX = "https://example.org/movies/"
 REL = f"{EX}rel/"
@@ -80,8 +81,8 @@ def test_vector_order_without_rerank_and_top_up_below_filtered(movies_kb: Knowle
 
 
 def test_saved_rq_files_return_the_same_bindings_on_rdflib(movies_kb: KnowledgeBase, tmp_path: Path) -> None:
-    from sparqlqa.audit import save_sparql
-    from sparqlqa.rdflib_interop import kb_to_graph
+    from sparqlqa.kb.rdflib_interop import kb_to_graph
+    from sparqlqa.stages.audit import save_sparql
 
     answer = ask(movies_kb, QUESTION, llm=FakeLLM([SCOTT_SCIFI, _pick("spaceship")]), k=5)
     files = save_sparql(answer, tmp_path / "audit")
@@ -132,7 +133,7 @@ def test_strategies_that_need_an_llm_refuse_to_run_without_one(movies_kb: Knowle
 
 
 def test_swapping_the_triplet_step_is_one_override(movies_kb: KnowledgeBase) -> None:
-    from sparqlqa.triplets import triplets_from_data
+    from sparqlqa.stages.triplets import triplets_from_data
 
     class Scripted(FourStep):
         needs_llm = False
@@ -195,7 +196,7 @@ def test_custom_strategy_interface_has_one_abstract_method() -> None:
 ])
 def test_worked_examples_run_on_oxigraph_and_rdflib(movies_kb: KnowledgeBase, name: str,
                                                     expected: set[str]) -> None:
-    from sparqlqa.rdflib_interop import kb_to_graph
+    from sparqlqa.kb.rdflib_interop import kb_to_graph
 
     text = (Path(__file__).resolve().parents[1] / "queries" / name).read_text("utf-8")
     ox = {row[0].value for row in movies_kb.query(text).rows if row[0] is not None}

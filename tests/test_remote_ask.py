@@ -19,11 +19,11 @@ from virtuoso import (  # noqa: F401 - fixtures
     virtuoso,
 )
 
-from sparqlqa.answer import Answer
 from sparqlqa.ingest import ingest
-from sparqlqa.kb import KnowledgeBase
+from sparqlqa.kb.knowledge_base import KnowledgeBase
 from sparqlqa.llm import FakeLLM
 from sparqlqa.remote import add_remote_kb, load_profile
+from sparqlqa.stages.answer import Answer
 
 WD = "http://www.wikidata.org/entity/"
 NS = "http://rdf.freebase.com/ns/"
@@ -82,7 +82,7 @@ def _filtered(answer: Answer) -> list[tuple[str, int | None, str]]:
                          ids=[f"{c[0]}-{n}" for n, c in enumerate(CASES)])
 def test_4step_answers_match_the_local_copy(endpoint_url: str, profile: str, question: str,
                                             script: dict[str, Any], expected: set[str]) -> None:
-    from sparqlqa.pipeline import ask
+    from sparqlqa.strategies.ask import ask
 
     remote, local = _pair(profile, endpoint_url)
     answers = [ask(kb, question, llm=FakeLLM([script]), k=5, rerank="none") for kb in (remote, local)]
@@ -95,11 +95,11 @@ def test_4step_answers_match_the_local_copy(endpoint_url: str, profile: str, que
 
 @pytest.mark.parametrize("profile", ["wikidata", "freebase"])
 def test_offline_answers_match_the_local_copy(endpoint_url: str, profile: str) -> None:
-    from sparqlqa.pipeline import ask
-    from sparqlqa.strategies import strategies
+    from sparqlqa.strategies.ask import ask
+    from sparqlqa.strategies.base import strategies
 
     if "offline" not in strategies:
-        pytest.skip("the offline strategy is not registered (sparqlqa.offline is not written yet)")
+        pytest.skip("the offline strategy is not registered (sparqlqa.strategies.offline is not written yet)")
     remote, local = _pair(profile, endpoint_url)
     question = OFFLINE_QUESTIONS[profile]
     on_endpoint, on_local = (ask(kb, question, strategy="offline", k=5) for kb in (remote, local))
@@ -111,7 +111,7 @@ def test_cli_kbs_add_registers_the_endpoint(oxigraph_endpoint: Any, tmp_path: Pa
     from click.testing import CliRunner
 
     from sparqlqa.cli import main
-    from sparqlqa.kb import open_kb
+    from sparqlqa.kb.knowledge_base import open_kb
 
     result = CliRunner().invoke(main, ["kbs", "add", "wd-cli", "--endpoint", oxigraph_endpoint.sparql_url,
                                        "--profile", "wikidata"])
@@ -126,7 +126,7 @@ def test_cli_ask_endpoint_directly(oxigraph_endpoint: Any) -> None:  # noqa: F81
     from click.testing import CliRunner
 
     from sparqlqa.cli import main
-    from sparqlqa.pipeline import ask
+    from sparqlqa.strategies.ask import ask
 
     question = OFFLINE_QUESTIONS["wikidata"]
     result = CliRunner().invoke(main, ["ask", "--endpoint", oxigraph_endpoint.sparql_url, "--profile", "wikidata",

@@ -11,8 +11,8 @@ from fake_servers import FakeSparqlServer, Scripted
 from pyoxigraph import BlankNode, Literal, NamedNode, Triple
 
 from sparqlqa.errors import EndpointError, UpdateRefused
+from sparqlqa.kb.store import stores
 from sparqlqa.remote.endpoint import EndpointStore, ensure_limit, json_term, parse_retry_after
-from sparqlqa.store import stores
 
 SELECT_BODY = {
     "head": {"vars": ["s", "l", "n", "b", "d"]},

@@ -8,7 +8,7 @@ import pytest
 from virtuoso import FREEBASE_GRAPH, WIKIDATA_GRAPH, OxigraphSparqlServer, oxigraph_endpoint  # noqa: F401
 
 from sparqlqa.errors import EndpointError, KBExists
-from sparqlqa.kb import kb_root, open_kb
+from sparqlqa.kb.knowledge_base import kb_root, open_kb
 from sparqlqa.remote import add_remote_kb
 from sparqlqa.remote.endpoint import EndpointStore
 from sparqlqa.remote.remote_kb import is_remote, open_endpoint, refresh_schema
@@ -92,8 +92,8 @@ def test_open_endpoint_caches_the_sampled_schema(oxigraph_endpoint: OxigraphSpar
 
 
 def test_linking_a_remote_kb_queries_the_endpoint(oxigraph_endpoint: OxigraphSparqlServer) -> None:  # noqa: F811
-    from sparqlqa.linking import link_constants
-    from sparqlqa.triplets import parse_arrow_triplets
+    from sparqlqa.stages.linking import link_constants
+    from sparqlqa.stages.triplets import parse_arrow_triplets
 
     kb = add_remote_kb("wd3", oxigraph_endpoint.sparql_url, "wikidata")
     triplets = parse_arrow_triplets("film |?1| -> director -> human 'ridley scott'", schema=kb.schema)

@@ -9,10 +9,10 @@ import pytest
 from pyoxigraph import RdfFormat
 from recording_store import RecordingStore
 
+from sparqlqa.kb.sparql_guard import query_form
+from sparqlqa.kb.store import OxigraphStore, QueryResult, Store
 from sparqlqa.remote.labels import RemoteLabelLookup, bif_contains_expression, name_variants
 from sparqlqa.remote.profiles import load_profile
-from sparqlqa.sparql_guard import query_form
-from sparqlqa.store import OxigraphStore, QueryResult, Store
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 WD = "http://www.wikidata.org/entity/"

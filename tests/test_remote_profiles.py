@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from sparqlqa.errors import ConfigError, UnknownNameError
-from sparqlqa.profile import Profile
+from sparqlqa.kb.profile import Profile
 from sparqlqa.remote.profiles import builtin_profile_names, expand, list_profiles, load_profile, profile_file
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
@@ -89,7 +89,7 @@ def test_expand_names() -> None:
 
 def test_local_wikidata_dump_ingested_with_the_profile_records_it(tmp_path: Path) -> None:
     from sparqlqa.ingest import ingest
-    from sparqlqa.kb import open_kb
+    from sparqlqa.kb.knowledge_base import open_kb
 
     dump = tmp_path / "wikidata-subset.nt.gz"
     dump.write_bytes(gzip.compress((FIXTURES / "wikidata_sample.nt").read_bytes()))

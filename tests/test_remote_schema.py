@@ -8,10 +8,10 @@ from pathlib import Path
 from pyoxigraph import RdfFormat
 from recording_store import RecordingStore
 
+from sparqlqa.kb.schema import Schema
+from sparqlqa.kb.store import OxigraphStore
 from sparqlqa.remote.profiles import load_profile
 from sparqlqa.remote.schema_sampling import SampleOptions, apply_profile, sample_schema
-from sparqlqa.schema import Schema
-from sparqlqa.store import OxigraphStore
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 WDT = "http://www.wikidata.org/prop/direct/"
@@ -78,7 +78,7 @@ def test_profile_declared_relations_are_sampled_even_if_the_first_triples_miss_t
 
 
 def test_apply_profile_relabels_a_full_scan_schema_the_same_way() -> None:
-    from sparqlqa.schema import compute_schema
+    from sparqlqa.kb.schema import compute_schema
 
     profile = load_profile("freebase")
     store = sample_store("freebase")

@@ -13,11 +13,11 @@ from pyoxigraph import RdfFormat
 from virtuoso import FREEBASE_GRAPH, SAMPLES, WIKIDATA_GRAPH, VirtuosoServer, virtuoso  # noqa: F401
 
 from sparqlqa.errors import EndpointError, UpdateRefused
+from sparqlqa.kb.store import OxigraphStore
 from sparqlqa.remote.endpoint import EndpointStore
 from sparqlqa.remote.labels import RemoteLabelLookup
 from sparqlqa.remote.profiles import load_profile
 from sparqlqa.remote.schema_sampling import sample_schema
-from sparqlqa.store import OxigraphStore
 
 pytestmark = pytest.mark.virtuoso
 NS = "http://rdf.freebase.com/ns/"

@@ -9,7 +9,7 @@ import pytest
 
 from sparqlqa.errors import ConfigError, LLMAuthError, NotInCache
 from sparqlqa.llm import FakeLLM, LLMRequest
-from sparqlqa.rerank import (
+from sparqlqa.stages.rerank import (
     fit_passages,
     listwise_prompt,
     parse_permutation,
@@ -122,7 +122,7 @@ def test_mode_none_and_unknown_modes() -> None:
 def test_rerank_texts_state_each_fact_once(tmp_path: Path) -> None:
     """A WorldCup2014-style KB stores every fact twice (``X`` and ``X_inverse``); texts say it once."""
     from sparqlqa.ingest import ingest
-    from sparqlqa.node_text import node_texts
+    from sparqlqa.kb.node_text import node_texts
 
     src = tmp_path / "wc.txt"
     src.write_text("Andrea_PIRLO\tplays_for_country\tItaly\nItaly\tplays_for_country_inverse\tAndrea_PIRLO\n"

@@ -11,11 +11,11 @@ import pytest
 from serve_helpers import DIRECTED, QUESTION, running
 from starlette.testclient import TestClient
 
-from sparqlqa.answer import Answer
 from sparqlqa.errors import ConfigError
-from sparqlqa.kb import KnowledgeBase
+from sparqlqa.kb.knowledge_base import KnowledgeBase
 from sparqlqa.serve.app import create_app
 from sparqlqa.serve.service import ServeSettings, Service
+from sparqlqa.stages.answer import Answer
 
 COUNT = "SELECT (COUNT(*) AS ?n) WHERE { ?s ?p ?o }"
 

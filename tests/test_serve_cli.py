@@ -13,7 +13,7 @@ from click.testing import CliRunner
 from serve_helpers import QUESTION, free_port
 
 from sparqlqa.cli import main
-from sparqlqa.kb import KnowledgeBase
+from sparqlqa.kb.knowledge_base import KnowledgeBase
 
 REPO = Path(__file__).resolve().parents[1]
 

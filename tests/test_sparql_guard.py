@@ -8,8 +8,8 @@ from hypothesis import strategies as st
 from pyoxigraph import Literal
 
 from sparqlqa.errors import QueryError, UpdateRefused
-from sparqlqa.sparql_guard import query_form
-from sparqlqa.store import OxigraphStore
+from sparqlqa.kb.sparql_guard import query_form
+from sparqlqa.kb.store import OxigraphStore
 
 
 @pytest.mark.parametrize("query,form", [

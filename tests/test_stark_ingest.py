@@ -29,9 +29,9 @@ from sparqlqa.ingest.stark import (  # noqa: E402
     open_layout,
     read_skb,
 )
-from sparqlqa.kb import KnowledgeBase, open_kb  # noqa: E402
-from sparqlqa.ontologies import ontology_path  # noqa: E402
-from sparqlqa.vocab import OWL, RDF, RDFS, SKOS, SQA  # noqa: E402
+from sparqlqa.kb.knowledge_base import KnowledgeBase, open_kb  # noqa: E402
+from sparqlqa.kb.ontologies import ontology_path  # noqa: E402
+from sparqlqa.kb.vocab import OWL, RDF, RDFS, SKOS, SQA  # noqa: E402
 from tests.stark_fixture import build_skb  # noqa: E402
 
 torch = pytest.importorskip("torch")

@@ -11,14 +11,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pyoxigraph import RdfFormat
 
-from sparqlqa.embed import get_embedder
 from sparqlqa.errors import LLMError
-from sparqlqa.kb import KnowledgeBase
+from sparqlqa.kb.knowledge_base import KnowledgeBase
+from sparqlqa.kb.schema import SCHEMA_PROMPT_TOKENS, RelationInfo, Schema, TypeInfo, local_name
+from sparqlqa.kb.store import OxigraphStore
 from sparqlqa.llm import FakeLLM
 from sparqlqa.llm.pricing import estimate_tokens
-from sparqlqa.schema import SCHEMA_PROMPT_TOKENS, RelationInfo, Schema, TypeInfo, local_name
-from sparqlqa.store import OxigraphStore
-from sparqlqa.triplets import (
+from sparqlqa.stages.triplets import (
     TRIPLETS_SCHEMA,
     Term,
     Triplets,
@@ -30,6 +29,7 @@ from sparqlqa.triplets import (
     schema_summary,
     triplets_from_data,
 )
+from sparqlqa.vectors.embed import get_embedder
 
 REL = "https://example.org/movies/rel/"
 EX = "https://example.org/movies/"

@@ -9,10 +9,10 @@ import pytest
 
 from sparqlqa.evaluation.datasets import load_questions
 from sparqlqa.ingest import ingest
-from sparqlqa.kb import KnowledgeBase
-from sparqlqa.offline.paths import object_relation_iris
-from sparqlqa.offline.verbalise import inverse_twins, relation_word_forms, round_trip_texts
-from sparqlqa.pipeline import ask
+from sparqlqa.kb.knowledge_base import KnowledgeBase
+from sparqlqa.strategies.ask import ask
+from sparqlqa.strategies.offline.paths import object_relation_iris
+from sparqlqa.strategies.offline.verbalise import inverse_twins, relation_word_forms, round_trip_texts
 from tests.unseen_kbs import write_pathquestion_large, write_worldcup
 
 

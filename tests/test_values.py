@@ -9,12 +9,12 @@ from typing import Any
 import pytest
 
 from sparqlqa.ingest import ingest
-from sparqlqa.kb import KnowledgeBase
+from sparqlqa.kb.knowledge_base import KnowledgeBase
+from sparqlqa.kb.terms import term_from_key
+from sparqlqa.kb.vocab import SCHEMA, XSD
 from sparqlqa.llm import FakeLLM
-from sparqlqa.offline.paths import enumerate_paths
-from sparqlqa.pipeline import ask
-from sparqlqa.terms import term_from_key
-from sparqlqa.vocab import SCHEMA, XSD
+from sparqlqa.strategies.ask import ask
+from sparqlqa.strategies.offline.paths import enumerate_paths
 
 KB_TTL = """\
 @prefix ex: <http://example.org/> .
@@ -110,7 +110,7 @@ def test_offline_answers_a_value_question(people: KnowledgeBase, monkeypatch: py
 
 def test_the_triplet_prompt_asks_for_values_only_where_relations_hold_them(people: KnowledgeBase,
                                                                            movies_kb: KnowledgeBase) -> None:
-    from sparqlqa.triplets import VALUE_RULE, VALUE_RULE_ASKED, build_prompt
+    from sparqlqa.stages.triplets import VALUE_RULE, VALUE_RULE_ASKED, build_prompt
 
     assert VALUE_RULE_ASKED in build_prompt("When was Alice Smith born?", people.schema)
     unchanged = build_prompt("Who directed Alien?", movies_kb.schema)  # byte-identical to before values
@@ -118,7 +118,7 @@ def test_the_triplet_prompt_asks_for_values_only_where_relations_hold_them(peopl
 
 
 def test_rerank_texts_state_a_node_s_values(people: KnowledgeBase) -> None:
-    from sparqlqa.node_text import node_texts
+    from sparqlqa.kb.node_text import node_texts
 
     text = node_texts(people, ["http://example.org/alice"], mode="full")["http://example.org/alice"]
     assert "Alice Smith birth date 1980-04-02" in text and "Alice Smith works for ACME Corp" in text

@@ -9,12 +9,12 @@ from typing import Any
 import numpy as np
 import pytest
 
-from sparqlqa.embed import FakeEmbedder, get_embedder
-from sparqlqa.kb import KnowledgeBase
-from sparqlqa.node_text import node_texts
-from sparqlqa.ranking import query_text, rank_candidates, vector_search
-from sparqlqa.store import OxigraphStore
-from sparqlqa.vectors import (
+from sparqlqa.kb.knowledge_base import KnowledgeBase
+from sparqlqa.kb.node_text import node_texts
+from sparqlqa.kb.store import OxigraphStore
+from sparqlqa.stages.ranking import query_text, rank_candidates, vector_search
+from sparqlqa.vectors.embed import FakeEmbedder, get_embedder
+from sparqlqa.vectors.index import (
     NodeIndex,
     build_index,
     embed_query,
@@ -188,7 +188,7 @@ def test_progress_moves_within_a_chunk_and_rows_keep_their_order(movies_kb: Know
                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     """Progress is reported per embedding slice, not per chunk (MetaQA's first line came after ~100 s);
     slicing by text length must not reorder the rows."""
-    import sparqlqa.vectors as vectors
+    import sparqlqa.vectors.index as vectors
 
     monkeypatch.setattr(vectors, "PROGRESS_BATCH", 3)
     seen: list[tuple[int, int]] = []
@@ -256,7 +256,7 @@ def test_without_a_warn_callback_the_warning_is_logged(movies_kb: KnowledgeBase,
     embedder = get_embedder("fake")
     build_index(movies_kb, embedder)
     _cut(_folder(movies_kb, embedder) / "vectors.npy", 100)  # the issue's reproduction: `head -c 100`
-    with caplog.at_level("WARNING", logger="sparqlqa.vectors"):
+    with caplog.at_level("WARNING", logger="sparqlqa.vectors.index"):
         index = build_index(movies_kb, embedder)
     assert len(index) == 19
     assert [r.levelname for r in caplog.records] == ["WARNING"]
@@ -301,7 +301,7 @@ def test_garbage_progress_of_a_half_built_index_restarts_it_cleanly(movies_kb: K
 
 
 def test_a_damaged_graph_alone_is_rebuilt(movies_kb: KnowledgeBase, monkeypatch: pytest.MonkeyPatch) -> None:
-    import sparqlqa.vectors as vectors
+    import sparqlqa.vectors.index as vectors
 
     monkeypatch.setattr(vectors, "ANN_THRESHOLD", 10)
     first = build_index(movies_kb, CountingEmbedder(), chunk_size=4)
@@ -328,7 +328,7 @@ def test_rebuild_discards_the_index_first(movies_kb: KnowledgeBase) -> None:
 
 def test_a_kill_while_discarding_leaves_trash_the_next_run_removes(movies_kb: KnowledgeBase,
                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
-    import sparqlqa.index_files as files
+    import sparqlqa.vectors.index_files as files
 
     build_index(movies_kb, CountingEmbedder())
     folder = _folder(movies_kb, CountingEmbedder())
@@ -350,7 +350,7 @@ def test_an_index_that_cannot_be_written_is_a_clean_error(movies_kb: KnowledgeBa
                                                           monkeypatch: pytest.MonkeyPatch) -> None:
     import errno
 
-    import sparqlqa.index_files as files
+    import sparqlqa.vectors.index_files as files
     from sparqlqa.errors import NodeIndexError
 
     folder = _half_built(movies_kb)
@@ -372,7 +372,7 @@ def test_an_index_that_cannot_be_written_is_a_clean_error(movies_kb: KnowledgeBa
 
 def test_an_index_damaged_again_after_its_rebuild_is_a_clean_error(movies_kb: KnowledgeBase,
                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
-    import sparqlqa.vectors as vectors
+    import sparqlqa.vectors.index as vectors
     from sparqlqa.errors import NodeIndexDamaged
 
     monkeypatch.setattr(vectors.files, "npy_problem", lambda path, rows, dimension: f"{path.name} is bad")

@@ -14,8 +14,8 @@ import sys
 
 import click
 
-from sparqlqa import __version__
 from sparqlqa.errors import SparqlqaError, os_error_hint
+from sparqlqa.version import __version__
 
 #: (module, attribute) pairs: each attribute is a click command or group
 COMMAND_MODULES: list[tuple[str, str]] = [

@@ -23,9 +23,9 @@ from sparqlqa.cli.output import (
 )
 
 if TYPE_CHECKING:
-    from sparqlqa.answer import Answer
-    from sparqlqa.embed import Embedder
-    from sparqlqa.kb import KnowledgeBase
+    from sparqlqa.kb.knowledge_base import KnowledgeBase
+    from sparqlqa.stages.answer import Answer
+    from sparqlqa.vectors.embed import Embedder
 
 RERANK_CHOICES = ("listwise", "pointwise", "none")
 
@@ -38,7 +38,7 @@ def ensure_index(kb: KnowledgeBase, embedder: Embedder, *, quiet: bool = False, 
     """Build or resume the node index of ``kb`` (``rebuild``: afresh), saying so first and showing progress
     (unless ``quiet``; ``ahead``: mention ``sparqlqa index``); a damaged index is rebuilt after a warning
     (shown even when ``quiet``); returns a summary."""
-    from sparqlqa.vectors import index_status, index_supported, load_index
+    from sparqlqa.vectors.index import index_status, index_supported, load_index
 
     if not index_supported(kb):
         return {"kb": kb.name, "supported": False}
@@ -77,8 +77,8 @@ def ensure_index(kb: KnowledgeBase, embedder: Embedder, *, quiet: bool = False, 
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
 def index(name: str, embedder_spec: str | None, rebuild: bool, as_json: bool) -> None:
     """Build (or resume) the node vector index of knowledge base NAME (--rebuild: from scratch)."""
-    from sparqlqa.embed import get_embedder
-    from sparqlqa.kb import open_kb
+    from sparqlqa.kb.knowledge_base import open_kb
+    from sparqlqa.vectors.embed import get_embedder
 
     with open_kb(name) as kb:
         summary = ensure_index(kb, get_embedder(embedder_spec), ahead=False, rebuild=rebuild)
@@ -105,7 +105,7 @@ def _open_target(words: tuple[str, ...], endpoint: str | None, profile: str) -> 
     if len(words) != 2:
         raise ConfigError("give a knowledge base name and a question",
                           hint='sparqlqa ask NAME "question"  (or: sparqlqa ask --endpoint URL "question")')
-    from sparqlqa.kb import open_kb
+    from sparqlqa.kb.knowledge_base import open_kb
 
     return open_kb(words[0]), words[1]
 
@@ -144,8 +144,8 @@ def ask(words: tuple[str, ...], endpoint: str | None, profile_name: str, llm_spe
       sparqlqa ask movies "Which films did Ridley Scott direct?" --explain
       sparqlqa ask --endpoint http://localhost:8890/sparql --profile freebase "who directed Alien"
     """
-    from sparqlqa.embed import get_embedder
-    from sparqlqa.pipeline import ask as run_ask
+    from sparqlqa.strategies.ask import ask as run_ask
+    from sparqlqa.vectors.embed import get_embedder
 
     target, question = _open_target(words, endpoint, profile_name)
     with target as kb:
@@ -169,7 +169,7 @@ def ask(words: tuple[str, ...], endpoint: str | None, profile_name: str, llm_spe
 
 
 def _save(answer: Answer, directory: Path) -> list[Path]:
-    from sparqlqa.audit import save_sparql
+    from sparqlqa.stages.audit import save_sparql
 
     return save_sparql(answer, directory)
 
@@ -270,7 +270,7 @@ def print_trace(answer: Answer, out: Any) -> None:
     """Each stage's result, in order, as readable text."""
     fiske = answer.meta.get("fiske_result")
     if fiske:  # FiSKE has no triplets or linked constants: its routes take their place
-        from sparqlqa.fiske.report import route_lines
+        from sparqlqa.strategies.fiske.report import route_lines
 
         source = fiske.get("answer_source") or "none"
         _heading(out, f"1-2. FiSKE routes (stop: {fiske.get('stop')}, answer: {source})")
@@ -297,7 +297,7 @@ def print_trace(answer: Answer, out: Any) -> None:
 
 
 def _print_triplets_and_links(answer: Answer, out: Any) -> None:
-    from sparqlqa.audit import triplet_lines
+    from sparqlqa.stages.audit import triplet_lines
 
     triplets = answer.triplets
     source = f" (source: {triplets.source})" if triplets is not None else ""

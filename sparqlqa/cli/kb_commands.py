@@ -49,7 +49,7 @@ def ingest(sources: tuple[str, ...], kb_name: str, fmt: str | None, sep: str | N
            extra: tuple[str, ...], as_json: bool) -> None:
     """Build knowledge base KB from SOURCES (RDF files, delimited triples, STaRK SKBs; .gz/.bz2 ok)."""
     from sparqlqa.ingest import ingest as run_ingest
-    from sparqlqa.profile import DEFAULT_PROFILE
+    from sparqlqa.kb.profile import DEFAULT_PROFILE
 
     options = _parse_options(extra)
     if sep is not None:
@@ -75,9 +75,9 @@ def ingest(sources: tuple[str, ...], kb_name: str, fmt: str | None, sep: str | N
 
 def _note_names(kb: Any) -> None:
     """Say which predicates name the KB's nodes."""
-    from sparqlqa.results_format import shorten
-    from sparqlqa.store import NamedNode
-    from sparqlqa.vocab import kb_prefixes
+    from sparqlqa.kb.results_format import shorten
+    from sparqlqa.kb.store import NamedNode
+    from sparqlqa.kb.vocab import kb_prefixes
 
     prefixes = kb_prefixes(kb)
     names = ", ".join(shorten(NamedNode(p), prefixes) for p in kb.schema.label_predicates) or "none"
@@ -95,7 +95,7 @@ def kbs(ctx: click.Context, as_json: bool) -> None:
     """
     if ctx.invoked_subcommand is not None:
         return
-    from sparqlqa.kb import scan_kbs
+    from sparqlqa.kb.knowledge_base import scan_kbs
 
     scan = scan_kbs()
     if as_json:
@@ -122,7 +122,7 @@ def kbs(ctx: click.Context, as_json: bool) -> None:
 @click.option("--yes", is_flag=True, help="Do not ask for confirmation.")
 def kbs_remove(name: str, yes: bool) -> None:
     """Delete knowledge base NAME and everything derived from it."""
-    from sparqlqa.kb import kb_folder, remove_kb
+    from sparqlqa.kb.knowledge_base import kb_folder, remove_kb
 
     kb_folder(name)  # KBNotFound before asking; a broken KB can be removed too
     if not yes:
@@ -160,7 +160,7 @@ def kbs_annotate(name: str, files: tuple[Path, ...], as_json: bool) -> None:
     This is how you teach the offline strategy the words your users say:
     '<…/relation/has_tags> skos:altLabel "keywords" .'
     """
-    from sparqlqa.ontologies import annotate_kb
+    from sparqlqa.kb.ontologies import annotate_kb
 
     kb, unknown = annotate_kb(name, files)
     relations = [r for r in kb.schema.relations if r.aliases or r.comment]
@@ -201,9 +201,9 @@ def _folding_table(*columns: str, title: str | None = None) -> Any:
 
 
 def _render_schema(kb: Any) -> None:
-    from sparqlqa.results_format import shorten
-    from sparqlqa.store import NamedNode
-    from sparqlqa.vocab import kb_prefixes
+    from sparqlqa.kb.results_format import shorten
+    from sparqlqa.kb.store import NamedNode
+    from sparqlqa.kb.vocab import kb_prefixes
 
     schema = kb.schema
     prefixes = kb_prefixes(kb)
@@ -242,7 +242,7 @@ def _schema_tsv(kb: Any) -> str:
 @click.option("--plain", is_flag=True, help="Tab-separated lines with full IRIs, for copying.")
 def schema(name: str, as_json: bool, plain: bool) -> None:
     """Show the schema of knowledge base NAME: node types, relations, name predicates."""
-    from sparqlqa.kb import open_kb
+    from sparqlqa.kb.knowledge_base import open_kb
 
     kb = open_kb(name)
     if as_json:
@@ -266,7 +266,7 @@ def _read_query(query: str) -> str:
 
 
 def _print_table(result: Any, prefixes: dict[str, str]) -> None:
-    from sparqlqa.results_format import shorten, to_ntriples
+    from sparqlqa.kb.results_format import shorten, to_ntriples
 
     if result.form == "ASK":
         console().print("yes" if result.boolean else "no")
@@ -294,9 +294,9 @@ def sparql(name: str, query: str, fmt: str, as_json: bool) -> None:
     prefixes (rdf, rdfs, owl, xsd, skos, schema, sqa, and kb: for the KB's own
     base IRI) may be used without declaring them.
     """
-    from sparqlqa.kb import open_kb
-    from sparqlqa.results_format import FORMATTERS
-    from sparqlqa.vocab import kb_prefixes, with_default_prefixes
+    from sparqlqa.kb.knowledge_base import open_kb
+    from sparqlqa.kb.results_format import FORMATTERS
+    from sparqlqa.kb.vocab import kb_prefixes, with_default_prefixes
 
     kb = open_kb(name)
     prefixes = kb_prefixes(kb)

@@ -67,7 +67,7 @@ class EvalResult:
 
 def _open_kb(kb: Any) -> Any:
     if isinstance(kb, str):
-        from sparqlqa.kb import open_kb
+        from sparqlqa.kb.knowledge_base import open_kb
 
         return open_kb(kb)
     return kb
@@ -75,7 +75,7 @@ def _open_kb(kb: Any) -> Any:
 
 def _needs_llm(strategy: str) -> bool:
     try:
-        from sparqlqa.strategies import strategies
+        from sparqlqa.strategies.base import strategies
     except ImportError:
         return strategy in LLM_STRATEGIES
     if strategy not in strategies:  # a stand-in strategy of an injected ``ask``

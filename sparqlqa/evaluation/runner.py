@@ -9,7 +9,7 @@ again once the answers are imported; the LLM cache makes every call made
 before the kill a cache hit.
 
 The answer function is injectable (``ask=``) so tests and benchmarks can run
-the harness with a stand-in; the default is :func:`sparqlqa.pipeline.ask`.
+the harness with a stand-in; the default is :func:`sparqlqa.strategies.ask.ask`.
 """
 
 from __future__ import annotations
@@ -59,12 +59,12 @@ class EvalError(SparqlqaError):
 
 
 def default_ask() -> AskFunction:
-    """:func:`sparqlqa.pipeline.ask` (imported on first use)."""
+    """:func:`sparqlqa.strategies.ask.ask` (imported on first use)."""
     try:
-        from sparqlqa.pipeline import ask
+        from sparqlqa.strategies.ask import ask
     except ModuleNotFoundError as exc:
-        if exc.name == "sparqlqa.pipeline":
-            raise EvalError("the question-answering pipeline is not installed (sparqlqa.pipeline)") from None
+        if exc.name == "sparqlqa.strategies.ask":
+            raise EvalError("the question-answering pipeline is not installed (sparqlqa.strategies.pipeline)") from None
         raise
     return ask
 
@@ -189,7 +189,7 @@ def llm_usage(calls: Iterable[Any]) -> dict[str, Any]:
 
 
 def _jsonable(obj: Any) -> Any:
-    from sparqlqa.answer import to_jsonable
+    from sparqlqa.stages.answer import to_jsonable
 
     return to_jsonable(obj)
 

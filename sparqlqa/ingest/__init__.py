@@ -24,15 +24,22 @@ from typing import Any
 from pyoxigraph import RdfFormat, parse
 from pyoxigraph import Store as OxStore
 
-from sparqlqa import __version__
 from sparqlqa.errors import IngestError, KBError, UnknownNameError
 from sparqlqa.ingest.base import IngestFormat, IngestTarget, detect_format, format_choices, ingest_formats
-from sparqlqa.kb import KnowledgeBase, Manifest, current_generation, kb_root, validate_kb_name, write_generation
-from sparqlqa.ontologies import CORE, ontology_path
-from sparqlqa.profile import DEFAULT_PROFILE, Profile
-from sparqlqa.schema import compute_schema
-from sparqlqa.store import OxigraphStore
-from sparqlqa.vocab import default_base_iri
+from sparqlqa.kb.knowledge_base import (
+    KnowledgeBase,
+    Manifest,
+    current_generation,
+    kb_root,
+    validate_kb_name,
+    write_generation,
+)
+from sparqlqa.kb.ontologies import CORE, ontology_path
+from sparqlqa.kb.profile import DEFAULT_PROFILE, Profile
+from sparqlqa.kb.schema import compute_schema
+from sparqlqa.kb.store import OxigraphStore
+from sparqlqa.kb.vocab import default_base_iri
+from sparqlqa.version import __version__
 
 __all__ = ["IngestFormat", "IngestTarget", "check_replace", "ingest", "ingest_formats", "resolve_format"]
 

@@ -20,8 +20,8 @@ from pyoxigraph import Literal, NamedNode, Quad
 from pyoxigraph import Store as OxStore
 
 from sparqlqa.errors import IngestError
+from sparqlqa.kb.vocab import OWL, RDF, RDFS
 from sparqlqa.registry import Registry
-from sparqlqa.vocab import OWL, RDF, RDFS
 
 #: ``progress(bytes_done, bytes_total)`` for the source being loaded
 Progress = Callable[[int, int], None]
@@ -58,7 +58,7 @@ class IngestTarget:
 
     def declare_relations(self) -> None:
         """Give each minted relation a type and a label from its name (kept as given)."""
-        from sparqlqa.schema import humanize
+        from sparqlqa.kb.schema import humanize
 
         quads = []
         for iri, name in self.declared_relations.items():

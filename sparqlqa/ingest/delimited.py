@@ -15,7 +15,7 @@ from pyoxigraph import Literal, NamedNode, Quad
 
 from sparqlqa.errors import IngestError
 from sparqlqa.ingest.base import IngestFormat, IngestTarget, ingest_formats, open_source, read_lines
-from sparqlqa.vocab import RDF, RDFS, SQA
+from sparqlqa.kb.vocab import RDF, RDFS, SQA
 
 BATCH = 50_000
 #: how many recent entity names :meth:`DelimitedTriples._quads` remembers (bounded memory)

@@ -65,7 +65,7 @@ from sparqlqa.ingest.stark_docs import (
     node_aliases,
     node_label,
 )
-from sparqlqa.vocab import OWL, RDF, RDFS, SKOS, SQA
+from sparqlqa.kb.vocab import OWL, RDF, RDFS, SKOS, SQA
 
 __all__ = [
     "Adjacency", "DocumentBuilder", "SkbData", "StarkSKB", "compact_text", "dataset_namespace", "download_skb",
@@ -345,7 +345,7 @@ def _check_shapes(data: SkbData, files: _Files) -> None:
 
 
 def _ontology_terms(dataset: str) -> set[str]:
-    from sparqlqa.ontologies import ontology_path
+    from sparqlqa.kb.ontologies import ontology_path
 
     return {quad.subject.value for quad in parse(path=str(ontology_path(f"stark-{dataset}")),
                                                  format=RdfFormat.TURTLE)}

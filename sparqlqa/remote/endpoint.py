@@ -1,7 +1,7 @@
-"""A remote SPARQL endpoint as a :class:`~sparqlqa.store.Store` (Wikidata, Virtuoso, QLever, Fuseki, ...).
+"""A remote SPARQL endpoint as a :class:`~sparqlqa.kb.store.Store` (Wikidata, Virtuoso, QLever, Fuseki, ...).
 
 :class:`EndpointStore` speaks the SPARQL 1.1 protocol through SPARQLWrapper and
-returns the same :class:`~sparqlqa.store.QueryResult` (pyoxigraph terms) as the
+returns the same :class:`~sparqlqa.kb.store.QueryResult` (pyoxigraph terms) as the
 local Oxigraph store, so every stage downstream runs unchanged.  It is polite and
 read-only:
 
@@ -43,10 +43,10 @@ from typing import Any, ClassVar
 
 from pyoxigraph import BlankNode, Literal, NamedNode, RdfFormat, Triple, parse
 
-from sparqlqa import __version__
 from sparqlqa.errors import ConfigError, EndpointError, UpdateRefused
-from sparqlqa.sparql_guard import READ_FORMS, projected_variables, query_form, sparql_tokens
-from sparqlqa.store import QueryResult, Store, Term, stores
+from sparqlqa.kb.sparql_guard import READ_FORMS, projected_variables, query_form, sparql_tokens
+from sparqlqa.kb.store import QueryResult, Store, Term, stores
+from sparqlqa.version import __version__
 
 __all__ = ["EndpointConfig", "EndpointStore", "default_user_agent", "ensure_limit", "json_term",
            "parse_json_results", "parse_retry_after", "read_bounded"]

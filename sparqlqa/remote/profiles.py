@@ -41,9 +41,9 @@ from pathlib import Path
 from typing import Any
 
 from sparqlqa.errors import ConfigError, UnknownNameError
+from sparqlqa.kb.profile import Profile
+from sparqlqa.kb.vocab import PREFIXES
 from sparqlqa.paths import sparqlqa_home
-from sparqlqa.profile import Profile
-from sparqlqa.vocab import PREFIXES
 
 if sys.version_info >= (3, 11):
     import tomllib

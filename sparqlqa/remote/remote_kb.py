@@ -19,9 +19,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from sparqlqa import __version__
 from sparqlqa.errors import ConfigError, EndpointError, KBExists
-from sparqlqa.kb import (
+from sparqlqa.kb.knowledge_base import (
     KnowledgeBase,
     Manifest,
     current_generation,
@@ -30,12 +29,13 @@ from sparqlqa.kb import (
     validate_kb_name,
     write_generation,
 )
+from sparqlqa.kb.profile import Profile
+from sparqlqa.kb.schema import Schema
 from sparqlqa.paths import atomic_write_json, sparqlqa_home
-from sparqlqa.profile import Profile
 from sparqlqa.remote.endpoint import EndpointConfig, EndpointStore
 from sparqlqa.remote.profiles import load_profile
 from sparqlqa.remote.schema_sampling import SampleOptions, sample_schema
-from sparqlqa.schema import Schema
+from sparqlqa.version import __version__
 
 __all__ = ["add_remote_kb", "endpoint_config", "is_remote", "open_endpoint", "refresh_schema"]
 

@@ -18,7 +18,7 @@ the KB manifest once (``add_remote_kb``), so questions never re-sample.
 meta types, label relations the way the store names them); it also fits a schema
 computed by a full scan of a local dump, so local and remote copies agree.
 
->>> from sparqlqa.store import OxigraphStore
+>>> from sparqlqa.kb.store import OxigraphStore
 >>> from sparqlqa.remote.profiles import load_profile
 >>> schema = sample_schema(OxigraphStore.in_memory(), load_profile("generic"))
 >>> schema.relations, schema.types
@@ -34,10 +34,10 @@ from typing import TypeVar
 
 from pyoxigraph import Literal, NamedNode
 
-from sparqlqa.profile import Profile
-from sparqlqa.schema import SCHEMA_PREDICATES, RelationInfo, Schema, TypeInfo, humanize, local_name
-from sparqlqa.store import Store, Term
-from sparqlqa.vocab import META_CLASSES
+from sparqlqa.kb.profile import Profile
+from sparqlqa.kb.schema import SCHEMA_PREDICATES, RelationInfo, Schema, TypeInfo, humanize, local_name
+from sparqlqa.kb.store import Store, Term
+from sparqlqa.kb.vocab import META_CLASSES
 
 __all__ = ["SampleOptions", "apply_profile", "sample_schema"]
 

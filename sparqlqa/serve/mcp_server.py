@@ -17,9 +17,9 @@ import anyio
 from mcp.server.fastmcp import FastMCP
 from mcp.server.fastmcp.exceptions import ToolError
 
-from sparqlqa.answer import Answer
 from sparqlqa.errors import SparqlqaError
 from sparqlqa.serve.service import Service
+from sparqlqa.stages.answer import Answer
 
 INSTRUCTIONS = ("Answers natural-language questions over RDF knowledge graphs with audited, read-only SPARQL. "
                 "Call schema(kb) to see a KB's types and relations, ask(kb, question) for ranked answers "

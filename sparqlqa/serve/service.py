@@ -28,9 +28,9 @@ from typing import TYPE_CHECKING, Any
 from sparqlqa.errors import ConfigError, KBError, KBNotFound, QueryError, SparqlqaError
 
 if TYPE_CHECKING:
-    from sparqlqa.answer import Answer
-    from sparqlqa.kb import KnowledgeBase
+    from sparqlqa.kb.knowledge_base import KnowledgeBase
     from sparqlqa.llm import LLM
+    from sparqlqa.stages.answer import Answer
 
 #: the largest ``k`` a request may ask for
 MAX_K = 100
@@ -101,7 +101,7 @@ class Service:
     def using(self, name: Any) -> Iterator[KnowledgeBase]:
         """The warm KB ``name`` for one request.  A generation replaced meanwhile is closed once no
         request uses it any more: its reader lease is released, so the next ingest can delete it."""
-        from sparqlqa.kb import current_generation, kb_root
+        from sparqlqa.kb.knowledge_base import current_generation, kb_root
 
         name = self.check_kb(name)
         with self._guard:
@@ -144,10 +144,10 @@ class Service:
             retired.close()
 
     def _open_warm(self, name: str) -> KnowledgeBase:
-        from sparqlqa.embed import get_embedder
-        from sparqlqa.kb import open_kb
-        from sparqlqa.linking import LabelIndex
-        from sparqlqa.vectors import embed_query, index_supported, load_index
+        from sparqlqa.kb.knowledge_base import open_kb
+        from sparqlqa.stages.linking import LabelIndex
+        from sparqlqa.vectors.embed import get_embedder
+        from sparqlqa.vectors.index import embed_query, index_supported, load_index
 
         kb = open_kb(name)
         embedder = get_embedder(self.settings.embedder)
@@ -181,9 +181,9 @@ class Service:
         """Run a read query: ``{kb, query}`` → form, variables, SPARQL JSON results, elapsed ms."""
         import json
 
-        from sparqlqa.results_format import to_json
-        from sparqlqa.sparql_guard import query_form
-        from sparqlqa.vocab import kb_prefixes, with_default_prefixes
+        from sparqlqa.kb.results_format import to_json
+        from sparqlqa.kb.sparql_guard import query_form
+        from sparqlqa.kb.vocab import kb_prefixes, with_default_prefixes
 
         body = _object(payload, {"kb", "query"})
         query = body.get("query")
@@ -200,7 +200,7 @@ class Service:
 
     def ask(self, payload: Any) -> Answer:
         """Answer ``{kb, question, strategy?, llm?, k?, rerank?}`` with the warm KB."""
-        from sparqlqa.pipeline import ask
+        from sparqlqa.strategies.ask import ask
 
         body = _object(payload, ASK_FIELDS)
         question = body.get("question")
@@ -243,15 +243,15 @@ class Service:
 
 def _warm_offline(kb: KnowledgeBase, embedder: str | None) -> None:
     """One offline question, so the offline strategy's per-KB tables are built before the first request."""
-    from sparqlqa.pipeline import ask
-    from sparqlqa.strategies import strategies
+    from sparqlqa.strategies.ask import ask
+    from sparqlqa.strategies.base import strategies
 
     if "offline" in strategies:
         ask(kb, "which one", strategy="offline", rerank="none", k=1, embedder=embedder)
 
 
 def _manifests() -> list[Any]:
-    from sparqlqa.kb import list_kbs
+    from sparqlqa.kb.knowledge_base import list_kbs
 
     return list_kbs()
 

@@ -11,7 +11,7 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from sparqlqa.cli import main
-from sparqlqa.kb import open_kb
+from sparqlqa.kb.knowledge_base import open_kb
 
 REPO = Path(__file__).resolve().parents[2]
 #: every child process gets this long before the test fails (no test waits unbounded)

@@ -20,7 +20,7 @@ from virtuoso import SAMPLES, OxigraphSparqlServer
 
 from faults.helpers import assert_clean_failure, cli
 from sparqlqa.errors import EndpointError
-from sparqlqa.kb import kb_exists
+from sparqlqa.kb.knowledge_base import kb_exists
 from sparqlqa.remote.endpoint import MAX_RESPONSE_BYTES, EndpointStore
 
 QUERY = "SELECT ?s ?label WHERE { ?s <http://www.w3.org/2000/01/rdf-schema#label> ?label }"

@@ -23,7 +23,7 @@ import pytest
 
 from faults.helpers import assert_clean_failure, build_template, cli, copy_kbs, count
 from sparqlqa.errors import KBDamaged, LLMCacheError, StorageError
-from sparqlqa.kb import kb_lock, scan_kbs
+from sparqlqa.kb.knowledge_base import kb_lock, scan_kbs
 from sparqlqa.llm.cache import LLMCache
 
 QUESTION = "who directed Alien"
@@ -148,7 +148,7 @@ def test_any_os_error_is_a_clean_exit(monkeypatch: pytest.MonkeyPatch, as_json: 
     def failing() -> None:
         raise OSError(errno.EIO, os.strerror(errno.EIO), "/srv/disk/kbs")
 
-    monkeypatch.setattr("sparqlqa.kb.kbs_dir", failing)
+    monkeypatch.setattr("sparqlqa.kb.knowledge_base.kbs_dir", failing)
     code, output = cli("kbs", *(["--json"] if as_json else []))
     assert_clean_failure(code, output, 1, f"/srv/disk/kbs: {os.strerror(errno.EIO)}")
     if as_json:
@@ -159,7 +159,7 @@ def test_an_os_error_without_a_file_name_is_a_clean_exit(monkeypatch: pytest.Mon
     def failing() -> None:  # what Oxigraph raises: no errno, no file name
         raise FileNotFoundError("IO error: While opening a file for sequentially reading: /s/CURRENT")
 
-    monkeypatch.setattr("sparqlqa.kb.kbs_dir", failing)
+    monkeypatch.setattr("sparqlqa.kb.knowledge_base.kbs_dir", failing)
     code, output = cli("kbs")
     assert_clean_failure(code, output, 1, "operating system error: IO error: While opening", "hint:")
 

@@ -15,7 +15,7 @@ from faults.helpers import assert_clean_failure, build_template, cli, copy_kbs, 
 from sparqlqa.errors import IngestError
 from sparqlqa.ingest import ingest
 from sparqlqa.ingest.base import MAX_LINE_BYTES
-from sparqlqa.kb import open_kb
+from sparqlqa.kb.knowledge_base import open_kb
 
 BIG = 50 * 1024 * 1024  # the 50 MB field / literal
 OLD_LINES = 200

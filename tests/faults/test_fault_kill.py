@@ -114,7 +114,7 @@ def test_a_second_writer_fails_clearly_while_the_first_runs(sources: tuple[Path,
 
 READER = """
 import pathlib, sys, time
-from sparqlqa.kb import open_kb
+from sparqlqa.kb.knowledge_base import open_kb
 counts = set()
 stop, ready, end = pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2]), time.monotonic() + 60
 while not stop.exists() and time.monotonic() < end:

@@ -13,7 +13,7 @@ import pytest
 
 from faults.helpers import assert_clean_failure, build_template, cli, copy_kbs, count
 from sparqlqa.errors import ConfigError
-from sparqlqa.sparql_guard import query_form
+from sparqlqa.kb.sparql_guard import query_form
 
 HOSTILE = [
     'Who directed "Alien"?',

@@ -14,8 +14,8 @@ from fake_servers import FakeSparqlServer
 
 from faults.helpers import assert_clean_failure, build_template, cli, copy_kbs, count
 from sparqlqa.errors import UpdateRefused
+from sparqlqa.kb.sparql_guard import query_form
 from sparqlqa.remote.endpoint import EndpointStore
-from sparqlqa.sparql_guard import query_form
 
 G = "<http://example.org/g>"
 T = "<http://example.org/s> <http://example.org/p> <http://example.org/o>"

@@ -1,0 +1,194 @@
+"""Node facts and texts: what embeddings, rerank prompts and answers read about a node.
+
+A node's text is its document (``sqa:text`` or the profile's text predicates)
+when it has one, else its label plus a short verbalisation of its relations
+("Alien directed by Ridley Scott; Alien starred actors Sigourney Weaver"), so
+text-less KBs such as MetaQA still embed well.  ``full`` texts (rerank prompts,
+answer snippets) always add the relations, and a node's literal attributes
+("Alice Smith birth date 1980-04-02").  Keys are answer keys (:mod:`sparqlqa.kb.terms`):
+a value's text says which nodes hold it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from pyoxigraph import Literal, NamedNode
+
+from sparqlqa.kb.knowledge_base import KnowledgeBase
+from sparqlqa.kb.naming import display_name, language_rank, name_from_iri
+from sparqlqa.kb.schema import fold_reversed_facts, humanize, local_name, reversed_relation_labels
+from sparqlqa.kb.terms import is_blank_key, term_from_key, term_key
+from sparqlqa.kb.vocab import META_CLASSES, RDFS, SQA
+
+__all__ = ["MAX_TEXT_CHARS", "MAX_VALUES", "NodeFacts", "QuerySink", "fetch_facts", "fetch_labels",
+           "label_predicates", "node_texts", "run_query", "verbalize"]
+
+VALUES_BATCH = 500
+#: relation values listed per relation in a verbalisation, and its length cap
+MAX_VALUES = 5
+MAX_TEXT_CHARS = 2000
+#: records of helper queries: ``sink(QueryResult.history())``
+QuerySink = Callable[[dict[str, Any]], None]
+
+
+@dataclass
+class NodeFacts:
+    """What is known about one node: labels, types, texts, relations (as labels)."""
+
+    label: str = ""
+    types: list[str] = field(default_factory=list)
+    texts: list[str] = field(default_factory=list)
+    outgoing: dict[str, list[str]] = field(default_factory=dict)  # relation label -> object labels
+    incoming: dict[str, list[str]] = field(default_factory=dict)  # relation label -> subject labels
+
+
+def _values(keys: Iterable[str]) -> str:
+    """A VALUES list of answer keys (:mod:`sparqlqa.kb.terms`): IRIs and values; blank nodes cannot be named."""
+    return " ".join(str(term_from_key(k)) for k in keys if not is_blank_key(k))
+
+
+def run_query(kb: KnowledgeBase, sparql: str, sink: QuerySink | None) -> list[tuple[Any, ...]]:
+    result = kb.query(sparql)
+    if sink is not None:
+        sink(result.history())
+    return result.rows
+
+
+def label_predicates(kb: KnowledgeBase) -> list[str]:
+    return list(kb.schema.label_predicates) or [RDFS.label.value]
+
+
+def fetch_labels(kb: KnowledgeBase, iris: Sequence[str], *, sink: QuerySink | None = None,
+                 ) -> tuple[dict[str, str], dict[str, list[str]]]:
+    """Labels and types of ``iris`` (one query per 500 IRIs)."""
+    labels: dict[str, str] = {}
+    label_rank: dict[str, tuple[int, int, str]] = {}
+    types: dict[str, list[str]] = {}
+    language = kb.profile.language
+    predicates = label_predicates(kb)
+    label_in = ", ".join(str(NamedNode(p)) for p in predicates)
+    type_p = NamedNode(kb.schema.type_predicate)
+    for start in range(0, len(iris), VALUES_BATCH):
+        query = (f"SELECT ?s ?l ?t ?lp WHERE {{ VALUES ?s {{ {_values(iris[start:start + VALUES_BATCH])} }} "
+                 f"OPTIONAL {{ ?s ?lp ?l FILTER(?lp IN ({label_in})) }} OPTIONAL {{ ?s {type_p} ?t }} }}")
+        for s, label, kind, predicate in run_query(kb, query, sink):
+            if s is None:
+                continue
+            if isinstance(label, Literal) and label.value.strip():
+                where = predicates.index(predicate.value) if predicate is not None else len(predicates)
+                rank = (where, language_rank(label.language, language), label.value)
+                if s.value not in label_rank or rank < label_rank[s.value]:
+                    labels[s.value], label_rank[s.value] = label.value, rank
+            if isinstance(kind, NamedNode) and kind.value not in META_CLASSES:
+                known = types.setdefault(s.value, [])
+                if kind.value not in known:
+                    known.append(kind.value)
+    return labels, types
+
+
+def _relation_label(kb: KnowledgeBase, iri: str) -> str:
+    rel = kb.schema.relation(iri)
+    return rel.label if rel is not None else humanize(local_name(iri))
+
+
+def _fetch_relations(kb: KnowledgeBase, iris: Sequence[str], facts: dict[str, NodeFacts],
+                     sink: QuerySink | None) -> None:
+    predicates = label_predicates(kb)
+    label_in = ", ".join(str(NamedNode(p)) for p in predicates)
+    skip = f"FILTER(?p != {NamedNode(kb.schema.type_predicate)})"
+    values = _values(iris)
+    names = f"OPTIONAL {{ ?x ?lp ?xl FILTER(?lp IN ({label_in})) }}"
+    attributes = ", ".join(str(NamedNode(r.iri)) for r in kb.schema.relations if r.kind == "literal")
+    objects = f"isIRI(?x) || (isLiteral(?x) && ?p IN ({attributes}))" if attributes else "isIRI(?x)"
+    out_q = (f"SELECT ?s ?p ?x ?xl ?lp WHERE {{ VALUES ?s {{ {values} }} ?s ?p ?x FILTER({objects}) {skip} "
+             f"{names} }}")
+    in_q = (f"SELECT ?o ?p ?x ?xl ?lp WHERE {{ VALUES ?o {{ {values} }} ?x ?p ?o FILTER(isIRI(?x)) {skip} "
+            f"{names} }}")
+    language = kb.profile.language
+    for query, attr in ((out_q, "outgoing"), (in_q, "incoming")):
+        edges: dict[tuple[str, str, str], tuple[tuple[int, int, str], str]] = {}
+        for node, pred, other, other_label, label_p in run_query(kb, query, sink):
+            key = term_key(node)
+            if key is None or key not in facts or pred is None or other is None:
+                continue
+            name = (len(predicates), 0, other.value if isinstance(other, Literal) else name_from_iri(other.value))
+            if isinstance(other_label, Literal) and other_label.value.strip() and label_p is not None:
+                name = (predicates.index(label_p.value), language_rank(other_label.language, language),
+                        other_label.value)
+            edge = (key, pred.value, other.value)
+            if edge not in edges or name < edges[edge][0]:
+                edges[edge] = (name, name[2])
+        for (key, pred_iri, _other), (_rank, name_text) in edges.items():
+            bucket = getattr(facts[key], attr).setdefault(_relation_label(kb, pred_iri), [])
+            if name_text not in bucket:
+                bucket.append(name_text)
+
+
+def _fetch_texts(kb: KnowledgeBase, iris: Sequence[str], facts: dict[str, NodeFacts],
+                 sink: QuerySink | None) -> None:
+    predicates = list(kb.schema.text_predicates)
+    if not predicates:
+        return
+    wanted = ", ".join(str(NamedNode(p)) for p in predicates)  # FILTER IN: two VALUES joined plan badly
+    query = (f"SELECT ?s ?t WHERE {{ VALUES ?s {{ {_values(iris)} }} ?s ?p ?t "
+             f"FILTER(?p IN ({wanted}) && isLiteral(?t)) }}")
+    for s, text in run_query(kb, query, sink):
+        key = term_key(s)
+        if key is not None and text is not None and key in facts:
+            facts[key].texts.append(text.value)
+
+
+def fetch_facts(kb: KnowledgeBase, iris: Sequence[str], *, relations: bool = True,
+                sink: QuerySink | None = None) -> dict[str, NodeFacts]:
+    """Labels, types, texts and (optionally) relations of ``iris``."""
+    iris = list(dict.fromkeys(iris))
+    facts = {iri: NodeFacts() for iri in iris}
+    labels, types = fetch_labels(kb, iris, sink=sink)
+    for iri in iris:
+        facts[iri].label = labels.get(iri) or display_name(iri)
+        facts[iri].types = types.get(iri, [])
+    for start in range(0, len(iris), VALUES_BATCH):
+        batch = iris[start:start + VALUES_BATCH]
+        _fetch_texts(kb, batch, facts, sink)
+        if relations:
+            _fetch_relations(kb, batch, facts, sink)
+    return facts
+
+
+def verbalize(facts: NodeFacts, schema_type_label: Callable[[str], str], *, max_values: int = MAX_VALUES,
+              with_text: bool = True, with_relations: bool = True, max_chars: int = MAX_TEXT_CHARS) -> str:
+    """One node as text: label (type), its document, and a sentence per relation."""
+    kinds = [schema_type_label(t) for t in facts.types if t != SQA.Entity.value]
+    head = f"{facts.label} ({', '.join(kinds)})" if kinds else facts.label
+    parts = [head]
+    if with_text:
+        parts.extend(text for text in facts.texts if text.strip())
+    if with_relations:
+        for relation, names in sorted(facts.outgoing.items()):
+            parts.append(f"{facts.label} {relation} {_listing(names, max_values)}")
+        for relation, names in sorted(facts.incoming.items()):
+            parts.append(f"{_listing(names, max_values)} {relation} {facts.label}")
+    text = ". ".join(p.strip().rstrip(".") for p in parts if p.strip()) + "."
+    return text if len(text) <= max_chars else text[: max_chars - 1].rstrip() + "…"
+
+
+def _listing(names: list[str], limit: int) -> str:
+    names = sorted(names, key=str.casefold)
+    shown = ", ".join(names[:limit])
+    return f"{shown} and {len(names) - limit} more" if len(names) > limit else shown
+
+
+def node_texts(kb: KnowledgeBase, iris: Sequence[str], *, mode: str = "index",
+               sink: QuerySink | None = None, max_chars: int = MAX_TEXT_CHARS) -> dict[str, str]:
+    """Texts of ``iris``.  ``index``: the document, else label + relations; ``full``: both."""
+    facts = fetch_facts(kb, iris, relations=True, sink=sink)
+    reversed_labels = reversed_relation_labels(kb.schema) if mode == "full" else {}
+    texts = {}
+    for iri, fact in facts.items():
+        fold_reversed_facts(fact.outgoing, fact.incoming, reversed_labels)  # ``full``: each fact said once
+        relations = mode == "full" or not any(t.strip() for t in fact.texts)
+        texts[iri] = verbalize(fact, kb.schema.type_label, with_relations=relations, max_chars=max_chars)
+    return texts

@@ -1,0 +1,545 @@
+"""A KB's schema: node types, relations (with domain→range pairs), name predicates.
+
+Computed once at ingest with a handful of aggregate queries and kept in the
+manifest, so nothing scans the store at question time.
+
+>>> local_name("http://example.org/rel/directed_by")
+'directed_by'
+>>> humanize("directedBy")
+'directed by'
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass, field, replace
+from functools import lru_cache
+from typing import Any
+
+from pyoxigraph import Literal, NamedNode, Triple
+
+from sparqlqa.kb.profile import Profile
+from sparqlqa.kb.store import Store, Term
+from sparqlqa.kb.vocab import META_CLASSES, OWL, RDF, RDFS, SKOS
+
+#: predicates that describe the schema itself, never listed as relations
+SCHEMA_PREDICATES: frozenset[str] = frozenset(
+    {
+        RDFS.domain.value, RDFS.range.value, RDFS.subClassOf.value, RDFS.subPropertyOf.value,
+        OWL.inverseOf.value, RDFS.isDefinedBy.value, RDFS.seeAlso.value,
+        OWL.equivalentClass.value, OWL.equivalentProperty.value, OWL.versionInfo.value,
+    }
+)
+
+
+def local_name(iri: str) -> str:
+    """The last segment of an IRI (after ``#`` or ``/``), percent-decoded."""
+    from urllib.parse import unquote
+
+    tail = re.split(r"[#/]", iri.rstrip("/#"))[-1]
+    return unquote(tail) or iri
+
+
+def humanize(name: str) -> str:
+    """``directed_by`` / ``directedBy`` / ``directed-by`` → ``directed by``."""
+    spaced = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", " ", name)
+    return re.sub(r"[_\-.]+", " ", spaced).strip().lower() or name
+
+
+@dataclass
+class TypeInfo:
+    iri: str
+    label: str
+    count: int
+    comment: str | None = None
+
+
+@dataclass
+class RelationInfo:
+    iri: str
+    label: str
+    count: int
+    kind: str = "object"  # "object" (IRI values) or "literal"
+    pairs: list[tuple[str | None, str | None, int]] = field(default_factory=list)
+    comment: str | None = None
+    aliases: list[str] = field(default_factory=list)
+    domain: str | None = None
+    range: str | None = None
+    #: the relation this one reverses (``owl:inverseOf``, either direction), when the KB says so
+    inverse: str | None = None
+
+
+@dataclass
+class Schema:
+    types: list[TypeInfo] = field(default_factory=list)
+    relations: list[RelationInfo] = field(default_factory=list)
+    label_predicates: list[str] = field(default_factory=list)
+    alias_predicates: list[str] = field(default_factory=list)
+    text_predicates: list[str] = field(default_factory=list)
+    type_predicate: str = RDF.type.value
+    triple_count: int = 0
+    node_count: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Schema:
+        types = [TypeInfo(**t) for t in data.get("types", [])]
+        relations = []
+        for rel in data.get("relations", []):
+            rel = dict(rel)
+            rel["pairs"] = [tuple(p) for p in rel.get("pairs", [])]
+            relations.append(RelationInfo(**rel))
+        rest = {k: v for k, v in data.items() if k not in ("types", "relations")}
+        return cls(types=types, relations=relations, **rest)
+
+    def relation(self, name: str) -> RelationInfo | None:
+        """Find a relation by IRI, local name or label (case-insensitive)."""
+        wanted = name.strip().lower()
+        for rel in self.relations:
+            if wanted in (rel.iri.lower(), local_name(rel.iri).lower(), rel.label.lower()):
+                return rel
+        return None
+
+    def type(self, name: str) -> TypeInfo | None:
+        """Find a node type by IRI, local name or label (case-insensitive)."""
+        wanted = name.strip().lower()
+        for info in self.types:
+            if wanted in (info.iri.lower(), local_name(info.iri).lower(), info.label.lower()):
+                return info
+        return None
+
+    @property
+    def object_relations(self) -> list[RelationInfo]:
+        return [r for r in self.relations if r.kind == "object"]
+
+    def type_label(self, iri: str | None) -> str:
+        if iri is None:
+            return "?"
+        found = self.type(iri)
+        return found.label if found else humanize(local_name(iri))
+
+
+def _count(store: Store, sparql: str) -> int:
+    rows = store.select(sparql).rows
+    term = rows[0][0] if rows and rows[0] else None
+    return int(term.value) if isinstance(term, Literal) else 0
+
+
+def _value(term: Term | None) -> str | None:
+    """The lexical value of a result term (``None`` when unbound)."""
+    if term is None:
+        return None
+    return str(term) if isinstance(term, Triple) else term.value
+
+
+def _annotations(store: Store, iris: Iterable[str], predicate: str) -> dict[str, list[str]]:
+    """``{iri: [literal values of predicate]}`` for the given IRIs, in one query."""
+    iris = list(iris)
+    found: dict[str, list[str]] = {}
+    for start in range(0, len(iris), 500):
+        values = " ".join(str(NamedNode(i)) for i in iris[start : start + 500])
+        query = f"SELECT ?x ?v WHERE {{ VALUES ?x {{ {values} }} ?x {NamedNode(predicate)} ?v }}"
+        for x, v in store.select(query).rows:
+            key, value = _value(x), _value(v)
+            if key is not None and value is not None:
+                found.setdefault(key, []).append(value)
+    return found
+
+
+#: One row per predicate: ``(iri, triples, literal objects, objects that are not IRIs)``.
+PredicateRow = tuple[str, int, int, int]
+Pairs = dict[str, list[tuple[str | None, str | None, int]]]
+
+# Performance notes (Oxigraph 0.5; see benchmarks/RESULTS.md, "Ingest"): scans, joins and GROUP BY
+# run on internal term ids and are cheap, but every expression (isLiteral, isIRI, IF, ...) that
+# touches a term decodes it, which costs ~5 us per row.  So expressions run on pre-aggregated
+# rows (one per distinct (predicate, object) or per subject), never on every triple, and the
+# type joins are written as sub-SELECTs so Oxigraph hash-joins them instead of probing the
+# index once per edge.  The results are exactly those of the per-triple formulation.
+
+
+def _predicate_counts(store: Store) -> list[PredicateRow]:
+    """Triples per predicate, and how many of their objects are literals / not IRIs (exact)."""
+    query = (
+        "SELECT ?p (SUM(?c) AS ?n) (SUM(IF(isLiteral(?o), ?c, 0)) AS ?lit) "
+        "(SUM(IF(isIRI(?o), 0, ?c)) AS ?other) "
+        "WHERE { { SELECT ?p ?o (COUNT(*) AS ?c) WHERE { ?s ?p ?o } GROUP BY ?p ?o } } GROUP BY ?p"
+    )
+    return [
+        (p.value, int(n.value), int(lit.value), int(other.value))
+        for p, n, lit, other in store.select(query).rows
+        if isinstance(p, NamedNode) and isinstance(n, Literal) and isinstance(lit, Literal)
+        and isinstance(other, Literal)
+    ]
+
+
+def _type_counts(store: Store, type_predicate: str) -> list[tuple[str, int]]:
+    query = (
+        f"SELECT ?t (COUNT(DISTINCT ?s) AS ?n) WHERE {{ ?s {NamedNode(type_predicate)} ?t }} GROUP BY ?t"
+    )
+    rows = store.select(query).rows
+    return [(t.value, int(n.value)) for t, n in rows if isinstance(t, NamedNode) and isinstance(n, Literal)
+            and t.value not in META_CLASSES]
+
+
+def _pair_query(type_predicate: str, edges: str, group: str) -> str:
+    """Count ``edges`` (binding ?s ?o) by the types of both ends; untyped ends group as unbound."""
+    type_p = NamedNode(type_predicate)
+    return (
+        f"SELECT {group} ?ts ?to (COUNT(*) AS ?n) WHERE {{ {edges} "
+        f"OPTIONAL {{ SELECT ?s ?ts WHERE {{ ?s {type_p} ?ts }} }} "
+        f"OPTIONAL {{ SELECT ?o ?to WHERE {{ ?o {type_p} ?to }} }} }} GROUP BY {group} ?ts ?to"
+    )
+
+
+def _pair_queries(type_predicate: str, rows: Iterable[PredicateRow]) -> Iterable[tuple[str | None, str]]:
+    """``(predicate or None, query)``: one query for all predicates whose objects are all IRIs,
+    one per predicate with mixed objects (those filter ``isIRI`` per edge), none for the rest."""
+    plain: list[str] = []
+    mixed: list[str] = []
+    for p, n, _, other in rows:
+        if p != type_predicate and other < n:
+            (plain if other == 0 else mixed).append(p)
+    for start in range(0, len(plain), 500):
+        values = " ".join(str(NamedNode(p)) for p in plain[start : start + 500])
+        yield None, _pair_query(type_predicate, f"VALUES ?p {{ {values} }} ?s ?p ?o .", "?p")
+    for p in mixed:
+        yield p, _pair_query(type_predicate, f"?s {NamedNode(p)} ?o . FILTER(isIRI(?o))", "")
+
+
+def _relation_pairs(store: Store, type_predicate: str, rows: Iterable[PredicateRow]) -> Pairs:
+    """Domain→range type pairs with edge counts (exact) for the predicates in ``rows``."""
+    pairs: Pairs = {}
+    for predicate, query in _pair_queries(type_predicate, rows):
+        for row in store.select(query).rows:
+            p, (ts, to, n) = (_value(row[0]), row[1:]) if predicate is None else (predicate, row)
+            domain, range_ = _value(ts), _value(to)
+            if p is None or not isinstance(n, Literal) or domain in META_CLASSES or range_ in META_CLASSES:
+                continue
+            pairs.setdefault(p, []).append((domain, range_, int(n.value)))
+    for found in pairs.values():
+        found.sort(key=lambda row: (-row[2], row[0] or "", row[1] or ""))
+    return pairs
+
+
+def _inverse_annotations(store: Store, relations: list[str]) -> dict[str, str]:
+    """``owl:inverseOf`` between ``relations``, read in both directions."""
+    stated = _annotations(store, relations, OWL.inverseOf.value)
+    known = set(relations)
+    found: dict[str, str] = {}
+    for iri, others in stated.items():
+        for other in others:
+            if other in known and other != iri:
+                found.setdefault(iri, other)
+                found.setdefault(other, iri)
+    return found
+
+
+def _first(values: dict[str, list[str]], iri: str) -> str | None:
+    found = values.get(iri)
+    return found[0] if found else None
+
+
+#: distinct non-literal subjects; the filter runs once per subject, after grouping (see notes above)
+NODE_COUNT_QUERY = (
+    "SELECT (COUNT(*) AS ?n) WHERE { { SELECT ?s (COUNT(*) AS ?c) WHERE { ?s ?p ?o } GROUP BY ?s } "
+    "FILTER(!isLiteral(?s)) }"
+)
+
+
+def compute_schema(store: Store, profile: Profile) -> Schema:
+    """Aggregate the schema of ``store`` (a full scan: run at ingest, not per question)."""
+    name_predicates = set(profile.label_predicates) | set(profile.alias_predicates) | set(profile.text_predicates)
+    predicate_rows = _predicate_counts(store)
+    relation_rows = [row for row in predicate_rows if row[0] not in name_predicates
+                     and row[0] != profile.type_predicate and row[0] not in SCHEMA_PREDICATES]
+    type_rows = _type_counts(store, profile.type_predicate)
+    pairs = _relation_pairs(store, profile.type_predicate, relation_rows)
+    described = [row[0] for row in predicate_rows] + [t for t, _ in type_rows]
+    labels = _annotations(store, described, RDFS.label.value)
+    comments = _annotations(store, described, RDFS.comment.value)
+    aliases = _annotations(store, described, SKOS.altLabel.value)
+    domains = _annotations(store, described, RDFS.domain.value)
+    ranges = _annotations(store, described, RDFS.range.value)
+    inverses = _inverse_annotations(store, [row[0] for row in relation_rows])
+    relations = [
+        RelationInfo(
+            iri=p, label=_first(labels, p) or humanize(local_name(p)), count=n,
+            kind="literal" if lit * 2 > n else "object", pairs=pairs.get(p, []),
+            comment=_first(comments, p), aliases=aliases.get(p, []),
+            domain=_first(domains, p), range=_first(ranges, p), inverse=inverses.get(p),
+        )
+        for p, n, lit, _ in relation_rows
+    ]
+    relations.sort(key=lambda r: (-r.count, r.iri))
+    types = [TypeInfo(iri=t, label=_first(labels, t) or humanize(local_name(t)), count=n,
+                      comment=_first(comments, t)) for t, n in type_rows]
+    types.sort(key=lambda t: (-t.count, t.iri))
+    present = {row[0] for row in predicate_rows}
+    return Schema(
+        types=types, relations=relations,
+        label_predicates=[p for p in profile.label_predicates if p in present],
+        alias_predicates=[p for p in profile.alias_predicates if p in present],
+        text_predicates=[p for p in profile.text_predicates if p in present],
+        type_predicate=profile.type_predicate,
+        triple_count=sum(row[1] for row in predicate_rows),
+        node_count=_count(store, NODE_COUNT_QUERY),
+    )
+
+
+#: what an ontology file may say about a relation or node type (see :func:`annotate_schema`)
+ANNOTATION_PREDICATES = (RDFS.label.value, SKOS.altLabel.value, RDFS.comment.value, RDFS.domain.value,
+                         RDFS.range.value)
+
+
+def annotate_schema(schema: Schema, ontology: Store) -> tuple[Schema, list[str]]:
+    """``schema`` with what ``ontology`` says of its relations and node types: its ``rdfs:label``,
+    ``rdfs:comment``, ``rdfs:domain`` and ``rdfs:range`` replace the schema's, its ``skos:altLabel``
+    values are added.  Also returns the IRIs the ontology describes that are neither (typos, mostly).
+
+    >>> from sparqlqa.kb.store import OxigraphStore
+    >>> ontology = OxigraphStore.in_memory()
+    >>> ontology.oxstore.load(b'<http://ex.org/has_tags> <http://www.w3.org/2004/02/skos/core#altLabel> "keywords" .',
+    ...                       format=__import__("pyoxigraph").RdfFormat.N_TRIPLES)
+    >>> schema = Schema(relations=[RelationInfo("http://ex.org/has_tags", "has tags", 3)])
+    >>> annotated, unknown = annotate_schema(schema, ontology)
+    >>> annotated.relations[0].aliases, unknown
+    (['keywords'], [])
+    """
+    found = {p: _annotations(ontology, [*[r.iri for r in schema.relations], *[t.iri for t in schema.types]], p)
+             for p in ANNOTATION_PREDICATES}
+    labels, aliases, comments, domains, ranges = (found[p] for p in ANNOTATION_PREDICATES)
+    relations = [
+        replace(rel, label=_first(labels, rel.iri) or rel.label,
+                aliases=list(dict.fromkeys([*rel.aliases, *aliases.get(rel.iri, [])])),
+                comment=_first(comments, rel.iri) or rel.comment,
+                domain=_first(domains, rel.iri) or rel.domain, range=_first(ranges, rel.iri) or rel.range)
+        for rel in schema.relations
+    ]
+    types = [replace(t, label=_first(labels, t.iri) or t.label, comment=_first(comments, t.iri) or t.comment)
+             for t in schema.types]
+    known = {r.iri for r in relations} | {t.iri for t in types}
+    unknown = [iri for iri in described_iris(ontology) if iri not in known]
+    return replace(schema, relations=relations, types=types), unknown
+
+
+def described_iris(ontology: Store) -> list[str]:
+    """IRIs an ontology annotates, other than the ontology itself (``a owl:Ontology``)."""
+    predicates = " ".join(str(NamedNode(p)) for p in ANNOTATION_PREDICATES)
+    query = (f"SELECT DISTINCT ?s WHERE {{ VALUES ?p {{ {predicates} }} ?s ?p ?o . FILTER(isIRI(?s)) "
+             f"FILTER NOT EXISTS {{ ?s {NamedNode(RDF.type.value)} {NamedNode(OWL.Ontology.value)} }} }} ORDER BY ?s")
+    return [v for (s,) in ontology.select(query).rows if (v := _value(s)) is not None]
+
+
+# --- the schema section of the triplet prompt ------------------------------------------------------
+
+#: token budget of the schema section of the triplet prompt (tokens estimated at 4 characters each)
+SCHEMA_PROMPT_TOKENS = 1500
+#: weight of word overlap (the share of a relation's words the question uses) beside embedding similarity
+LEXICAL_WEIGHT = 0.5
+_INVERSE_NAME = re.compile(r"(.+?)[\s_\-]*inverse", re.IGNORECASE)
+_STOPWORDS = frozenset(
+    {"a", "an", "and", "are", "as", "at", "be", "by", "did", "do", "does", "for", "from", "had",
+     "has", "have", "how", "in", "is", "it", "its", "of", "on", "or", "the", "that", "this", "to",
+     "was", "were", "what", "when", "where", "which", "who", "whom", "whose", "with"})
+_local = lru_cache(maxsize=1 << 16)(local_name)
+#: relation vectors by (embedder, relation texts): computed once per KB schema and process
+_VECTORS: dict[tuple[str, tuple[str, ...]], Any] = {}
+
+
+@lru_cache(maxsize=1 << 16)
+def _phrase(text: str) -> str:
+    """Lower-case words of ``text`` (``plays_for``, ``playsFor`` → ``plays for``)."""
+    return " ".join(re.findall(r"[a-z0-9]+", humanize(text).lower()))
+
+
+@lru_cache(maxsize=1 << 16)
+def _words(text: str) -> frozenset[str]:
+    """Content words of ``text``, cut to 5 letters (a poor man's stemmer: ``direct`` ~ ``directed``)."""
+    return frozenset(word[:5] for word in _phrase(text).split() if word not in _STOPWORDS)
+
+
+def _reversed_of(rel: RelationInfo, by_name: dict[str, RelationInfo],
+                 by_iri: dict[str, RelationInfo]) -> tuple[RelationInfo | None, bool]:
+    """(the relation ``rel`` reverses, whether by its name ``X_inverse``) or (None, False)."""
+    for name in (_local(rel.iri), rel.label):
+        found = _INVERSE_NAME.fullmatch(name.strip())
+        base = by_name.get(_phrase(found.group(1))) if found else None
+        if base is not None and base.iri != rel.iri:
+            return base, True
+    other = by_iri.get(rel.inverse) if rel.inverse else None
+    return other, False
+
+
+def folded_inverses(schema: Schema) -> dict[str, str]:
+    """``{IRI of a relation left out of the prompt: IRI of the relation it reverses}``: ``X_inverse``
+    beside ``X`` (by name), and ``owl:inverseOf`` pairs (the more frequent one stays).
+
+    >>> s = Schema(relations=[RelationInfo("http://x/r/plays_for", "plays for", 5),
+    ...                       RelationInfo("http://x/r/plays_for_inverse", "plays for inverse", 5)])
+    >>> folded_inverses(s)
+    {'http://x/r/plays_for_inverse': 'http://x/r/plays_for'}
+    """
+    by_name: dict[str, RelationInfo] = {}
+    for rel in schema.relations:
+        by_name.setdefault(_phrase(_local(rel.iri)), rel)
+        by_name.setdefault(_phrase(rel.label), rel)
+    by_iri = {rel.iri: rel for rel in schema.relations}
+    folded: dict[str, str] = {}
+    taken: set[str] = set()
+    for rel in schema.relations:
+        partner, by_its_name = _reversed_of(rel, by_name, by_iri)
+        if partner is None or rel.iri in taken or partner.iri in taken:
+            continue
+        if by_its_name or (rel.count, partner.iri) < (partner.count, rel.iri):
+            folded[rel.iri] = partner.iri
+        else:
+            folded[partner.iri] = rel.iri
+        taken |= {rel.iri, partner.iri}
+    return folded
+
+
+def _relation_text(rel: RelationInfo) -> str:
+    return "; ".join([rel.label, *rel.aliases[:3]])
+
+
+def _similarities(question: str, relations: list[RelationInfo], embedder: Any | None) -> list[float]:
+    """Cosine similarity of ``question`` to each relation's label and aliases (0 without an embedder)."""
+    if embedder is None or not relations:
+        return [0.0] * len(relations)
+    texts = tuple(_relation_text(rel) for rel in relations)
+    key = (str(embedder.model_id), texts)
+    vectors = _VECTORS.get(key)
+    if vectors is None:
+        vectors = embedder.embed(list(texts))
+        if len(_VECTORS) >= 8:
+            _VECTORS.clear()
+        _VECTORS[key] = vectors
+    from sparqlqa.vectors.index import embed_query  # its per-process cache: ranking reuses the question's vector
+
+    return [float(x) for x in vectors @ embed_query(embedder, question)]
+
+
+def named_in(question: str, rel: RelationInfo) -> bool:
+    """Whether ``question`` says the relation's label, local name or an alias as a phrase.
+
+    >>> named_in("which player plays_for_country Italy ?", RelationInfo("http://x/plays_for_country", "x", 1))
+    True
+    """
+    said = f" {_phrase(question)} "
+    return any(_words(name) and f" {_phrase(name)} " in said
+               for name in (rel.label, _local(rel.iri), *rel.aliases))
+
+
+def relevant_relations(question: str, relations: list[RelationInfo], embedder: Any | None = None,
+                       ) -> list[tuple[RelationInfo, bool]]:
+    """``relations`` by relevance to ``question``: those it names first (flag True), then by embedding
+    similarity + :data:`LEXICAL_WEIGHT` × word overlap, then by frequency."""
+    sims = _similarities(question, relations, embedder)
+    asked = _words(question)
+    keys = []
+    for number, rel in enumerate(relations):
+        words = _words(_relation_text(rel))
+        overlap = len(words & asked) / len(words) if words else 0.0
+        keys.append((not named_in(question, rel), -(sims[number] + LEXICAL_WEIGHT * overlap), -rel.count, number))
+    keys.sort()
+    return [(relations[key[3]], not key[0]) for key in keys]
+
+
+def _relation_line(rel: RelationInfo, schema: Schema, typed: bool, reverse: RelationInfo | None) -> str:
+    aliases = f" (also: {', '.join(rel.aliases[:3])})" if rel.aliases else ""
+    other = f" (reverse: {reverse.label})" if reverse is not None and not _INVERSE_NAME.fullmatch(
+        _local(reverse.iri)) else ""
+    if not typed:
+        return f"- {rel.label}{aliases}{other}" + (" → value" if rel.kind == "literal" else "")
+    pairs = [(d, r) for d, r, _ in rel.pairs[:2]] or [(rel.domain, rel.range)]
+    shapes = "; ".join(f"{schema.type_label(d)} → {schema.type_label(r)}" for d, r in pairs)
+    if rel.kind == "literal":
+        shapes = f"{schema.type_label(rel.domain)} → value"
+    return f"- {rel.label}{aliases}{other}: {shapes}"
+
+
+def _type_line(schema: Schema, budget_tokens: int) -> str:
+    from sparqlqa.llm.pricing import estimate_tokens
+
+    names: list[str] = []
+    for number, info in enumerate(schema.types):
+        if estimate_tokens(", ".join([*names, info.label])) > budget_tokens:
+            names.append(f"… {len(schema.types) - number} more")
+            break
+        names.append(info.label)
+    return f"Node types: {', '.join(names)}"
+
+
+def schema_prompt(schema: Schema, question: str = "", *, budget_tokens: int = SCHEMA_PROMPT_TOKENS,
+                  embedder: Any | None = None) -> str:
+    """The schema section of the triplet prompt, within ``budget_tokens`` (estimated) tokens.
+
+    Node types and the ``head type → tail type`` shapes are left out when the KB has one type or
+    none; a relation that only reverses another (``X_inverse``, ``owl:inverseOf``) is folded into
+    it.  When every relation fits they are listed most frequent first; otherwise the ones most
+    relevant to ``question`` (:func:`relevant_relations`; those it names always), and a last line
+    says how many were left out.
+
+    >>> s = Schema(types=[TypeInfo("http://x/Movie", "movie", 9)],
+    ...            relations=[RelationInfo("http://x/d", "directed by", 9, pairs=[("http://x/Movie", None, 9)])])
+    >>> print(schema_prompt(s))
+    Relations:
+    - directed by
+    """
+    from sparqlqa.llm.pricing import CHARS_PER_TOKEN
+
+    folded = folded_inverses(schema)
+    by_iri = {rel.iri: rel for rel in schema.relations}
+    reverse = {kept: by_iri[dropped] for dropped, kept in folded.items()}
+    typed = len(schema.types) > 1
+    lines = [_type_line(schema, budget_tokens // 3)] if typed else []
+    lines.append("Relations (head type → tail type):" if typed else "Relations:")
+    if folded:
+        example = by_iri[next(iter(folded))].label
+        lines.append(f"({len(folded)} of them are also stored reversed, e.g. '{example}': write them in the "
+                     "listed direction)")
+    shown = [rel for rel in schema.relations if rel.iri not in folded]
+    body = [_relation_line(rel, schema, typed, reverse.get(rel.iri)) for rel in shown]
+    room = budget_tokens * CHARS_PER_TOKEN - len("\n".join(lines))  # characters, as estimate_tokens counts
+    if sum(len(line) + 1 for line in body) <= room:
+        lines += body or ['- (none declared: use "any")']
+        return "\n".join(lines)
+    room -= 70  # the closing "… N more relations not shown" line
+    picked = 0
+    for rel, named in relevant_relations(question, shown, embedder):
+        line = _relation_line(rel, schema, typed, reverse.get(rel.iri))
+        if len(line) + 1 > room and not named:
+            break
+        lines.append(line)
+        room -= len(line) + 1
+        picked += 1
+    lines.append(f'- … {len(shown) - picked} more relations not shown (use "any" if none fits)')
+    return "\n".join(lines)
+
+
+def reversed_relation_labels(schema: Schema) -> dict[str, str]:
+    """``{label of a folded relation: label of the relation it reverses}`` (see :func:`folded_inverses`)."""
+    by_iri = {rel.iri: rel for rel in schema.relations}
+    return {by_iri[dropped].label: by_iri[kept].label for dropped, kept in folded_inverses(schema).items()}
+
+
+def fold_reversed_facts(outgoing: dict[str, list[str]], incoming: dict[str, list[str]],
+                        reversed_labels: dict[str, str]) -> None:
+    """State each fact of a node once: ``Italy —plays for country inverse→ X`` (incoming) becomes
+    ``X —plays for country→ Italy`` (outgoing), merged with what is already there (in place).
+
+    >>> out, inc = {"plays for": ["Italy"]}, {"plays for inverse": ["Italy", "Spain"]}
+    >>> fold_reversed_facts(out, inc, {"plays for inverse": "plays for"})
+    >>> out, inc
+    ({'plays for': ['Italy', 'Spain']}, {})
+    """
+    for folded, kept in reversed_labels.items():
+        for source, target in ((incoming, outgoing), (outgoing, incoming)):
+            names = source.pop(folded, None)
+            if names:
+                bucket = target.setdefault(kept, [])
+                bucket.extend(name for name in names if name not in bucket)

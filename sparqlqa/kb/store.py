@@ -1,0 +1,153 @@
+"""Stores: where SPARQL runs.  Local Oxigraph here; remote endpoints register the same way.
+
+Each store implements one method, :meth:`Store._execute`.  The public
+:meth:`Store.query` checks that the text is a read query first, times it and
+returns a :class:`QueryResult` that remembers the query that produced it.
+
+>>> store = OxigraphStore.in_memory()
+>>> store.query("ASK { ?s ?p ?o }").boolean
+False
+"""
+
+from __future__ import annotations
+
+import time
+from abc import ABC, abstractmethod
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar
+
+from pyoxigraph import BlankNode, Literal, NamedNode, QueryBoolean, QuerySolutions, Triple
+from pyoxigraph import Store as OxStore
+
+from sparqlqa.errors import QueryError, StoreUnavailable
+from sparqlqa.kb.sparql_guard import query_form
+from sparqlqa.registry import Registry
+
+Term = NamedNode | BlankNode | Literal | Triple
+
+
+@dataclass
+class QueryResult:
+    """What one SPARQL query returned, with the query itself and how long it took."""
+
+    query: str
+    form: str  # SELECT | ASK | CONSTRUCT | DESCRIBE
+    variables: list[str] = field(default_factory=list)
+    rows: list[tuple[Term | None, ...]] = field(default_factory=list)
+    boolean: bool | None = None
+    triples: list[Triple] = field(default_factory=list)
+    elapsed_ms: float = 0.0
+    store: str = ""
+
+    def bindings(self) -> Iterator[dict[str, Term]]:
+        """Each row as ``{variable: term}``, unbound variables left out."""
+        for row in self.rows:
+            yield {var: term for var, term in zip(self.variables, row) if term is not None}
+
+    def column(self, variable: str) -> list[Term]:
+        index = self.variables.index(variable)
+        return [row[index] for row in self.rows if row[index] is not None]  # type: ignore[misc]
+
+    def history(self) -> dict[str, Any]:
+        """A small record of this query for a stage's history."""
+        size = len(self.rows) if self.form == "SELECT" else len(self.triples)
+        return {"query": self.query, "form": self.form, "rows": size, "elapsed_ms": round(self.elapsed_ms, 3),
+                "store": self.store}
+
+
+class Store(ABC):
+    """A SPARQL 1.1 query engine.  Only read queries ever reach it."""
+
+    kind: ClassVar[str] = "abstract"
+
+    def query(self, sparql: str) -> QueryResult:
+        """Run a read query; updates are refused before anything is sent."""
+        form = query_form(sparql)
+        start = time.perf_counter()
+        result = self._execute(sparql, form)
+        result.elapsed_ms = (time.perf_counter() - start) * 1000
+        result.store = self.describe()
+        return result
+
+    def select(self, sparql: str) -> QueryResult:
+        result = self.query(sparql)
+        if result.form != "SELECT":
+            raise QueryError(f"expected a SELECT query, got {result.form}")
+        return result
+
+    @abstractmethod
+    def _execute(self, sparql: str, form: str) -> QueryResult:
+        """Run ``sparql`` (already known to be a read query of ``form``)."""
+
+    @classmethod
+    def from_config(cls, config: dict[str, Any], directory: Path | None) -> Store:
+        """Open the store a KB manifest describes (``config`` is its ``store`` entry)."""
+        raise QueryError(f"store kind {cls.kind!r} cannot be opened from a KB manifest")
+
+    def describe(self) -> str:
+        return self.kind
+
+    def close(self) -> None:  # noqa: B027 - optional hook
+        """Release the store (file locks, connections)."""
+
+
+stores: Registry[type[Store]] = Registry("store", ("sparqlqa.kb.store", "sparqlqa.remote.endpoint"))
+
+
+@stores.register("oxigraph")
+class OxigraphStore(Store):
+    """A local Oxigraph store (on disk or in memory).
+
+    Queries see the union of all graphs as their default graph, so data loaded
+    from N-Quads or TriG is found without ``GRAPH`` clauses.
+    """
+
+    kind = "oxigraph"
+
+    def __init__(self, oxstore: OxStore, *, path: Path | None = None) -> None:
+        self.oxstore = oxstore
+        self.path = path
+
+    @classmethod
+    def in_memory(cls) -> OxigraphStore:
+        return cls(OxStore())
+
+    @classmethod
+    def open(cls, path: Path, *, read_only: bool = True) -> OxigraphStore:
+        """Open the store in folder ``path``; :class:`StoreUnavailable` when it is missing or cannot be opened."""
+        if read_only and not path.is_dir():
+            raise StoreUnavailable(str(path), "the folder is missing")
+        try:
+            oxstore = OxStore.read_only(str(path)) if read_only else OxStore(str(path))
+        except OSError as exc:
+            raise StoreUnavailable(str(path), str(exc)) from exc
+        return cls(oxstore, path=path)
+
+    @classmethod
+    def from_config(cls, config: dict[str, Any], directory: Path | None) -> OxigraphStore:
+        if directory is None:
+            raise QueryError("an in-memory KB has no store folder to open")
+        return cls.open(directory / "store", read_only=True)
+
+    def _execute(self, sparql: str, form: str) -> QueryResult:
+        try:
+            raw = self.oxstore.query(sparql, use_default_graph_as_union=True)
+        except SyntaxError as exc:
+            raise QueryError(f"invalid SPARQL: {exc}", hint="check the query syntax") from exc
+        except OSError as exc:
+            raise QueryError(f"the query failed in Oxigraph: {exc}") from exc
+        if isinstance(raw, QueryBoolean):
+            return QueryResult(query=sparql, form=form, boolean=bool(raw))
+        if isinstance(raw, QuerySolutions):
+            variables = [v.value for v in raw.variables]
+            rows = [tuple(solution[i] for i in range(len(variables))) for solution in raw]
+            return QueryResult(query=sparql, form=form, variables=variables, rows=rows)
+        return QueryResult(query=sparql, form=form, triples=list(raw))
+
+    def describe(self) -> str:
+        return f"oxigraph:{self.path}" if self.path else "oxigraph:memory"
+
+    def __len__(self) -> int:
+        return len(self.oxstore)

@@ -1,0 +1,161 @@
+"""The result of :func:`sparqlqa.ask`: ranked answers with evidence, and every stage's record.
+
+An :class:`Answer` keeps what each stage produced (triplets, linked constants,
+candidates), every SPARQL query that ran, every LLM call, human-readable notes
+about anything that degraded, and per-stage timings.  :meth:`Answer.to_dict`
+is JSON-serialisable (the evaluation harness writes one per question).
+
+>>> item = AnswerItem(iri="https://example.org/alien", label="Alien", type=None, score=0.9,
+...                   tier=0, source="filtered", evidence=None, snippet="Alien (1979) ...")
+>>> answer = Answer(question="q", kb="movies", strategy="vss", items=[item])
+>>> answer.to_dict()["items"][0]["rank"], answer.top.label
+(1, 'Alien')
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from sparqlqa.kb.naming import display_name
+from sparqlqa.kb.terms import is_value_key
+
+if TYPE_CHECKING:
+    from sparqlqa.llm import LLMCall
+    from sparqlqa.stages.execute import Candidates, Evidence
+    from sparqlqa.stages.linking import LinkedConstants
+    from sparqlqa.stages.triplets import Triplets
+
+
+@dataclass
+class AnswerItem:
+    """One ranked answer.
+
+    ``source`` is ``filtered`` (found by the SPARQL stage) or ``vector`` (added
+    from the global vector ranking); ``tier`` is the SPARQL relaxation tier
+    (0 = every kept triplet holds), ``None`` for vector additions.  ``scores``
+    keeps each stage's score (``vss``, ``llm``); ``score`` is the final one.
+    """
+
+    iri: str
+    label: str
+    type: str | None
+    score: float
+    tier: int | None
+    source: str
+    evidence: Evidence | None
+    snippet: str
+    type_label: str | None = None
+    scores: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def kind(self) -> str:
+        """``node`` (``iri`` is an IRI) or ``value`` (``iri`` is a literal in N-Triples form, ``label`` its
+        lexical form, ``type`` its datatype)."""
+        return "value" if is_value_key(self.iri) else "node"
+
+    def evidence_triples(self) -> list[tuple[str, str, str]]:
+        """The (s, p, o) IRIs connecting this answer to the question's constants."""
+        if self.evidence is None:
+            return []
+        return [tuple(t) for t in getattr(self.evidence, "triples", [])]
+
+    def evidence_text(self, labels: Mapping[str, str]) -> list[str]:
+        """Each evidence triple as ``subject —relation→ object`` with labels."""
+        return [f"{_name(s, labels)} —{_name(p, labels)}→ {_name(o, labels)}"
+                for s, p, o in self.evidence_triples()]
+
+    def to_dict(self, rank: int | None = None, labels: Mapping[str, str] | None = None) -> dict[str, Any]:
+        data: dict[str, Any] = {"rank": rank} if rank is not None else {}
+        data.update(iri=self.iri, kind=self.kind, label=self.label, type=self.type, type_label=self.type_label,
+                    score=round(float(self.score), 6), tier=self.tier, source=self.source,
+                    scores={k: round(float(v), 6) for k, v in self.scores.items()},
+                    evidence=to_jsonable(self.evidence),
+                    evidence_text=self.evidence_text(labels or {}), snippet=self.snippet)
+        return data
+
+
+@dataclass
+class Answer:
+    """Everything :func:`sparqlqa.ask` found out about one question.
+
+    ``labels`` maps every IRI mentioned in evidence to its label; ``meta``
+    records the settings (strategy, k, rerank mode, LLM spec, embedder).
+    ``pending_llm`` lists LLM cache keys that were missing in ``--llm-cache only``
+    mode (their stage degraded; re-run after importing the answers).
+    """
+
+    question: str
+    kb: str
+    strategy: str
+    items: list[AnswerItem] = field(default_factory=list)
+    triplets: Triplets | None = None
+    linked: LinkedConstants | None = None
+    candidates: Candidates | None = None
+    llm_calls: list[LLMCall] = field(default_factory=list)
+    queries: list[dict[str, Any]] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    timings_ms: dict[str, float] = field(default_factory=dict)
+    labels: dict[str, str] = field(default_factory=dict)
+    meta: dict[str, Any] = field(default_factory=dict)
+    pending_llm: list[str] = field(default_factory=list)
+
+    @property
+    def top(self) -> AnswerItem | None:
+        """The best answer, if any."""
+        return self.items[0] if self.items else None
+
+    @property
+    def degraded(self) -> bool:
+        """True when a stage fell back (see :attr:`notes`)."""
+        return bool(self.notes)
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready copy (``json.dumps(answer.to_dict())`` always works)."""
+        return {
+            "question": self.question,
+            "kb": self.kb,
+            "strategy": self.strategy,
+            "items": [item.to_dict(rank, self.labels) for rank, item in enumerate(self.items, start=1)],
+            "triplets": to_jsonable(self.triplets),
+            "linked": to_jsonable(self.linked),
+            "candidates": to_jsonable(self.candidates),
+            "llm_calls": [to_jsonable(call) for call in self.llm_calls],
+            "queries": to_jsonable(self.queries),
+            "notes": list(self.notes),
+            "timings_ms": {k: round(float(v), 3) for k, v in self.timings_ms.items()},
+            "labels": dict(self.labels),
+            "meta": to_jsonable(self.meta),
+            "pending_llm": list(self.pending_llm),
+        }
+
+    def to_json(self, indent: int | None = 2) -> str:
+        return json.dumps(self.to_dict(), indent=indent, ensure_ascii=False)
+
+
+def to_jsonable(obj: Any) -> Any:
+    """Objects → JSON types: ``to_dict()`` when present, dataclasses field by field, terms as text."""
+    if obj is None or isinstance(obj, (bool, int, str)):
+        return obj
+    if isinstance(obj, float):
+        return obj if obj == obj and abs(obj) != float("inf") else None
+    to_dict = getattr(obj, "to_dict", None)
+    if callable(to_dict):
+        return to_jsonable(to_dict())
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        return {f.name: to_jsonable(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
+    if isinstance(obj, Mapping):
+        return {str(k): to_jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple, set, frozenset)):
+        return [to_jsonable(v) for v in obj]
+    if hasattr(obj, "item") and callable(obj.item):  # numpy scalars
+        return to_jsonable(obj.item())
+    value = getattr(obj, "value", None)  # pyoxigraph terms
+    return value if isinstance(value, str) else str(obj)
+
+
+def _name(iri: str, labels: Mapping[str, str]) -> str:
+    return labels.get(iri) or display_name(iri)

@@ -1,0 +1,98 @@
+"""Audit export: every SPARQL query an answer ran, as standalone ``.rq`` files.
+
+Each file starts with a comment header (question, KB, timestamp, strategy,
+model, triplets, how many rows it returned) followed by the query exactly as
+it ran, so it can be re-run unchanged on any SPARQL 1.1 engine.
+
+>>> from sparqlqa.stages.answer import Answer
+>>> answer = Answer(question="Who directed Alien?", kb="movies", strategy="vss",
+...                 queries=[{"query": "SELECT ?s WHERE { ?s ?p ?o }", "rows": 3, "stage": "sparql"}])
+>>> import tempfile, pathlib
+>>> [p.name for p in save_sparql(answer, pathlib.Path(tempfile.mkdtemp()))]
+['who-directed-alien-01-sparql.rq']
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from sparqlqa.paths import atomic_write_text, make_folder
+from sparqlqa.stages.answer import Answer
+
+
+def _one_line(text: Any) -> str:
+    return " ".join(str(text).split())
+
+
+def slug(question: str, words: int = 6, limit: int = 40) -> str:
+    """A short file-name-safe form of the question.
+
+    >>> slug("Which films did Ridley Scott direct?")
+    'which-films-did-ridley-scott-direct'
+    """
+    parts = re.findall(r"[a-z0-9]+", question.lower())[:words]
+    return "-".join(parts)[:limit].strip("-") or "question"
+
+
+def format_term(term: Any) -> str:
+    """A triplet end as text: ``movie 'Alien'`` for constants, ``?x1 (movie)`` for variables."""
+    kind = getattr(term, "type", None)
+    text = getattr(term, "text", str(term))
+    if getattr(term, "kind", "") == "constant":
+        return f"{kind} '{text}'" if kind else f"'{text}'"
+    return f"{text} ({kind})" if kind else str(text)
+
+
+def triplet_lines(answer: Answer) -> list[str]:
+    """The answer's triplets as ``head -> relation -> tail`` lines, the target and requirements last."""
+    triplets = answer.triplets
+    fiske = answer.meta.get("fiske_result")
+    if triplets is None and fiske:  # FiSKE explores from clues instead of triplets
+        return [f"(none: FiSKE clues {', '.join(repr(c) for c in fiske.get('clues', []))}; "
+                f"stop: {fiske.get('stop')}; answer: {fiske.get('answer_source') or 'none'})"]
+    if triplets is None:
+        return ["(none)"]
+    lines = [f"{format_term(t.head)} -> {t.relation} -> {format_term(t.tail)}" for t in triplets.triplets]
+    lines.append(f"target: {triplets.target or '(none)'}   source: {triplets.source}")
+    lines.extend(f"requirement: {r}" for r in triplets.requirements)
+    return lines
+
+
+def header(answer: Answer, record: dict[str, Any], number: int, total: int, timestamp: str) -> str:
+    """The comment block written above query ``number``."""
+    meta = answer.meta
+    lines = [
+        f"sparqlqa audit: query {number} of {total} (stage: {record.get('stage', 'sparql')})",
+        f"question:  {_one_line(answer.question)}",
+        f"kb:        {answer.kb}",
+        f"timestamp: {timestamp}",
+        f"strategy:  {answer.strategy}   model: {meta.get('llm') or 'none (offline)'}   "
+        f"embedder: {meta.get('embedder', '?')}",
+        f"store:     {record.get('store', '?')}   rows: {record.get('rows', '?')}   "
+        f"elapsed_ms: {record.get('elapsed_ms', '?')}",
+        "triplets:",
+        *(f"  {_one_line(line)}" for line in triplet_lines(answer)),
+    ]
+    return "".join(f"# {line}\n" for line in lines)
+
+
+def save_sparql(answer: Answer, directory: Path, *, stages: Iterable[str] | None = None,
+                timestamp: str | None = None) -> list[Path]:
+    """Write one ``.rq`` file per query of ``answer`` (optionally only of ``stages``) into ``directory``."""
+    wanted = set(stages) if stages is not None else None
+    records = [q for q in answer.queries if wanted is None or q.get("stage", "sparql") in wanted]
+    stamp = timestamp or datetime.now(timezone.utc).isoformat(timespec="seconds")
+    make_folder(directory, what="the folder for the SPARQL files")
+    base = slug(answer.question)
+    written = []
+    for number, record in enumerate(records, start=1):
+        stage = re.sub(r"[^a-z0-9]+", "-", str(record.get("stage", "sparql")).lower())
+        path = directory / f"{base}-{number:02d}-{stage}.rq"
+        query = str(record["query"]).rstrip() + "\n"
+        atomic_write_text(path, header(answer, record, number, len(records), stamp) + query)
+        written.append(path)
+    return written

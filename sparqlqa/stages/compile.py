@@ -1,0 +1,332 @@
+"""Triplets + linked constants → SPARQL 1.1 basic graph patterns, one standalone query per tier.
+
+Every piece of query text comes from a term object or a name made here:
+IRIs via ``str(NamedNode(iri))`` (which validates them), strings via
+``str(Literal(text))``, variables as ``?v_<[A-Za-z0-9_]>`` / ``?c0`` / ``?p0``.
+LLM or user text is never pasted, so a constant such as ``"} UNION {`` cannot
+change a query's structure; the queries are plain SPARQL 1.1 and run unchanged
+on Oxigraph and rdflib.
+
+>>> from sparqlqa.stages.triplets import Term, Triplet, Triplets
+>>> from sparqlqa.stages.linking import LinkedConstants, NodeMatch
+>>> from sparqlqa.kb.schema import Schema
+>>> t = Triplets("q", [Triplet(Term("variable", "?x1"), "directed by", Term("constant", "Ridley Scott"),
+...                            relation_iri="http://x/directed_by")], "?x1", [], "parsed", [], [])
+>>> linked = LinkedConstants({"Ridley Scott": [NodeMatch("http://x/ridley", "Ridley Scott", 1.0, "exact")]})
+>>> plan = prepare(t, linked, Schema(), ExecuteOptions())
+>>> print(compile_query(plan, plan.usable, ExecuteOptions(), tier=0).sparql)
+SELECT DISTINCT ?v_x1 WHERE {
+  VALUES ?c0 { <http://x/ridley> }
+  ?v_x1 <http://x/directed_by> ?c0 .
+  FILTER(isIRI(?v_x1))
+}
+ORDER BY ?v_x1
+LIMIT 1000
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import asdict, dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from pyoxigraph import Literal, NamedNode
+
+from sparqlqa.errors import QueryError
+from sparqlqa.kb.schema import Schema
+from sparqlqa.kb.terms import term_from_key
+from sparqlqa.kb.vocab import RDF
+from sparqlqa.stages.linking import NodeMatch, resolve_type
+
+if TYPE_CHECKING:
+    from sparqlqa.stages.linking import LinkedConstants
+    from sparqlqa.stages.triplets import Term, Triplets
+
+__all__ = ["CompiledQuery", "ExecuteOptions", "Pattern", "Plan", "Slot", "compile_query", "component",
+           "label_lookup_query", "prepare", "reliability", "variable_name"]
+
+
+@dataclass
+class ExecuteOptions:
+    """How triplets become queries.
+
+    ``ignore_relations``: match any predicate (the paper found this more robust);
+    ``undirected``: match edges in either direction; ``use_types``: ``rdf:type`` for typed variables;
+    ``limit``: LIMIT of every query; ``max_values``: most nodes per constant's VALUES;
+    ``min_candidates``: relax (drop the weakest triplet) while fewer candidates were found;
+    ``max_tiers``: most triplets dropped by relaxation.
+    """
+
+    ignore_relations: bool = False
+    undirected: bool = False
+    use_types: bool = True
+    limit: int = 1000
+    max_values: int = 50
+    min_candidates: int = 1
+    max_tiers: int = 3
+
+
+@dataclass
+class CompiledQuery:
+    """A standalone SELECT for one tier: re-running it gives the same target bindings."""
+
+    sparql: str
+    triplet_indexes: list[int]
+    tier: int
+    note: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class Slot:
+    """One end of a pattern: a SPARQL variable name, plus the linked nodes when it is a constant."""
+
+    var: str  # without "?"
+    nodes: list[NodeMatch] | None = None  # None: a variable
+    type_iri: str | None = None
+
+
+@dataclass
+class Pattern:
+    """A triplet ready for SPARQL."""
+
+    index: int
+    head: Slot
+    tail: Slot
+    predicate: NamedNode | None  # None: any predicate
+    reliability: float = 1.0
+
+
+@dataclass
+class Plan:
+    """What can be queried: usable patterns (weakest last in ``relax_order``), the target, notes."""
+
+    patterns: dict[int, Pattern] = field(default_factory=dict)
+    target: str | None = None  # SPARQL variable name of the target, without "?"
+    notes: list[str] = field(default_factory=list)
+    skipped: list[int] = field(default_factory=list)
+    type_predicate: str = RDF.type.value
+    distinct: list[tuple[str, str]] = field(default_factory=list)  # SPARQL variable names, without "?"
+    #: variables that may hold a value (a literal): objects of literal relations ("birth date")
+    value_vars: set[str] = field(default_factory=set)
+
+    @property
+    def target_is_value(self) -> bool:
+        return self.target is not None and self.target in self.value_vars
+
+    @property
+    def usable(self) -> list[int]:
+        return sorted(self.patterns)
+
+    def relax_order(self, indexes: list[int]) -> list[int]:
+        """``indexes`` weakest first: lowest reliability, then later triplets."""
+        return sorted(indexes, key=lambda i: (self.patterns[i].reliability, -i))
+
+
+def variable_name(text: str) -> str:
+    """``?x1`` → ``v_x1``: only ``[A-Za-z0-9_]`` survive, so the name is always valid SPARQL."""
+    return "v_" + (re.sub(r"[^A-Za-z0-9_]", "", text) or "x")
+
+
+def _iri(value: str | None) -> NamedNode | None:
+    """A validated IRI term, or None when ``value`` is empty or not an IRI."""
+    if not value:
+        return None
+    try:
+        return NamedNode(value)
+    except ValueError:
+        return None
+
+
+def reliability(matches: list[NodeMatch], flags: list[str], options: ExecuteOptions) -> float:
+    """How much a triplet is trusted: strong, unambiguous links and known relations score high.
+
+    >>> exact = NodeMatch("http://x/a", "A", 1.0, "exact")
+    >>> reliability([exact], [], ExecuteOptions()) > reliability([exact, exact], [], ExecuteOptions())
+    True
+    >>> reliability([exact], ["unknown-relation"], ExecuteOptions())
+    0.5
+    """
+    score = 1.0 if matches else 0.95  # variable-variable triplets
+    if matches:
+        score = max(m.score for m in matches) / (1.0 + 0.1 * (len(matches) - 1))
+    if "unknown-relation" in flags and not options.ignore_relations:
+        score *= 0.5
+    if "unknown-type" in flags:
+        score *= 0.8
+    return score
+
+
+def _variable_types(triplets: Triplets, schema: Schema) -> dict[str, str]:
+    """Each variable's first type that resolves against the schema (the target's stated type too)."""
+    types: dict[str, str] = {}
+    terms = [t for tr in triplets.triplets for t in (tr.head, tr.tail) if t.is_variable and t.type]
+    for term in terms:
+        iri = resolve_type(schema, term.type)
+        name = variable_name(term.text)
+        if iri is not None and name not in types:
+            types[name] = iri
+    if triplets.target and triplets.target_type:
+        iri = resolve_type(schema, triplets.target_type)
+        if iri is not None:
+            types.setdefault(variable_name(triplets.target), iri)
+    return types
+
+
+def _slot(term: Term, linked: LinkedConstants, constants: dict[str, str], types: dict[str, str],
+          options: ExecuteOptions) -> Slot:
+    if term.is_variable:
+        name = variable_name(term.text)
+        return Slot(name, None, types.get(name) if options.use_types else None)
+    var = constants.setdefault(term.text, f"c{len(constants)}")
+    nodes = [m for m in linked.links.get(term.text, []) if _iri(m.iri) is not None]
+    return Slot(var, nodes[: max(1, options.max_values)])
+
+
+def prepare(triplets: Triplets, linked: LinkedConstants, schema: Schema, options: ExecuteOptions) -> Plan:
+    """Usable patterns: constant–constant triplets skipped, triplets with unlinked constants dropped."""
+    plan = Plan(target=variable_name(triplets.target) if triplets.target is not None else None,
+                type_predicate=schema.type_predicate or RDF.type.value)
+    constants: dict[str, str] = {}
+    types = _variable_types(triplets, schema)
+    for index, triplet in enumerate(triplets.triplets):
+        if not triplet.head.is_variable and not triplet.tail.is_variable:
+            plan.skipped.append(index)
+            plan.notes.append(f"triplet {index} relates two constants: skipped")
+            continue
+        head, tail = (_slot(t, linked, constants, types, options) for t in (triplet.head, triplet.tail))
+        unlinked = [t.text for t, s in ((triplet.head, head), (triplet.tail, tail)) if s.nodes == []]
+        if unlinked:
+            plan.skipped.append(index)
+            plan.notes.append(f"triplet {index} dropped: {unlinked[0]!r} matches no KB node")
+            continue
+        predicate = None if options.ignore_relations else _iri(triplet.relation_iri)
+        if triplet.relation_iri and predicate is None and not options.ignore_relations:
+            plan.notes.append(f"triplet {index}: relation IRI is not a valid IRI; matching any predicate")
+        matches = (head.nodes or []) + (tail.nodes or [])
+        plan.patterns[index] = Pattern(index, head, tail, predicate,
+                                       reliability(matches, triplet.flags, options))
+    names = {t.text: (variable_name(t.text) if t.is_variable else constants.get(t.text, ""))
+             for tr in triplets.triplets for t in (tr.head, tr.tail)}
+    plan.distinct = [(names[a], names[b]) for a, b in triplets.distinct
+                     if names.get(a) and names.get(b) and names[a] != names[b]]
+    plan.value_vars = _value_variables(plan, schema)
+    return plan
+
+
+def _value_variables(plan: Plan, schema: Schema) -> set[str]:
+    """Variables in the object place of a relation whose values are mostly literals."""
+    literal = {r.iri for r in schema.relations if r.kind == "literal"}
+    return {p.tail.var for p in plan.patterns.values()
+            if p.tail.nodes is None and p.predicate is not None and p.predicate.value in literal}
+
+
+def _filter(plan: Plan, var: str) -> str:
+    """What a variable may bind: the target an IRI (or a value, when it is one), an intermediate node an
+    IRI or a blank node (an address record, a Freebase CVT), never a literal."""
+    if var in plan.value_vars:
+        return f"  FILTER(!isBlank(?{var}))"
+    return f"  FILTER(isIRI(?{var}))" if var == plan.target else f"  FILTER(!isLiteral(?{var}))"
+
+
+def _edge(pattern: Pattern, options: ExecuteOptions) -> list[str]:
+    """The lines matching one triplet (a UNION of both directions when undirected)."""
+    head, tail, n = f"?{pattern.head.var}", f"?{pattern.tail.var}", pattern.index
+    predicate = str(pattern.predicate) if pattern.predicate is not None else f"?p{n}"
+    guard = "" if pattern.predicate is not None else f" FILTER(?p{n} != {NamedNode(RDF.type.value)})"
+    if not options.undirected:
+        return [f"  {head} {predicate} {tail} .{guard}"]
+    return [f"  {{ {head} {predicate} {tail} .{guard} BIND(1 AS ?d{n}) }}",
+            f"  UNION {{ {tail} {predicate} {head} .{guard} BIND(0 AS ?d{n}) }}"]
+
+
+def component(plan: Plan, indexes: list[int]) -> list[int]:
+    """The patterns among ``indexes`` connected to the target (through shared variables)."""
+    if plan.target is None:
+        return []
+    reached, chosen, changed = {plan.target}, set(), True
+    while changed:
+        changed = False
+        for i in indexes:
+            pattern = plan.patterns[i]
+            ends = {s.var for s in (pattern.head, pattern.tail) if s.nodes is None}
+            if i not in chosen and ends & reached:
+                chosen.add(i)
+                reached |= ends
+                changed = True
+    return sorted(chosen)
+
+
+def _where(plan: Plan, indexes: list[int], options: ExecuteOptions,
+           restrict: list[str] | None) -> tuple[list[str], list[str]]:
+    """The WHERE lines and the variables (target first) of a conjunction of patterns."""
+    lines: list[str] = []
+    if restrict is not None and plan.target:
+        lines.append(f"  VALUES ?{plan.target} {{ {' '.join(str(term_from_key(k)) for k in restrict)} }}")
+    variables: dict[str, str | None] = {plan.target: None} if plan.target else {}
+    constants: dict[str, list[NodeMatch]] = {}
+    for i in indexes:
+        for slot in (plan.patterns[i].head, plan.patterns[i].tail):
+            if slot.nodes is None:
+                variables[slot.var] = variables.get(slot.var) or slot.type_iri
+            else:
+                constants[slot.var] = slot.nodes
+    for var, nodes in constants.items():
+        lines.append(f"  VALUES ?{var} {{ {' '.join(str(NamedNode(m.iri)) for m in nodes)} }}")
+    for i in indexes:
+        lines.extend(_edge(plan.patterns[i], options))
+    type_predicate = NamedNode(plan.type_predicate)
+    for var, type_iri in variables.items():
+        type_node = _iri(type_iri)
+        if type_node is not None:
+            lines.append(f"  ?{var} {type_predicate} {type_node} .")
+    lines.extend(_filter(plan, var) for var in variables)
+    present = set(variables) | set(constants)
+    lines.extend(f"  FILTER(?{a} != ?{b})" for a, b in plan.distinct if a in present and b in present)
+    return lines, list(variables)
+
+
+def compile_query(plan: Plan, indexes: list[int], options: ExecuteOptions, *, tier: int, note: str = "",
+                  evidence: bool = False, restrict: list[str] | None = None) -> CompiledQuery:
+    """The conjunction of ``indexes`` as one SELECT (target only, or every variable for evidence)."""
+    if plan.target is None:
+        raise QueryError("cannot compile triplets without a target variable", hint="give the target, e.g. ?x1")
+    lines, variables = _where(plan, indexes, options, restrict)
+    if evidence:
+        extra = [f"?{plan.patterns[i].head.var} ?{plan.patterns[i].tail.var}" for i in indexes]
+        extra += [f"?p{i}" for i in indexes if plan.patterns[i].predicate is None]
+        extra += [f"?d{i}" for i in indexes if options.undirected]
+        projected = " ".join(dict.fromkeys(" ".join([*(f"?{v}" for v in variables), *extra]).split()))
+    else:
+        projected = f"?{plan.target}"
+    sparql = "\n".join([f"SELECT DISTINCT {projected} WHERE {{", *lines, "}",
+                        f"ORDER BY ?{plan.target}", f"LIMIT {max(1, int(options.limit))}"])
+    return CompiledQuery(sparql, sorted(indexes), tier, note)
+
+
+def label_lookup_query(text: str, label_predicates: list[str], *, type_iri: str | None = None,
+                       type_predicate: str = RDF.type.value, limit: int = 10) -> str:
+    """Nodes whose label equals ``text`` case-insensitively (for stores without a label index).
+
+    The text enters the query only as ``str(Literal(text))``:
+
+    >>> print(label_lookup_query('x" } UNION { ?s ?p ?o', ["http://www.w3.org/2000/01/rdf-schema#label"]))
+    SELECT DISTINCT ?node ?label WHERE {
+      VALUES ?p { <http://www.w3.org/2000/01/rdf-schema#label> }
+      ?node ?p ?label .
+      FILTER(isIRI(?node))
+      FILTER(LCASE(STR(?label)) = LCASE("x\\" } UNION { ?s ?p ?o"))
+    }
+    ORDER BY ?node ?label
+    LIMIT 10
+    """
+    predicates = " ".join(str(NamedNode(p)) for p in label_predicates)
+    lines = ["SELECT DISTINCT ?node ?label WHERE {", f"  VALUES ?p {{ {predicates} }}", "  ?node ?p ?label .",
+             "  FILTER(isIRI(?node))", f"  FILTER(LCASE(STR(?label)) = LCASE({Literal(text)}))"]
+    type_node = _iri(type_iri)
+    if type_node is not None:
+        lines.append(f"  ?node {NamedNode(type_predicate)} {type_node} .")
+    lines += ["}", "ORDER BY ?node ?label", f"LIMIT {max(1, int(limit))}"]
+    return "\n".join(lines)

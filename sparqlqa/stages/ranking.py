@@ -1,0 +1,133 @@
+"""Stage 3: order the SPARQL-filtered candidates by cosine similarity to the question.
+
+The query text is the question plus the free-text requirements.  Filtered
+candidates are sorted by (tier, -similarity, IRI): stricter tiers first, then
+the most similar, ties broken by IRI so runs are reproducible.  When fewer
+than ``k`` survive, the list is topped up from the global vector ranking of
+the target type; those additions (``source="vector"``) always come after
+every filtered candidate.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from sparqlqa.kb.knowledge_base import KnowledgeBase
+from sparqlqa.kb.node_text import node_texts
+from sparqlqa.vectors.embed import Embedder
+from sparqlqa.vectors.index import NodeIndex, embed_query, index_supported, load_index
+
+if TYPE_CHECKING:
+    from sparqlqa.stages.execute import Candidates, Evidence
+
+
+@dataclass
+class RankedNode:
+    """A node in the ranking: its similarity, where it came from and its evidence."""
+
+    iri: str
+    score: float
+    source: str  # "filtered" | "vector"
+    tier: int | None = None
+    evidence: Evidence | None = None
+    vss: float | None = None  # the vector score, kept when a rerank replaces ``score``
+
+
+@dataclass
+class Ranking:
+    """The vector-ranking stage: ordered nodes and how the order was made."""
+
+    query_text: str
+    items: list[RankedNode]
+    target_type: str | None = None
+    filtered: int = 0
+    added: int = 0
+    notes: list[str] = field(default_factory=list)
+    elapsed_ms: float = 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"query_text": self.query_text, "target_type": self.target_type, "filtered": self.filtered,
+                "added": self.added, "notes": list(self.notes), "elapsed_ms": round(self.elapsed_ms, 3),
+                "top": [{"iri": n.iri, "score": round(n.score, 6), "source": n.source, "tier": n.tier}
+                        for n in self.items[:20]]}
+
+
+def query_text(question: str, requirements: Sequence[str] = ()) -> str:
+    """The text embedded for ranking: the question, then each requirement.
+
+    >>> query_text("movies by Ridley Scott", ["set in space"])
+    'movies by Ridley Scott. set in space'
+    """
+    extra = [r.strip() for r in requirements if r and r.strip() and r.strip() not in question]
+    return ". ".join([question.strip(), *extra])
+
+
+def _filtered_scores(kb: KnowledgeBase, embedder: Embedder, index: NodeIndex | None, vector: Any,
+                     iris: list[str]) -> dict[str, float]:
+    scores = index.similarities(vector, iris) if index is not None else {}
+    missing = [iri for iri in iris if iri not in scores]
+    if missing:  # nodes the index does not hold (e.g. added after it was built): embed them now
+        texts = node_texts(kb, missing, mode="index")
+        vectors = embedder.embed([texts[i] for i in missing])
+        scores.update({iri: float(v @ vector) for iri, v in zip(missing, vectors)})
+    return scores
+
+
+def rank_candidates(kb: KnowledgeBase, question: str, candidates: Candidates | None, *, k: int = 20,
+                    embedder: Embedder, requirements: Sequence[str] = (),
+                    target_type: str | None = None, index: NodeIndex | None = None) -> Ranking:
+    """Sort ``candidates`` by similarity and top up to ``k`` from the global ranking."""
+    started = time.perf_counter()
+    if index is None and index_supported(kb):
+        index = load_index(kb, embedder)
+    text = query_text(question, requirements)
+    vector = embed_query(embedder, text)
+    items = list(candidates.items) if candidates is not None else []
+    iris = list(dict.fromkeys(c.iri for c in items))
+    scores = _filtered_scores(kb, embedder, index, vector, iris) if iris else {}
+    best: dict[str, RankedNode] = {}
+    for cand in items:
+        node = RankedNode(cand.iri, scores.get(cand.iri, 0.0), "filtered", cand.tier, cand.evidence)
+        held = best.get(cand.iri)
+        if held is None or (node.tier or 0) < (held.tier or 0):
+            best[cand.iri] = node
+    ranked = sorted(best.values(), key=lambda n: (n.tier or 0, -n.score, n.iri))
+    ranking = Ranking(text, ranked, target_type, filtered=len(ranked))
+    if ranked and getattr(candidates, "target_is_value", False):
+        ranking.notes.append("the answer is a value (a literal): no top-up from the node ranking")
+    elif len(ranked) < k and index is not None:
+        _top_up(ranking, index, vector, k)
+    elif len(ranked) < k:
+        ranking.notes.append("remote KB: no node index, so no top-up from the global vector ranking")
+    ranking.elapsed_ms = (time.perf_counter() - started) * 1000
+    return ranking
+
+
+def _top_up(ranking: Ranking, index: NodeIndex, vector: Any, k: int) -> None:
+    """Append the best global matches (of the target type when known) until there are ``k``."""
+    have = {n.iri for n in ranking.items}
+    if ranking.target_type is None and have:
+        ranking.target_type = index.dominant_type(have)
+    kind = ranking.target_type
+    if kind is not None and kind not in index.type_rows:
+        ranking.notes.append(f"no indexed node has the target type <{kind}>: topping up from all nodes")
+        kind = None
+    extra = index.search(vector, k - len(ranking.items), type_iri=kind, exclude=have)
+    ranking.items.extend(RankedNode(iri, score, "vector") for iri, score in extra)
+    ranking.added = len(extra)
+
+
+def vector_search(kb: KnowledgeBase, question: str, *, k: int, embedder: Embedder,
+                  target_type: str | None = None) -> Ranking:
+    """The global vector ranking alone (the ``vss`` strategy, STaRK's baseline)."""
+    started = time.perf_counter()
+    index = load_index(kb, embedder)
+    vector = embed_query(embedder, question)
+    kind = target_type if target_type in index.type_rows else None
+    found = index.search(vector, k, type_iri=kind)
+    ranking = Ranking(question, [RankedNode(iri, s, "vector") for iri, s in found], kind, added=len(found))
+    ranking.elapsed_ms = (time.perf_counter() - started) * 1000
+    return ranking

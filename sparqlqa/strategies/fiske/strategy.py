@@ -1,0 +1,129 @@
+"""The ``fiske`` strategy: explore (:mod:`~sparqlqa.strategies.fiske.explorer`), then answer.
+
+* a route covers every clue → its answer nodes (end nodes; see :meth:`Route.answer_nodes`) are the
+  candidates (``source="filtered"``, tier 0, the route's triples as evidence), ranked by vectors and
+  reranked when ``rerank`` is not ``none``;
+* no route covers every clue (exhausted, budget, no clue names a node) → one chain-of-thought call
+  answers from the model's own knowledge: items with ``source="model-knowledge"``, no evidence, a
+  note saying they are not backed by the KB; names that equal a KB label get that node's IRI, others
+  an ``urn:sparqlqa:model-knowledge:`` placeholder;
+* ``--llm-cache only`` met an uncached prompt → no items, the key in ``pending_llm``.
+
+The run's record (clues, start links, routes with their coverage, stop reason, calls) is
+``answer.meta["fiske_result"]``; its queries are in ``answer.queries`` (stages ``fiske``,
+``fiske-names``), its LLM calls in ``answer.llm_calls``.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+from urllib.parse import quote
+
+from sparqlqa.stages.answer import AnswerItem
+from sparqlqa.stages.ranking import Ranking
+from sparqlqa.strategies.base import Strategy, strategies
+from sparqlqa.strategies.fiske import prompts
+from sparqlqa.strategies.fiske.explorer import Explorer, FiskeSettings
+from sparqlqa.strategies.fiske.state import FiskeRun
+from sparqlqa.strategies.pipeline import AskContext, build_answer, rank, rerank_top
+
+if TYPE_CHECKING:
+    from sparqlqa.stages.answer import Answer
+    from sparqlqa.stages.execute import Candidates
+
+MODEL_KNOWLEDGE = "model-knowledge"
+PLACEHOLDER = "urn:sparqlqa:model-knowledge:"
+FALLBACK_NOTE = ("FiSKE: no route covered every clue ({why}); the answers below come from the model's own "
+                 "knowledge (chain of thought), NOT from the knowledge base")
+STOP_TEXT = {"exhausted": "nothing new was found", "budget": "the call budget of {budget} was spent",
+             "no-clues": "no clues were extracted", "no-start": "no clue names a KB node"}
+
+
+@strategies.register("fiske")
+class Fiske(Strategy):
+    """FiSKE: stateful clue exploration with an LLM (budget: ``$SPARQLQA_FISKE_BUDGET``, default 30)."""
+
+    name = "fiske"
+    needs_llm = True
+
+    def __init__(self, settings: FiskeSettings | None = None) -> None:
+        self.settings = settings
+
+    def run(self, ctx: AskContext) -> Answer:
+        settings = self.settings or FiskeSettings.resolve(ctx.settings.get("call_budget"))
+        explorer = Explorer(ctx, settings)
+        with ctx.stage("fiske"):
+            record = explorer.explore()
+        covering = record.covering()
+        if record.stop == "pending":
+            ctx.note("FiSKE stopped: an LLM answer is not cached yet (--llm-cache only); import the pending "
+                     "answers and run again")
+            return _finish(ctx, record, build_answer(ctx, Ranking(ctx.question, []), {}))
+        if covering:
+            record.answer_source = "kb-routes"
+            candidates = route_candidates(record)
+            ranking = rank(ctx, None, candidates)
+            texts = rerank_top(ctx, ranking)
+            return _finish(ctx, record, build_answer(ctx, ranking, texts, candidates=candidates))
+        return _finish(ctx, record, fallback(ctx, explorer, record))
+
+
+def route_candidates(record: FiskeRun) -> Candidates:
+    """The answer nodes of the covering routes as SPARQL-stage candidates (tier 0, route evidence)."""
+    from sparqlqa.stages.execute import Candidate, Candidates, Evidence
+
+    found: dict[str, Candidate] = {}
+    for route in record.covering():
+        for node, triples in route.answer_nodes():
+            if node not in found:
+                found[node] = Candidate(node, 0, len(route.hops), Evidence(triples))
+    notes = [] if found else ["the covering routes end at nodes the question names; no other node answers"]
+    return Candidates(target=None, items=list(found.values()), notes=notes)
+
+
+def fallback(ctx: AskContext, explorer: Explorer, record: FiskeRun) -> Answer:
+    """The chain-of-thought answer from the model's own knowledge, marked as such."""
+    from sparqlqa.strategies.fiske.explorer import Stop
+
+    why = STOP_TEXT.get(record.stop, record.stop).format(budget=record.budget)
+    try:
+        data = explorer.call(prompts.answer_prompt(ctx.question), prompts.ANSWER_SCHEMA, "fiske_answer",
+                             reserve=False)
+    except Stop as stop:
+        record.stop = stop.reason if stop.reason == "pending" else record.stop
+        ctx.note(f"FiSKE: no route covered every clue ({why}) and the fallback answer could not be asked "
+                 f"({stop.reason})")
+        return build_answer(ctx, Ranking(ctx.question, []), {})
+    names = [a.strip() for a in (data or {}).get("answers", []) if isinstance(a, str) and a.strip()]
+    record.answer_source = MODEL_KNOWLEDGE
+    record.fallback = {"reasoning": (data or {}).get("reasoning", ""), "answers": names}
+    ctx.note(FALLBACK_NOTE.format(why=why))
+    answer = build_answer(ctx, Ranking(ctx.question, []), {})
+    answer.items = model_items(explorer, names)
+    answer.notes = list(ctx.notes)
+    return answer
+
+
+def model_items(explorer: Explorer, names: list[str]) -> list[AnswerItem]:
+    """One item per name, best first; never filtered, never with evidence."""
+    lookup = explorer.lookup()
+    items = []
+    for position, name in enumerate(dict.fromkeys(names)):
+        matches = lookup.exact(name)
+        iri = matches[0].iri if matches else PLACEHOLDER + quote(name, safe="")
+        score = 1.0 - position / (len(names) + 1)
+        items.append(AnswerItem(iri=iri, label=matches[0].label if matches else name, type=None, score=score,
+                                tier=None, source=MODEL_KNOWLEDGE, evidence=None,
+                                snippet="from the model's own knowledge, not from the knowledge base",
+                                scores={"llm": score}))
+    return items
+
+
+def _finish(ctx: AskContext, record: FiskeRun, answer: Answer) -> Answer:
+    data: dict[str, Any] = record.to_dict()
+    answer.meta["fiske_result"] = data
+    answer.meta["answer_source"] = record.answer_source or "none"
+    answer.pending_llm = list(ctx.pending)
+    answer.llm_calls = list(ctx.llm_calls)
+    answer.queries = list(ctx.queries)
+    return answer

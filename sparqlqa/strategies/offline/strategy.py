@@ -1,0 +1,330 @@
+"""The offline strategy: the same triplets the LLM step would write, from the KB alone.
+
+1. :func:`~sparqlqa.strategies.offline.mentions.detect_mentions` finds the names in the question;
+2. :func:`~sparqlqa.strategies.offline.paths.enumerate_paths` lists the 1-3 hop relation paths from each
+   named node, :class:`~sparqlqa.strategies.offline.paths.QuestionScorer` scores them against the question
+   (mention masked) with the offline embedding model; two mentions whose paths meet in one
+   node make a conjunctive question;
+3. the best path becomes a chain of triplets ending in the target variable (close runners-up become
+   ``alternatives``), and the normal pipeline (SPARQL, vector ranking, evidence) runs unchanged.
+
+Why it chose what it chose is in :attr:`OfflineTriplets.details` (mentions, paths with scores,
+chosen path), copied to ``Answer.meta["offline"]`` by the strategy.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar, cast
+
+from pyoxigraph import NamedNode
+
+from sparqlqa.stages.linking import LabelIndex, LinkedConstants, NodeMatch
+from sparqlqa.stages.triplets import Term, Triplet, Triplets
+from sparqlqa.strategies.base import FourStep, strategies
+from sparqlqa.strategies.offline.mentions import PLACEHOLDER, Mention, detect_mentions, mask_all
+from sparqlqa.strategies.offline.paths import (
+    QuestionScorer,
+    RelationPath,
+    RelationVectors,
+    ScoringSettings,
+    SelfChaining,
+    enumerate_paths,
+)
+
+if TYPE_CHECKING:
+    from sparqlqa.kb.knowledge_base import KnowledgeBase
+    from sparqlqa.stages.answer import Answer
+    from sparqlqa.stages.execute import Candidates
+    from sparqlqa.strategies.pipeline import AskContext
+    from sparqlqa.vectors.embed import Embedder
+
+#: mentions (and nodes per mention) whose paths are explored
+MAX_MENTIONS = 3
+MAX_NODES_PER_MENTION = 3
+#: runner-up paths within this score of the best become alternative tiers
+ALTERNATIVE_MARGIN = 0.05
+MAX_ALTERNATIVES = 2
+#: longer questions are not path-scored (alignment cost grows with the cube of the span count;
+#: the longest STaRK question has 97 words): they get no triplets and are ranked by vectors
+MAX_QUESTION_WORDS = 120
+#: weight of a mention's prior (length, exactness, bracket hint) in the final score; a reading gets it
+#: for every mention it uses, so a conjunction that explains both names beats a chain that ignores one
+MENTION_WEIGHT = 0.1
+#: how many paths per mention are shown in the explanation and tried in conjunctions
+SHOWN_PATHS = 8
+
+
+@dataclass
+class OfflineTriplets(Triplets):
+    """:class:`Triplets` plus the offline step's reasons (``details``) and its exact node links."""
+
+    details: dict[str, Any] = field(default_factory=dict)
+    links: dict[str, list[NodeMatch]] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        data = super().to_dict()
+        data["offline"] = self.details
+        return data
+
+
+@dataclass
+class Choice:
+    """A candidate reading of the question: one path per mention, meeting in the target."""
+
+    paths: list[RelationPath]
+    mentions: list[Mention]
+    score: float
+
+    def describe(self) -> str:
+        return " AND ".join(f"{m.text!r} {p.text}" for m, p in zip(self.mentions, self.paths))
+
+
+# -- building triplets ------------------------------------------------------------------------------
+
+
+def _chain(path: RelationPath, constant: Term, prefix: str, target: str, labels: dict[str, str],
+           confidence: float) -> tuple[list[Triplet], list[tuple[str, str]]]:
+    """The triplets of one path from ``constant`` (its last variable is ``target``), and the pairs of
+    terms an out-and-back along one relation keeps apart: "films that share actors with X" are *other*
+    films than X, whatever comes after them."""
+    triplets = []
+    nodes = [constant]
+    for number, hop in enumerate(path.hops, start=1):
+        last = number == len(path.hops)
+        nxt = Term("variable", target if last else f"?{prefix}{number}")
+        head, tail = (nodes[-1], nxt) if hop.forward else (nxt, nodes[-1])
+        triplets.append(Triplet(head, labels.get(hop.relation, hop.relation), tail,
+                                relation_iri=hop.relation, confidence=confidence))
+        nodes.append(nxt)
+    distinct = [(nodes[i].text, nodes[i + 2].text) for i in range(len(path.hops) - 1)
+                if path.hops[i].relation == path.hops[i + 1].relation
+                and path.hops[i].forward != path.hops[i + 1].forward]
+    return triplets, distinct
+
+
+def _triplets_for(question: str, choice: Choice, index: LabelIndex, labels: dict[str, str],
+                  confidence: float) -> OfflineTriplets:
+    target = "?x"
+    triplets: list[Triplet] = []
+    distinct: list[tuple[str, str]] = []
+    links: dict[str, list[NodeMatch]] = {}
+    for number, (mention, path) in enumerate(zip(choice.mentions, choice.paths)):
+        name = index.label_of(path.start) or mention.text
+        links.setdefault(name, [])
+        if path.start not in [m.iri for m in links[name]]:
+            links[name].append(NodeMatch(path.start, name, mention.score, mention.method))
+        prefix = "xyz"[number % 3]
+        chain, apart = _chain(path, Term("constant", name), prefix, target, labels, confidence)
+        triplets += chain
+        distinct += apart
+    return OfflineTriplets(question=question, triplets=triplets, target=target, requirements=[],
+                           source="offline", notes=[], llm_calls=[], links=links, distinct=distinct)
+
+
+# -- choosing paths ------------------------------------------------------------------------------------
+
+
+def _scored_paths(kb: KnowledgeBase, masked: str, mention: Mention, relations: RelationVectors,
+                  settings: ScoringSettings, occurrence: int = 0) -> list[RelationPath]:
+    """The paths from ``mention``'s nodes, scored against the question with all names masked
+    (``occurrence``: which placeholder of ``masked`` stands for ``mention``)."""
+    scorer = QuestionScorer(masked, relations, settings, PLACEHOLDER, occurrence)
+    chaining = kb_statistic(kb, "self-chaining hops", lambda: SelfChaining(kb))
+    paths = [scorer.score(p) for node in mention.nodes[:MAX_NODES_PER_MENTION]
+             for p in enumerate_paths(kb, node, chaining=chaining)]
+    paths = [p for p in paths if math.isfinite(p.score)]
+    paths.sort(key=lambda p: (-p.score, len(p.hops), p.arrows()))
+    return paths
+
+
+def _meets(kb: KnowledgeBase, first: RelationPath, second: RelationPath) -> bool:
+    """Whether the two paths end in a common node (other than their start nodes)."""
+    lines = []
+    for name, path in (("a", first), ("b", second)):
+        current = str(NamedNode(path.start))
+        for number, hop in enumerate(path.hops, start=1):
+            nxt = "?t" if number == len(path.hops) else f"?{name}{number}"
+            pred = str(NamedNode(hop.relation))
+            lines.append(f"{current} {pred} {nxt} ." if hop.forward else f"{nxt} {pred} {current} .")
+            current = nxt
+    starts = ", ".join(str(NamedNode(p.start)) for p in (first, second))
+    return bool(kb.query(f"ASK {{ {' '.join(lines)} FILTER(?t NOT IN ({starts})) }}").boolean)
+
+
+def masked_for(question: str, mentions: list[Mention], used: list[Mention]) -> tuple[str, list[Mention]]:
+    """The question as a reading that starts from ``used`` sees it: those mentions masked, and every
+    other mention that looks like a name (so names never count as evidence for a relation), but not a
+    lower-case word that merely is some node's label too ("who is the **writer** of X")."""
+    hidden = [m for m in mentions if any(m is u for u in used)
+              or (m.looks_like_a_name and not any(m.overlaps(u) for u in used))]
+    return mask_all(question, hidden, PLACEHOLDER), hidden
+
+
+def _conjunctions(kb: KnowledgeBase, question: str, mentions: list[Mention],
+                  considered: dict[str, list[RelationPath]], relations: RelationVectors,
+                  settings: ScoringSettings) -> list[Choice]:
+    """Two mentions whose paths (≤ 3 units together) meet in one node."""
+    found: list[Choice] = []
+    for i, first in enumerate(mentions):
+        for second in mentions[i + 1 :]:
+            if first.overlaps(second):
+                continue
+            scorer = QuestionScorer(masked_for(question, mentions, [first, second])[0], relations, settings,
+                                    PLACEHOLDER)
+            prior = MENTION_WEIGHT * (first.prior + second.prior)
+            for a in considered[first.text][:SHOWN_PATHS]:
+                for b in considered[second.text][:SHOWN_PATHS]:
+                    if len(a.hops) + len(b.hops) > 3 or not _meets(kb, a, b):
+                        continue
+                    value, _ = scorer.align((*_units(a), *_units(b)))
+                    if math.isfinite(value):
+                        found.append(Choice([a, b], [first, second], value + prior))
+    return found
+
+
+def _units(path: RelationPath) -> tuple[Any, ...]:
+    from sparqlqa.strategies.offline.paths import segmentations
+
+    return segmentations(path.hops)[0]
+
+
+_PER_KB: dict[tuple[str, str, int, str], Any] = {}
+T = TypeVar("T")
+
+
+def kb_statistic(kb: KnowledgeBase, name: str, compute: Callable[[], T]) -> T:
+    """``compute()`` once per (KB generation, ``name``) in this process."""
+    key = (str(kb.directory or id(kb)), str(kb.manifest.generation), len(kb.manifest.extra.get("ontologies", [])),
+           name)
+    if key not in _PER_KB:
+        _PER_KB[key] = compute()
+    return cast(T, _PER_KB[key])
+
+
+def relation_vectors(kb: KnowledgeBase, embedder: Embedder) -> RelationVectors:
+    """The KB's relation verbalisations, embedded once per (KB generation, model) in this process."""
+    return kb_statistic(kb, f"relation vectors {embedder.model_id}", lambda: RelationVectors(kb.schema, embedder))
+
+
+def _choices(kb: KnowledgeBase, question: str, mentions: list[Mention], relations: RelationVectors,
+             settings: ScoringSettings) -> tuple[list[Choice], dict[str, list[RelationPath]]]:
+    considered: dict[str, list[RelationPath]] = {}
+    choices: list[Choice] = []
+    mentions = mentions[:MAX_MENTIONS]
+    for mention in mentions:
+        masked, hidden = masked_for(question, mentions, [mention])
+        occurrence = sum(other.end <= mention.start for other in hidden)
+        paths = _scored_paths(kb, masked, mention, relations, settings, occurrence)
+        considered[mention.text] = paths
+        prior = MENTION_WEIGHT * mention.prior
+        choices += [Choice([p], [mention], p.score + prior) for p in paths]
+    if len(mentions) > 1:
+        choices += _conjunctions(kb, question, mentions, considered, relations, settings)
+    choices.sort(key=lambda c: (-c.score, sum(len(p.hops) for p in c.paths), c.describe()))
+    return choices, considered
+
+
+def _confidences(choices: list[Choice], temperature: float = 0.05) -> list[float]:
+    """A softmax over choice scores: how sure the step is of each reading."""
+    if not choices:
+        return []
+    top = choices[0].score
+    weights = [math.exp((c.score - top) / temperature) for c in choices]
+    total = sum(weights)
+    return [w / total for w in weights]
+
+
+def _details(mentions: list[Mention], considered: dict[str, list[RelationPath]], choices: list[Choice],
+             confidences: list[float], elapsed_ms: float) -> dict[str, Any]:
+    return {
+        "mentions": [m.to_dict() for m in mentions],
+        "paths": {text: [p.to_dict() for p in paths[:SHOWN_PATHS]] for text, paths in considered.items()},
+        "chosen": [{"reading": c.describe(), "score": round(c.score, 4), "confidence": round(conf, 4)}
+                   for c, conf in zip(choices[: 1 + MAX_ALTERNATIVES], confidences)],
+        "elapsed_ms": round(elapsed_ms, 3),
+    }
+
+
+def offline_triplets(question: str, kb: KnowledgeBase, *, embedder: Embedder | None = None,
+                     settings: ScoringSettings | None = None, use_brackets: bool = True) -> OfflineTriplets:
+    """Stage 1 without an LLM: mentions → scored relation paths → triplets (best first, runners-up as
+    ``alternatives``).  Never raises for a question it cannot read: the result then has no triplets
+    and a note, and the pipeline ranks by vectors."""
+    from sparqlqa.vectors.embed import get_embedder
+
+    if len(question.split()) > MAX_QUESTION_WORDS:
+        return OfflineTriplets(question=question, triplets=[], target=None, requirements=[], source="offline",
+                               notes=[f"offline triplets: the question has more than {MAX_QUESTION_WORDS} words; "
+                                      "ranked by vectors only"], llm_calls=[], details={})
+    started = time.perf_counter()
+    embedder = embedder or get_embedder()
+    settings = settings or ScoringSettings()
+    index = LabelIndex.for_kb(kb)
+    mentions = detect_mentions(question, index, use_brackets=use_brackets)
+    relations = relation_vectors(kb, embedder)
+    choices, considered = _choices(kb, question, mentions, relations, settings)
+    confidences = _confidences(choices)
+    elapsed = (time.perf_counter() - started) * 1000
+    details = _details(mentions, considered, choices, confidences, elapsed)
+    if not choices:
+        why = "no KB node is named in the question" if not mentions else \
+            "no relation path from the named nodes matches the question"
+        return OfflineTriplets(question=question, triplets=[], target=None, requirements=[], source="offline",
+                               notes=[f"offline triplets: {why}"], llm_calls=[], details=details)
+    labels = relations.labels
+    best = _triplets_for(question, choices[0], index, labels, confidences[0])
+    for choice, confidence in zip(choices[1 : 1 + MAX_ALTERNATIVES], confidences[1:]):
+        if choice.score >= choices[0].score - ALTERNATIVE_MARGIN:
+            best.alternatives.append(_triplets_for(question, choice, index, labels, confidence))
+    best.details = details
+    return best
+
+
+# -- the strategy ------------------------------------------------------------------------------------
+
+
+@strategies.register("offline")
+class OfflineStrategy(FourStep):
+    """4StepFocus with the offline triplet step and no LLM anywhere (no rerank)."""
+
+    name = "offline"
+    needs_llm: ClassVar[bool] = False
+    rerank_enabled: ClassVar[bool] = False
+
+    def make_triplets(self, ctx: AskContext) -> Triplets:
+        return offline_triplets(ctx.question, ctx.kb, embedder=ctx.embedder)
+
+    def narrow(self, ctx: AskContext, triplets: Triplets | None,
+               ) -> tuple[LinkedConstants | None, Candidates | None]:
+        """Stage 2 with the step's own exact links (the nodes it walked from), tier by tier."""
+        if not isinstance(triplets, OfflineTriplets) or not triplets.triplets:
+            return super().narrow(ctx, triplets)
+        from sparqlqa.stages.execute import ExecuteOptions, drop_constant_nodes, find_candidates
+
+        linked: LinkedConstants | None = None
+        candidates: Candidates | None = None
+        for number, option in enumerate([triplets, *triplets.alternatives]):
+            if not isinstance(option, OfflineTriplets):
+                continue
+            linked = LinkedConstants(links=dict(option.links))
+            with ctx.stage("sparql"):
+                candidates = find_candidates(option, linked, ctx.kb, ctx.options or ExecuteOptions())
+            ctx.queries.extend({**q, "stage": "sparql"} for q in candidates.queries)
+            drop_constant_nodes(candidates, linked)
+            if candidates.items:
+                if number:
+                    ctx.note(f"the best path found no candidates; alternative {number} did")
+                break
+        for text in candidates.notes if candidates is not None else []:
+            ctx.note(text)
+        return linked, candidates
+
+    def run(self, ctx: AskContext) -> Answer:
+        answer = super().run(ctx)
+        if isinstance(answer.triplets, OfflineTriplets):
+            answer.meta["offline"] = answer.triplets.details
+        return answer

@@ -1,0 +1,260 @@
+"""The stage steps strategies are made of: :class:`AskContext` and one helper per stage.
+
+A strategy (:mod:`sparqlqa.strategies.base`) runs these in order; :func:`sparqlqa.strategies.ask.ask`
+chooses the strategy.  Every degradation (unusable triplets, no candidates, a failed
+rerank) becomes a note in :attr:`Answer.notes`, never an exception.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from sparqlqa.errors import LLMParseError, NotInCache, SparqlqaError
+from sparqlqa.kb.knowledge_base import KnowledgeBase
+from sparqlqa.kb.naming import display_name
+from sparqlqa.kb.node_text import fetch_labels, node_texts
+from sparqlqa.kb.terms import is_node_key, is_value_key, node_keys, value_datatype
+from sparqlqa.llm.context import llm_context
+from sparqlqa.stages.answer import Answer, AnswerItem
+from sparqlqa.stages.ranking import RankedNode, Ranking, rank_candidates, vector_search
+from sparqlqa.stages.rerank import rerank
+from sparqlqa.vectors.embed import Embedder
+
+if TYPE_CHECKING:
+    from sparqlqa.llm import LLM, LLMCall
+    from sparqlqa.stages.execute import Candidates, ExecuteOptions
+    from sparqlqa.stages.linking import LinkedConstants
+    from sparqlqa.stages.triplets import Triplets
+
+#: the note of an answer stopped by a triplet prompt missing the cache in ``--llm-cache only`` mode
+WAITING_NOTE = ("waiting for recorded LLM answers (--llm-cache only): the triplet prompt is pending; "
+                "'sparqlqa llm export-pending FILE', answer it, 'sparqlqa llm import FILE', then ask again")
+#: how many nodes the ``vss`` strategies return at least (deep enough for MRR/recall@100)
+VSS_DEPTH = 100
+SNIPPET_CHARS = 300
+
+
+@dataclass
+class AskContext:
+    """Everything a strategy needs for one question, and where stages record what they did."""
+
+    kb: KnowledgeBase
+    question: str
+    llm: LLM | None
+    embedder: Embedder
+    k: int = 20
+    rerank: str = "listwise"
+    options: ExecuteOptions | None = None
+    strategy: str = ""
+    notes: list[str] = field(default_factory=list)
+    timings_ms: dict[str, float] = field(default_factory=dict)
+    llm_calls: list[LLMCall] = field(default_factory=list)
+    queries: list[dict[str, Any]] = field(default_factory=list)
+    pending: list[str] = field(default_factory=list)
+    #: each stage's own record (``Ranking.to_dict()``, ``RerankResult.to_dict()``), kept in ``Answer.meta``
+    records: dict[str, Any] = field(default_factory=dict)
+    #: strategy-specific settings (``fiske``: ``call_budget``)
+    settings: dict[str, Any] = field(default_factory=dict)
+
+    @contextmanager
+    def stage(self, name: str) -> Iterator[None]:
+        """Time a stage (times of a repeated stage add up)."""
+        started = time.perf_counter()
+        try:
+            yield
+        finally:
+            elapsed = (time.perf_counter() - started) * 1000
+            self.timings_ms[name] = self.timings_ms.get(name, 0.0) + elapsed
+
+    def sink(self, stage: str) -> Callable[[dict[str, Any]], None]:
+        """A recorder for helper queries of ``stage``."""
+        return lambda record: self.queries.append({**record, "stage": stage})
+
+    def note(self, text: str) -> None:
+        if text and text not in self.notes:
+            self.notes.append(text)
+
+
+# --- stage 1-2: triplets, linking, SPARQL ----------------------------------------------------------
+
+
+def run_triplets(ctx: AskContext, make: Callable[[AskContext], Triplets]) -> Triplets | None:
+    """Stage 1 with degradation: unparseable or uncached LLM output → ``None`` and a note.
+
+    An uncached prompt (``--llm-cache only``) is recorded in ``ctx.pending``: the
+    strategy then stops with :func:`waiting_answer` instead of asking later prompts
+    that would be built on a fallback and go stale once the triplets are answered.
+    """
+    with ctx.stage("triplets"), llm_context(stage="triplets"):
+        try:
+            triplets = make(ctx)
+        except NotInCache as exc:
+            ctx.pending.append(exc.key)
+            ctx.note(WAITING_NOTE)
+            return None
+        except LLMParseError as exc:
+            ctx.note(f"the LLM's triplets could not be parsed ({exc}); ranked by vectors only")
+            return None
+    ctx.llm_calls.extend(triplets.llm_calls)
+    for note in triplets.notes:
+        ctx.note(note)
+    return triplets
+
+
+def usable(triplets: Triplets | None) -> str | None:
+    """Why ``triplets`` cannot narrow candidates (``None`` when they can)."""
+    if triplets is None:
+        return "no triplets"
+    if not triplets.triplets:
+        return "the triplets are empty"
+    if not triplets.target:
+        return "the triplets name no target variable"
+    return None
+
+
+def find(ctx: AskContext, triplets: Triplets) -> tuple[LinkedConstants | None, Candidates | None]:
+    """Stage 2: link the constants and run the compiled SPARQL (errors become notes)."""
+    from sparqlqa.stages.execute import ExecuteOptions, drop_constant_nodes, find_candidates
+    from sparqlqa.stages.linking import link_constants
+
+    try:
+        with ctx.stage("linking"):
+            linked = link_constants(triplets, ctx.kb, embedder=ctx.embedder)
+        for note in getattr(linked, "notes", []):
+            ctx.note(note)
+        with ctx.stage("sparql"):
+            candidates = find_candidates(triplets, linked, ctx.kb, ctx.options or ExecuteOptions())
+            drop_constant_nodes(candidates, linked)
+    except SparqlqaError as exc:
+        ctx.note(f"finding candidates failed ({exc}); ranked by vectors only")
+        return None, None
+    ctx.queries.extend({**q, "stage": "sparql"} for q in candidates.queries)
+    for note in candidates.notes:
+        ctx.note(note)
+    return linked, candidates
+
+
+def find_with_alternatives(ctx: AskContext, triplets: Triplets,
+                           ) -> tuple[LinkedConstants | None, Candidates | None, int]:
+    """:func:`find` on the triplets, then on each alternative until one yields candidates."""
+    tiers = [triplets, *getattr(triplets, "alternatives", [])]
+    linked: LinkedConstants | None = None
+    candidates: Candidates | None = None
+    for number, option in enumerate(tiers):
+        if usable(option) is not None:
+            continue
+        linked, candidates = find(ctx, option)
+        if candidates is not None and candidates.items:
+            if number:
+                ctx.note(f"the first triplets found no candidates; alternative {number} did")
+            return linked, candidates, number
+    return linked, candidates, 0
+
+
+def target_type(ctx: AskContext, triplets: Triplets | None) -> str | None:
+    """The IRI of the target variable's type when the triplets give one the schema knows."""
+    if triplets is None or not triplets.target:
+        return None
+    return triplets.target_type_iri(ctx.kb.schema)
+
+
+# --- stage 3-4: vectors and rerank --------------------------------------------------------------
+
+
+def rank(ctx: AskContext, triplets: Triplets | None, candidates: Candidates | None) -> Ranking:
+    """Stage 3: vector ranking of the candidates, topped up to ``k``."""
+    with ctx.stage("vector"):
+        return rank_candidates(ctx.kb, ctx.question, candidates, k=ctx.k, embedder=ctx.embedder,
+                               requirements=triplets.requirements if triplets else (),
+                               target_type=target_type(ctx, triplets))
+
+
+def rerank_top(ctx: AskContext, ranking: Ranking, *, enabled: bool = True) -> dict[str, str]:
+    """Stage 4: rerank the top ``k`` in place; returns the texts used, by IRI."""
+    top = ranking.items[: ctx.k]
+    with ctx.stage("texts"):
+        texts = node_texts(ctx.kb, [n.iri for n in top], mode="full", sink=ctx.sink("texts"))
+    if not enabled or ctx.rerank == "none" or ctx.llm is None or len(top) < 2:
+        return texts
+    with ctx.stage("rerank"), llm_context(stage="rerank"):
+        result = rerank(ctx.question, [texts[n.iri] for n in top], ctx.llm, mode=ctx.rerank)
+    ctx.records["rerank"] = result.to_dict()
+    ctx.llm_calls.extend(result.llm_calls)
+    ctx.pending.extend(result.pending)
+    for note in result.notes:
+        ctx.note(note)
+    if result.applied:
+        ranking.items[: len(top)] = [_rescored(top, i, pos, result.scores, ctx.rerank)
+                                     for pos, i in enumerate(result.order)]
+    return texts
+
+
+def _rescored(top: Sequence[RankedNode], index: int, position: int, scores: dict[int, float],
+              mode: str) -> RankedNode:
+    node = top[index]
+    clone = RankedNode(node.iri, node.score, node.source, node.tier, node.evidence, vss=node.score)
+    if mode == "pointwise" and index in scores:
+        clone.score = scores[index]
+    elif mode == "listwise":
+        clone.score = 1.0 + (len(top) - position) / len(top)
+    return clone
+
+
+# --- the answer -----------------------------------------------------------------------------------
+
+
+def build_answer(ctx: AskContext, ranking: Ranking, texts: dict[str, str], *, triplets: Triplets | None = None,
+                 linked: LinkedConstants | None = None, candidates: Candidates | None = None) -> Answer:
+    """Assemble the :class:`Answer`: labels, types and evidence labels in one lookup."""
+    with ctx.stage("answer"):
+        mentioned = [n.iri for n in ranking.items]
+        for node in ranking.items:
+            for triple in getattr(node.evidence, "triples", []) if node.evidence is not None else []:
+                mentioned.extend(str(part) for part in triple)
+        keys = list(dict.fromkeys(mentioned))
+        labels, types = fetch_labels(ctx.kb, node_keys(keys), sink=ctx.sink("labels"))
+        labels.update({key: display_name(key) for key in keys if not is_node_key(key)})
+        items = [_item(ctx, node, labels, types, texts) for node in ranking.items]
+    return Answer(question=ctx.question, kb=ctx.kb.name, strategy=ctx.strategy, items=items,
+                  triplets=triplets, linked=linked, candidates=candidates, llm_calls=list(ctx.llm_calls),
+                  queries=list(ctx.queries), notes=list(ctx.notes), timings_ms=dict(ctx.timings_ms),
+                  labels=labels, meta=_meta(ctx, ranking), pending_llm=list(ctx.pending))
+
+
+def waiting_answer(ctx: AskContext) -> Answer:
+    """The answer of a question stopped before ranking: no items, the pending prompts listed."""
+    ctx.note(WAITING_NOTE)
+    return build_answer(ctx, Ranking(query_text=ctx.question, items=[]), {})
+
+
+def _item(ctx: AskContext, node: RankedNode, labels: dict[str, str], types: dict[str, list[str]],
+          texts: dict[str, str]) -> AnswerItem:
+    kinds = types.get(node.iri, [])
+    kind = value_datatype(node.iri) if is_value_key(node.iri) else kinds[0] if kinds else None
+    scores = {"vss": node.vss if node.vss is not None else node.score}
+    if node.vss is not None:
+        scores[ctx.rerank] = node.score
+    snippet = texts.get(node.iri, "")
+    if len(snippet) > SNIPPET_CHARS:
+        snippet = snippet[: SNIPPET_CHARS - 1].rstrip() + "…"
+    return AnswerItem(iri=node.iri, label=labels.get(node.iri) or display_name(node.iri), type=kind, score=node.score,
+                      tier=node.tier, source=node.source, evidence=node.evidence, snippet=snippet,
+                      type_label=ctx.kb.schema.type_label(kind) if kind else None, scores=scores)
+
+
+def _meta(ctx: AskContext, ranking: Ranking) -> dict[str, Any]:
+    return {"strategy": ctx.strategy, "k": ctx.k, "rerank": ctx.rerank,
+            "llm": ctx.llm.spec if ctx.llm is not None else None, "embedder": ctx.embedder.model_id,
+            "ranking": ranking.to_dict(), **{f"{k}_result": v for k, v in ctx.records.items()}}
+
+
+def vss_answer(ctx: AskContext, *, rerank_enabled: bool) -> Answer:
+    """Vector search over all nodes, optionally reranked (the ``vss`` / ``vss+rerank`` strategies)."""
+    with ctx.stage("vector"):
+        ranking = vector_search(ctx.kb, ctx.question, k=max(ctx.k, VSS_DEPTH), embedder=ctx.embedder)
+    texts = rerank_top(ctx, ranking, enabled=rerank_enabled)
+    return build_answer(ctx, ranking, texts)

