@@ -26,7 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
-from sparqlqa.vectors.embed import Embedder, embedders
+from sparqlqa.embed.embedders import Embedder, embedders
 
 
 def make_embedder(spec: str, device: str | None) -> Embedder:

@@ -35,7 +35,7 @@ from typing import Any
 from pyoxigraph import NamedNode
 
 from sparqlqa.kb.knowledge_base import KnowledgeBase, kb_exists, open_kb
-from sparqlqa.stages.linking import LabelIndex, normalize_label
+from sparqlqa.kb.labels import LabelIndex, normalize_label
 
 #: MetaQA qtype words → relation names of its KB
 METAQA_RELATIONS = {"actor": "starred_actors", "director": "directed_by", "writer": "written_by",

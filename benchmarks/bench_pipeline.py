@@ -106,7 +106,7 @@ def ensure_kb(embedder: Any) -> Any:
     """The ``metaqa`` KB and its label and node indexes (built on first use, not timed)."""
     from sparqlqa.ingest import ingest
     from sparqlqa.kb.knowledge_base import kb_exists, open_kb
-    from sparqlqa.stages.linking import LabelIndex
+    from sparqlqa.kb.labels import LabelIndex
     from sparqlqa.vectors.index import load_index
 
     if not kb_exists("metaqa"):
@@ -261,8 +261,8 @@ def parse_args() -> argparse.Namespace:
 def main() -> None:
     args = parse_args()
     os.environ["SPARQLQA_HOME"] = args.home
-    from sparqlqa.kb.rdflib_interop import kb_to_graph
-    from sparqlqa.vectors.embed import get_embedder
+    from sparqlqa.embed.embedders import get_embedder
+    from sparqlqa.ingest.rdflib_interop import kb_to_graph
 
     embedder = get_embedder(args.embedder)
     kb = ensure_kb(embedder)

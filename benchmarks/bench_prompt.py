@@ -103,7 +103,7 @@ def main() -> None:
     parser.add_argument("--kb-file", help="measure this delimited KB's section instead")
     parser.add_argument("--write-wc", help="first write a WorldCup2014-shaped KB file here")
     args = parser.parse_args()
-    from sparqlqa.vectors.embed import get_embedder
+    from sparqlqa.embed.embedders import get_embedder
 
     embedder = get_embedder(args.embedder)
     if args.write_wc:

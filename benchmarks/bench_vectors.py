@@ -70,7 +70,7 @@ def kb_texts(kb_name: str, n: int) -> list[str]:
 
 
 def bench_embedders(texts: list[str]) -> dict[str, Any]:
-    from sparqlqa.vectors.embed import get_embedder
+    from sparqlqa.embed.embedders import get_embedder
 
     out: dict[str, Any] = {"texts": len(texts), "load": load()}
     vectors = {}

@@ -33,8 +33,8 @@ _LAZY = {"ask": "sparqlqa.strategies.ask", "open_kb": "sparqlqa.kb.knowledge_bas
 MOVED_MODULES = {
     "store": "kb.store", "sparql_guard": "kb.sparql_guard", "terms": "kb.terms", "vocab": "kb.vocab",
     "profile": "kb.profile", "schema": "kb.schema", "naming": "kb.naming", "results_format": "kb.results_format",
-    "rdflib_interop": "kb.rdflib_interop", "ontologies": "kb.ontologies", "node_text": "kb.node_text",
-    "embed": "vectors.embed", "embed_onnx": "vectors.embed_onnx", "ann": "vectors.ann",
+    "rdflib_interop": "ingest.rdflib_interop", "ontologies": "kb.ontologies", "node_text": "kb.node_text",
+    "embed_onnx": "embed.onnx", "ann": "vectors.ann",
     "index_files": "vectors.index_files", "linking": "stages.linking", "triplets": "stages.triplets",
     "compile": "stages.compile", "execute": "stages.execute", "ranking": "stages.ranking", "rerank": "stages.rerank",
     "answer": "stages.answer", "audit": "stages.audit", "pipeline": "strategies.ask",

@@ -7,9 +7,9 @@ import pytest
 from test_vectors import EX, CountingEmbedder
 
 import sparqlqa.vectors.index as vectors_mod
+from sparqlqa.embed.embedders import get_embedder
 from sparqlqa.kb.knowledge_base import KnowledgeBase
 from sparqlqa.vectors.ann import AnnIndex
-from sparqlqa.vectors.embed import get_embedder
 from sparqlqa.vectors.index import NodeIndex, build_index, embed_query, load_index
 
 

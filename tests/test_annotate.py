@@ -10,13 +10,13 @@ import pytest
 from click.testing import CliRunner
 
 from sparqlqa.cli import main
+from sparqlqa.embed.embedders import get_embedder
 from sparqlqa.errors import IngestError
 from sparqlqa.ingest import ingest
 from sparqlqa.kb.knowledge_base import KnowledgeBase, open_kb
 from sparqlqa.kb.ontologies import annotate_kb
 from sparqlqa.strategies.ask import ask
 from sparqlqa.strategies.offline.strategy import relation_vectors
-from sparqlqa.vectors.embed import get_embedder
 
 REL = "https://sparqlqa.dev/kb/films/relation/"
 LABELS = f"""@prefix skos: <http://www.w3.org/2004/02/skos/core#> .

@@ -8,8 +8,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from sparqlqa.embed.embedders import SentenceTransformerEmbedder, get_embedder, hub_reachable
 from sparqlqa.errors import ConfigError
-from sparqlqa.vectors.embed import SentenceTransformerEmbedder, get_embedder, hub_reachable
 
 TEXTS = ["Alien (film). Alien directed by Ridley Scott. Sigourney Weaver starred actors Alien.",
          "green tea", "who is the mother of the director of Gladiator?",

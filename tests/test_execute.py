@@ -11,12 +11,13 @@ from hypothesis import strategies as st
 from pyoxigraph import Literal, NamedNode, Quad, RdfFormat
 
 from sparqlqa.kb.knowledge_base import KnowledgeBase
+from sparqlqa.kb.labels import NodeMatch, clear_cache
 from sparqlqa.kb.schema import Schema
 from sparqlqa.kb.store import OxigraphStore
 from sparqlqa.kb.vocab import RDFS
 from sparqlqa.stages.compile import ExecuteOptions, compile_query, label_lookup_query, prepare, variable_name
 from sparqlqa.stages.execute import Candidates, find_candidates
-from sparqlqa.stages.linking import LinkedConstants, NodeMatch, clear_cache, link_constants
+from sparqlqa.stages.linking import LinkedConstants, link_constants
 from sparqlqa.stages.triplets import Term, Triplet, Triplets, parse_arrow_triplets, triplets_from_data
 
 EX = "https://example.org/movies/"

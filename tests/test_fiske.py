@@ -36,7 +36,7 @@ def _fiske(kb: KnowledgeBase, question: str, llm: FakeLLM, budget: int = 30) -> 
 
 
 def _embedder() -> Any:
-    from sparqlqa.vectors.embed import get_embedder
+    from sparqlqa.embed.embedders import get_embedder
 
     return get_embedder(None)
 

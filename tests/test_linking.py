@@ -9,20 +9,19 @@ import pytest
 from pyoxigraph import Literal, NamedNode, Quad
 
 from sparqlqa.kb.knowledge_base import KnowledgeBase, open_kb
-from sparqlqa.kb.store import OxigraphStore
-from sparqlqa.kb.vocab import RDFS, SKOS
-from sparqlqa.stages.linking import (
+from sparqlqa.kb.labels import (
     EMBEDDING_MIN_SCORE,
     INDEX_VERSION,
     LabelIndex,
     NodeLookup,
     NodeMatch,
     clear_cache,
-    link_constants,
-    link_one,
     normalize_label,
     resolve_type,
 )
+from sparqlqa.kb.store import OxigraphStore
+from sparqlqa.kb.vocab import RDFS, SKOS
+from sparqlqa.stages.linking import link_constants, link_one
 
 EX = "https://example.org/movies/"
 
@@ -175,7 +174,7 @@ def test_in_memory_index_is_cached_per_kb() -> None:
 
 
 def test_nearest_by_embedding_and_vector_cache(movies_kb: KnowledgeBase) -> None:
-    from sparqlqa.vectors.embed import get_embedder
+    from sparqlqa.embed.embedders import get_embedder
 
     embedder = get_embedder("fake")
     index = LabelIndex.for_kb(movies_kb)
@@ -224,7 +223,7 @@ def test_stated_type_is_relaxed_only_when_nothing_matches() -> None:
 
 
 def test_unmatched_constant_is_noted(movies_kb: KnowledgeBase) -> None:
-    from sparqlqa.vectors.embed import get_embedder
+    from sparqlqa.embed.embedders import get_embedder
 
     index = LabelIndex.for_kb(movies_kb)
     matches, notes = link_one(index, "Qwxyz Zzzq", None, embedder=get_embedder("fake:4096"))
@@ -250,7 +249,7 @@ def test_link_constants_over_triplets(movies_kb: KnowledgeBase) -> None:
             Triplet(Term("constant", "Alien", "film thing"), "x", Term("constant", "Nothing Like It", None)),
         ],
     )
-    from sparqlqa.vectors.embed import get_embedder
+    from sparqlqa.embed.embedders import get_embedder
 
     linked = link_constants(triplets, movies_kb, embedder=get_embedder("fake:4096"))
     assert linked.iris("ridley scott") == [EX + "ridley_scott"]
@@ -263,8 +262,8 @@ def test_link_constants_over_triplets(movies_kb: KnowledgeBase) -> None:
 
 def test_a_stated_type_is_not_noted_on_a_kb_without_types() -> None:
     """The triplet prompt lists no types for a KB with at most one, so an LLM's type guess is no news."""
+    from sparqlqa.embed.embedders import get_embedder
     from sparqlqa.stages.triplets import Term, Triplet, Triplets
-    from sparqlqa.vectors.embed import get_embedder
 
     kb = memory_kb([("http://x/t3", RDFS.label, "takelot_iii"), ("http://x/o3", RDFS.label, "osorkon_iii"),
                     ("http://x/t3", NamedNode("http://x/parents"), NamedNode("http://x/o3"))])

@@ -10,10 +10,10 @@ import pytest
 
 from sparqlqa.ingest import ingest
 from sparqlqa.kb.knowledge_base import KnowledgeBase
+from sparqlqa.kb.labels import LabelIndex
 from sparqlqa.kb.naming import name_from_iri
 from sparqlqa.kb.vocab import FOAF, RDFS, SCHEMA, SCHEMA_HTTPS
 from sparqlqa.llm import FakeLLM
-from sparqlqa.stages.linking import LabelIndex
 from sparqlqa.strategies.ask import ask
 from sparqlqa.vectors.index import index_nodes
 

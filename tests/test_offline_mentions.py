@@ -6,7 +6,7 @@ from pathlib import Path
 
 from sparqlqa.ingest import ingest
 from sparqlqa.kb.knowledge_base import KnowledgeBase
-from sparqlqa.stages.linking import LabelIndex
+from sparqlqa.kb.labels import LabelIndex
 from sparqlqa.strategies.offline.mentions import detect_mentions
 
 EX = "https://example.org/movies/"

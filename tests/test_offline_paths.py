@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from sparqlqa.embed.embedders import get_embedder
 from sparqlqa.ingest import ingest
 from sparqlqa.kb.knowledge_base import KnowledgeBase
 from sparqlqa.kb.schema import RelationInfo
@@ -23,7 +24,6 @@ from sparqlqa.strategies.offline.paths import (
     segmentations,
 )
 from sparqlqa.strategies.offline.question import Focus, question_focus, question_spans
-from sparqlqa.vectors.embed import get_embedder
 
 EX = "https://example.org/movies/"
 REL = f"{EX}rel/"

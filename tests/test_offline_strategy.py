@@ -11,7 +11,7 @@ from click.testing import CliRunner
 from sparqlqa.cli import main
 from sparqlqa.ingest import ingest
 from sparqlqa.kb.knowledge_base import KnowledgeBase
-from sparqlqa.stages.linking import NodeMatch
+from sparqlqa.kb.labels import NodeMatch
 from sparqlqa.stages.triplets import Term, Triplet
 from sparqlqa.strategies.ask import NO_LLM_NOTE, ask
 from sparqlqa.strategies.base import strategies
@@ -117,7 +117,7 @@ def test_a_lower_case_word_that_is_also_a_title_still_says_its_relation(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """"who is the **writer** of Mad City": a film called "Writer" exists, but the word stays readable."""
     monkeypatch.setenv("SPARQLQA_EMBEDDER", "fake:4096")  # the small fake hashes "writer" like "directed"
-    from sparqlqa.stages.linking import LabelIndex
+    from sparqlqa.kb.labels import LabelIndex
     from sparqlqa.strategies.offline.mentions import detect_mentions
     from sparqlqa.strategies.offline.strategy import masked_for
 

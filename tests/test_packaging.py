@@ -23,13 +23,13 @@ ROOT = Path(__file__).resolve().parents[1]
 PACKAGE_DATA = ROOT / "sparqlqa" / "data"
 
 
-def test_a_top_level_ontologies_copy_if_any_is_identical_to_the_packaged_one() -> None:
+def test_the_top_level_ontologies_are_the_packaged_ones() -> None:
     human = ROOT / "ontologies"
     packaged = PACKAGE_DATA / "ontologies"
-    assert sorted(p.name for p in packaged.glob("*.ttl")), "no packaged ontology"
-    if human.exists():
-        comparison = filecmp.dircmp(human, packaged)
-        assert not (comparison.left_only or comparison.right_only or comparison.diff_files), comparison.report()
+    assert sorted(p.name for p in human.glob("*.ttl")), "no ontology in the top-level ontologies/ folder"
+    assert packaged.resolve() == human.resolve(), "sparqlqa/data/ontologies must be a link to ontologies/"
+    comparison = filecmp.dircmp(human, packaged)
+    assert not (comparison.left_only or comparison.right_only or comparison.diff_files), comparison.report()
 
 
 @pytest.fixture(scope="module")
@@ -51,6 +51,8 @@ def test_wheel_carries_the_package_data(wheel: Path) -> None:
     expected = {f"sparqlqa/{p.relative_to(ROOT / 'sparqlqa').as_posix()}" for p in PACKAGE_DATA.rglob("*")
                 if p.is_file()}
     assert expected <= names, sorted(expected - names)
+    shipped = {n.rsplit("/", 1)[1] for n in names if n.startswith("sparqlqa/data/ontologies/")}
+    assert shipped == {p.name for p in (ROOT / "ontologies").glob("*.ttl")}, "the wheel must carry ontologies/"
     assert {"sparqlqa/data/ontologies/sparqlqa.ttl", "sparqlqa/data/samples/movies.txt",
             "sparqlqa/py.typed"} <= names
 

@@ -81,7 +81,7 @@ def test_vector_order_without_rerank_and_top_up_below_filtered(movies_kb: Knowle
 
 
 def test_saved_rq_files_return_the_same_bindings_on_rdflib(movies_kb: KnowledgeBase, tmp_path: Path) -> None:
-    from sparqlqa.kb.rdflib_interop import kb_to_graph
+    from sparqlqa.ingest.rdflib_interop import kb_to_graph
     from sparqlqa.stages.audit import save_sparql
 
     answer = ask(movies_kb, QUESTION, llm=FakeLLM([SCOTT_SCIFI, _pick("spaceship")]), k=5)
@@ -196,7 +196,7 @@ def test_custom_strategy_interface_has_one_abstract_method() -> None:
 ])
 def test_worked_examples_run_on_oxigraph_and_rdflib(movies_kb: KnowledgeBase, name: str,
                                                     expected: set[str]) -> None:
-    from sparqlqa.kb.rdflib_interop import kb_to_graph
+    from sparqlqa.ingest.rdflib_interop import kb_to_graph
 
     text = (Path(__file__).resolve().parents[1] / "queries" / name).read_text("utf-8")
     ox = {row[0].value for row in movies_kb.query(text).rows if row[0] is not None}

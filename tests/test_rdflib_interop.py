@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import rdflib
 
+from sparqlqa.ingest.rdflib_interop import ingest_graph, kb_from_graph, kb_to_graph
 from sparqlqa.kb.knowledge_base import open_kb
-from sparqlqa.kb.rdflib_interop import ingest_graph, kb_from_graph, kb_to_graph
 
 
 def sample_graph() -> rdflib.Graph:

@@ -6,8 +6,8 @@ from typing import Any
 
 import numpy as np
 
+from sparqlqa.embed.embedders import FakeEmbedder
 from sparqlqa.strategies.offline import paths
-from sparqlqa.vectors.embed import FakeEmbedder
 
 
 class ClearingEmbedder(FakeEmbedder):

@@ -11,12 +11,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pyoxigraph import RdfFormat
 
+from sparqlqa.embed.embedders import get_embedder
 from sparqlqa.errors import LLMError
 from sparqlqa.kb.knowledge_base import KnowledgeBase
-from sparqlqa.kb.schema import SCHEMA_PROMPT_TOKENS, RelationInfo, Schema, TypeInfo, local_name
+from sparqlqa.kb.schema import RelationInfo, Schema, TypeInfo, local_name
 from sparqlqa.kb.store import OxigraphStore
 from sparqlqa.llm import FakeLLM
 from sparqlqa.llm.pricing import estimate_tokens
+from sparqlqa.stages.schema_prompt import SCHEMA_PROMPT_TOKENS
 from sparqlqa.stages.triplets import (
     TRIPLETS_SCHEMA,
     Term,
@@ -29,7 +31,6 @@ from sparqlqa.stages.triplets import (
     schema_summary,
     triplets_from_data,
 )
-from sparqlqa.vectors.embed import get_embedder
 
 REL = "https://example.org/movies/rel/"
 EX = "https://example.org/movies/"

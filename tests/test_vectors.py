@@ -9,11 +9,11 @@ from typing import Any
 import numpy as np
 import pytest
 
+from sparqlqa.embed.embedders import FakeEmbedder, get_embedder
 from sparqlqa.kb.knowledge_base import KnowledgeBase
 from sparqlqa.kb.node_text import node_texts
 from sparqlqa.kb.store import OxigraphStore
 from sparqlqa.stages.ranking import query_text, rank_candidates, vector_search
-from sparqlqa.vectors.embed import FakeEmbedder, get_embedder
 from sparqlqa.vectors.index import (
     NodeIndex,
     build_index,

@@ -23,9 +23,9 @@ from sparqlqa.cli.output import (
 )
 
 if TYPE_CHECKING:
+    from sparqlqa.embed.embedders import Embedder
     from sparqlqa.kb.knowledge_base import KnowledgeBase
     from sparqlqa.stages.answer import Answer
-    from sparqlqa.vectors.embed import Embedder
 
 RERANK_CHOICES = ("listwise", "pointwise", "none")
 
@@ -77,8 +77,8 @@ def ensure_index(kb: KnowledgeBase, embedder: Embedder, *, quiet: bool = False, 
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
 def index(name: str, embedder_spec: str | None, rebuild: bool, as_json: bool) -> None:
     """Build (or resume) the node vector index of knowledge base NAME (--rebuild: from scratch)."""
+    from sparqlqa.embed.embedders import get_embedder
     from sparqlqa.kb.knowledge_base import open_kb
-    from sparqlqa.vectors.embed import get_embedder
 
     with open_kb(name) as kb:
         summary = ensure_index(kb, get_embedder(embedder_spec), ahead=False, rebuild=rebuild)
@@ -144,8 +144,8 @@ def ask(words: tuple[str, ...], endpoint: str | None, profile_name: str, llm_spe
       sparqlqa ask movies "Which films did Ridley Scott direct?" --explain
       sparqlqa ask --endpoint http://localhost:8890/sparql --profile freebase "who directed Alien"
     """
+    from sparqlqa.embed.embedders import get_embedder
     from sparqlqa.strategies.ask import ask as run_ask
-    from sparqlqa.vectors.embed import get_embedder
 
     target, question = _open_target(words, endpoint, profile_name)
     with target as kb:

@@ -145,8 +145,8 @@ def _prepare_index(kb_name: str) -> None:
     """Build the KB's node index before the first question, announced and with progress, rather than
     silently inside it."""
     from sparqlqa.cli.ask_commands import ensure_index
+    from sparqlqa.embed.embedders import get_embedder
     from sparqlqa.kb.knowledge_base import open_kb
-    from sparqlqa.vectors.embed import get_embedder
 
     with open_kb(kb_name) as kb:
         ensure_index(kb, get_embedder(None))

@@ -196,7 +196,7 @@ def byte_progress(description: str) -> Iterator[Any]:
 
 def _use_device(_ctx: click.Context, _param: click.Parameter, value: str | None) -> None:
     if value:
-        os.environ["SPARQLQA_DEVICE"] = value  # read by get_embedder (sparqlqa.vectors.embed.DEVICE_ENV)
+        os.environ["SPARQLQA_DEVICE"] = value  # read by get_embedder (sparqlqa.embed.embedders.DEVICE_ENV)
 
 
 #: ``--device``: where torch embedders run (the ONNX default runs on the CPU; asking it for a GPU is an error)

@@ -105,8 +105,8 @@ def serve(kbs: tuple[str, ...], llms: tuple[str, ...], strategy: str | None, emb
 def _warm(service: Service) -> None:
     """Build missing indexes with progress, then open and warm every served KB."""
     from sparqlqa.cli.ask_commands import ensure_index
+    from sparqlqa.embed.embedders import get_embedder
     from sparqlqa.kb.knowledge_base import open_kb
-    from sparqlqa.vectors.embed import get_embedder
 
     names = list(service.settings.kbs) or [kb["name"] for kb in service.kbs()]
     embedder = get_embedder(service.settings.embedder)

@@ -34,7 +34,7 @@ from sparqlqa.kb.knowledge_base import (
     validate_kb_name,
     write_generation,
 )
-from sparqlqa.kb.ontologies import CORE, ontology_path
+from sparqlqa.kb.ontologies import CORE, load_ontology, ontology_path
 from sparqlqa.kb.profile import DEFAULT_PROFILE, Profile
 from sparqlqa.kb.schema import compute_schema
 from sparqlqa.kb.store import OxigraphStore
@@ -62,12 +62,6 @@ def resolve_format(source: Path, name: str | None, options: dict[str, Any]) -> I
     return ingest_formats.get(chosen)(**options)
 
 
-def load_ontology(store: OxStore, path: Path) -> None:
-    try:
-        store.load(path=str(path), format=RdfFormat.from_extension(path.suffix.lstrip(".")) or RdfFormat.TURTLE)
-    except SyntaxError as exc:
-        raise IngestError(f"malformed ontology: {exc.args[0] if exc.args else exc}", path=str(path),
-                          line=exc.lineno) from None
 
 
 def _load_sources(store: OxStore, sources: Sequence[Path], fmt: str | None, options: dict[str, Any],

@@ -25,6 +25,8 @@ from sparqlqa.registry import Registry
 
 #: ``progress(bytes_done, bytes_total)`` for the source being loaded
 Progress = Callable[[int, int], None]
+#: the RDF syntaxes the ``rdf`` format reads (``--format`` accepts each by name)
+RDF_SYNTAXES: tuple[str, ...] = ("nt", "nq", "turtle", "trig", "rdfxml", "n3", "jsonld")
 #: the longest line (delimited files) or single token/literal (RDF files, Oxigraph's own parser limit)
 #: a source may hold; past it ingest stops with an error naming the line, so memory stays bounded
 MAX_LINE_BYTES = 16 * 1024 * 1024
@@ -111,7 +113,6 @@ def format_choices() -> list[str]:
     >>> format_choices()[:3]
     ['rdf', 'nt', 'nq']
     """
-    from sparqlqa.ingest.rdf import RDF_SYNTAXES
 
     names: list[str] = []
     for name in ingest_formats.names():

@@ -10,6 +10,7 @@ from pyoxigraph import RdfFormat
 from sparqlqa.errors import IngestError
 from sparqlqa.ingest.base import (
     MAX_LINE_BYTES,
+    RDF_SYNTAXES,
     IngestFormat,
     IngestTarget,
     ingest_formats,
@@ -34,7 +35,6 @@ RDF_SUFFIXES: dict[str, RdfFormat] = {
 }
 
 #: the ``--format`` names of RDF syntaxes that ``--help`` and hints list (the others are aliases)
-RDF_SYNTAXES: tuple[str, ...] = ("nt", "nq", "turtle", "trig", "rdfxml", "n3", "jsonld")
 
 #: ``--format`` names for RDF syntaxes
 RDF_FORMAT_NAMES: dict[str, RdfFormat] = {

@@ -1,7 +1,8 @@
 """Ontologies: the bundled ones (sparqlqa's core vocabulary and one file per STaRK dataset) and
 :func:`annotate_kb`, which adds a user's ontology file (labels, aliases, comments) to a built KB.
 
-The bundled files live in ``sparqlqa/data/ontologies`` (package data, so a wheel install has them).
+The bundled files live in the repository's top-level ``ontologies/`` folder; ``sparqlqa/data/ontologies``
+is a link to it, so a checkout reads them in place and a built wheel carries copies as package data.
 """
 
 from __future__ import annotations
@@ -9,6 +10,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+from pyoxigraph import RdfFormat
+from pyoxigraph import Store as OxStore
 
 from sparqlqa.errors import ConfigError, IngestError
 
@@ -19,7 +23,7 @@ CORE = "sparqlqa"
 
 
 def ontology_dirs() -> list[Path]:
-    return [Path(__file__).resolve().parent / "data" / "ontologies"]
+    return [Path(__file__).resolve().parent.parent / "data" / "ontologies"]
 
 
 def ontology_path(name: str) -> Path:
@@ -39,6 +43,15 @@ def bundled() -> list[str]:
     return sorted(names)
 
 
+def load_ontology(store: OxStore, path: Path) -> None:
+    """Load the ontology file ``path`` into ``store``; a malformed file fails with its line."""
+    try:
+        store.load(path=str(path), format=RdfFormat.from_extension(path.suffix.lstrip(".")) or RdfFormat.TURTLE)
+    except SyntaxError as exc:
+        raise IngestError(f"malformed ontology: {exc.args[0] if exc.args else exc}", path=str(path),
+                          line=exc.lineno) from None
+
+
 def annotate_kb(name: str, files: Sequence[str | Path]) -> tuple[KnowledgeBase, list[str]]:
     """Add what ontology ``files`` say of KB ``name``'s relations and node types (labels, aliases,
     comments, domains, ranges) to its schema, without re-ingesting: only the manifest is rewritten
@@ -47,10 +60,8 @@ def annotate_kb(name: str, files: Sequence[str | Path]) -> tuple[KnowledgeBase, 
     Returns the KB, reopened, and the IRIs the files describe that the KB lacks.  A file that is not
     Turtle fails with its line; files that describe nothing of the KB fail too (wrong IRIs).
     """
-    from pyoxigraph import Store as OxStore
 
     from sparqlqa.errors import KBNotFound
-    from sparqlqa.ingest import load_ontology
     from sparqlqa.kb.knowledge_base import Manifest, current_generation, kb_lock, kb_root, open_kb
     from sparqlqa.kb.schema import Schema, annotate_schema, described_iris
     from sparqlqa.kb.store import OxigraphStore

@@ -23,11 +23,11 @@ import os
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
-from urllib.parse import urlsplit, urlunsplit
 
 from sparqlqa.errors import ConfigError, LLMError, NotInCache, UnknownNameError
+from sparqlqa.llm.call import LLMCall, redact_url
 from sparqlqa.llm.pricing import estimate_cost
 from sparqlqa.llm.structured import parse_structured, validate_structured
 from sparqlqa.registry import Registry
@@ -108,37 +108,6 @@ class LLMRequest:
             "schema": self.schema,
             "schema_name": self.schema_name,
         }
-
-
-@dataclass
-class LLMCall:
-    """Accounting record of one :meth:`LLM.complete` call (a cache hit included)."""
-
-    backend: str
-    model: str
-    system: str | None = None
-    messages: list[dict[str, str]] = field(default_factory=list)
-    options: dict[str, Any] = field(default_factory=dict)
-    schema: dict[str, Any] | None = None
-    response_text: str = ""
-    response_data: Any | None = None
-    input_tokens: int = 0
-    output_tokens: int = 0
-    cost_usd: float | None = None
-    latency_ms: float = 0.0
-    cache_hit: bool = False
-    key: str = ""
-    error: str | None = None
-    #: token counts (and so cost) estimated from the text: an imported answer, no API count
-    tokens_estimated: bool = False
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready copy.  API keys are never part of a call record."""
-        data = dataclasses.asdict(self)
-        data["options"] = dict(self.options)
-        if "base_url" in data["options"]:
-            data["options"]["base_url"] = redact_url(data["options"]["base_url"])
-        return data
 
 
 @dataclass
@@ -347,17 +316,6 @@ def resolve_cache_mode(mode: str | None) -> CacheMode:
     if chosen not in CACHE_MODES:
         raise ConfigError(f"unknown LLM cache mode {chosen!r}", hint="use one of: use, only, off")
     return chosen  # type: ignore[return-value]
-
-
-def redact_url(url: str | None) -> str | None:
-    """``url`` without a ``user:password@`` part."""
-    if not url:
-        return url
-    parts = urlsplit(url)
-    if "@" not in parts.netloc:
-        return url
-    host = parts.netloc.rsplit("@", 1)[1]
-    return urlunsplit((parts.scheme, f"***@{host}", parts.path, parts.query, parts.fragment))
 
 
 # --- backends by spec -----------------------------------------------------------------

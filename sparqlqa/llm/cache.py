@@ -45,7 +45,7 @@ from sparqlqa.llm.structured import parse_structured, validate_structured
 from sparqlqa.paths import atomic_write_text, make_folder, sparqlqa_home
 
 if TYPE_CHECKING:
-    from sparqlqa.llm.base import LLMCall
+    from sparqlqa.llm.call import LLMCall
 
 CACHE_FILENAME = "llm-cache.sqlite"
 _BUSY_TIMEOUT_S = 60.0

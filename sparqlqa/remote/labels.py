@@ -1,7 +1,7 @@
 """Name → node lookups against a remote endpoint: linking without a persisted full label index.
 
 A store with a hundred million labels cannot be copied into a local index, so
-:class:`RemoteLabelLookup` implements linking's :class:`~sparqlqa.stages.linking.NodeLookup`
+:class:`RemoteLabelLookup` implements linking's :class:`~sparqlqa.kb.labels.NodeLookup`
 with small queries instead:
 
 * :meth:`~RemoteLabelLookup.exact`: one query with ``VALUES`` over a few case
@@ -27,10 +27,10 @@ from typing import TYPE_CHECKING, Any
 
 from pyoxigraph import Literal, NamedNode
 
+from sparqlqa.kb.labels import FUZZY_CUTOFF, LabelIndex, NodeLookup, NodeMatch, normalize_label
 from sparqlqa.kb.profile import Profile
 from sparqlqa.kb.store import Store, Term
 from sparqlqa.kb.vocab import META_CLASSES
-from sparqlqa.stages.linking import FUZZY_CUTOFF, LabelIndex, NodeLookup, NodeMatch, normalize_label
 
 if TYPE_CHECKING:
     from sparqlqa.kb.knowledge_base import KnowledgeBase

@@ -144,9 +144,9 @@ class Service:
             retired.close()
 
     def _open_warm(self, name: str) -> KnowledgeBase:
+        from sparqlqa.embed.embedders import get_embedder
         from sparqlqa.kb.knowledge_base import open_kb
-        from sparqlqa.stages.linking import LabelIndex
-        from sparqlqa.vectors.embed import get_embedder
+        from sparqlqa.kb.labels import LabelIndex
         from sparqlqa.vectors.index import embed_query, index_supported, load_index
 
         kb = open_kb(name)

@@ -33,10 +33,10 @@ from typing import TYPE_CHECKING, Any
 from pyoxigraph import Literal, NamedNode
 
 from sparqlqa.errors import QueryError
+from sparqlqa.kb.labels import NodeMatch, resolve_type
 from sparqlqa.kb.schema import Schema
 from sparqlqa.kb.terms import term_from_key
 from sparqlqa.kb.vocab import RDF
-from sparqlqa.stages.linking import NodeMatch, resolve_type
 
 if TYPE_CHECKING:
     from sparqlqa.stages.linking import LinkedConstants

@@ -15,9 +15,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from sparqlqa.embed.embedders import Embedder
 from sparqlqa.kb.knowledge_base import KnowledgeBase
 from sparqlqa.kb.node_text import node_texts
-from sparqlqa.vectors.embed import Embedder
 from sparqlqa.vectors.index import NodeIndex, embed_query, index_supported, load_index
 
 if TYPE_CHECKING:

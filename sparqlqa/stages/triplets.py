@@ -21,13 +21,14 @@ from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from sparqlqa.errors import LLMError
-from sparqlqa.kb.schema import SCHEMA_PROMPT_TOKENS, RelationInfo, Schema, humanize, local_name, schema_prompt
-from sparqlqa.stages.linking import normalize_label, resolve_type
+from sparqlqa.kb.labels import normalize_label, resolve_type
+from sparqlqa.kb.schema import RelationInfo, Schema, humanize, local_name
+from sparqlqa.stages.schema_prompt import SCHEMA_PROMPT_TOKENS, schema_prompt
 
 if TYPE_CHECKING:
+    from sparqlqa.embed.embedders import Embedder
     from sparqlqa.kb.knowledge_base import KnowledgeBase
     from sparqlqa.llm import LLM, LLMCall
-    from sparqlqa.vectors.embed import Embedder
 
 __all__ = [
     "ANY_RELATION_NAMES", "TRIPLETS_SCHEMA", "Term", "Triplet", "Triplets", "build_prompt",
@@ -453,7 +454,9 @@ def parse_arrow_triplets(text: str, question: str = "", schema: Schema | None = 
 
 def schema_summary(schema: Schema, question: str = "", *, budget_tokens: int = SCHEMA_PROMPT_TOKENS,
                    embedder: Embedder | None = None) -> str:
-    """Node types and relations for the prompt, within ``budget_tokens``: see :func:`~sparqlqa.kb.schema.schema_prompt`.
+    """Node types and relations for the prompt, within ``budget_tokens``.
+
+    See :func:`~sparqlqa.stages.schema_prompt.schema_prompt`.
 
     >>> from sparqlqa.kb.schema import TypeInfo, RelationInfo
     >>> s = Schema(types=[TypeInfo("http://x/Movie", "movie", 9), TypeInfo("http://x/Person", "person", 3)],

@@ -17,13 +17,13 @@ import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from sparqlqa.embed.embedders import get_embedder
 from sparqlqa.errors import ConfigError
 from sparqlqa.kb.knowledge_base import KnowledgeBase, open_kb
 from sparqlqa.llm.context import llm_context
 from sparqlqa.stages.rerank import RERANK_MODES
 from sparqlqa.strategies.base import strategies
 from sparqlqa.strategies.pipeline import AskContext
-from sparqlqa.vectors.embed import get_embedder
 
 if TYPE_CHECKING:
     from sparqlqa.llm import LLM

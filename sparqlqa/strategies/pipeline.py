@@ -13,6 +13,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from sparqlqa.embed.embedders import Embedder
 from sparqlqa.errors import LLMParseError, NotInCache, SparqlqaError
 from sparqlqa.kb.knowledge_base import KnowledgeBase
 from sparqlqa.kb.naming import display_name
@@ -22,7 +23,6 @@ from sparqlqa.llm.context import llm_context
 from sparqlqa.stages.answer import Answer, AnswerItem
 from sparqlqa.stages.ranking import RankedNode, Ranking, rank_candidates, vector_search
 from sparqlqa.stages.rerank import rerank
-from sparqlqa.vectors.embed import Embedder
 
 if TYPE_CHECKING:
     from sparqlqa.llm import LLM, LLMCall

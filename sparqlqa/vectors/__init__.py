@@ -1,4 +1,4 @@
-"""Step 3's machinery: embedders, node vectors, the on-disk index and its (exact or HNSW) search.
+"""Step 3's machinery: node vectors, the on-disk index and its (exact or HNSW) search.
 
 The names of the former module ``sparqlqa.vectors`` (``NodeIndex``, ``build_index``, ``load_index`` ...) are still
 importable from here; they live in :mod:`sparqlqa.vectors.index`.

@@ -22,7 +22,7 @@ exactly.  In-memory KBs keep their index in memory.
 
 >>> from sparqlqa.kb.store import OxigraphStore
 >>> from sparqlqa.kb.knowledge_base import KnowledgeBase
->>> from sparqlqa.vectors.embed import get_embedder
+>>> from sparqlqa.embed.embedders import get_embedder
 >>> store = OxigraphStore.in_memory()
 >>> store.oxstore.update('INSERT DATA { <urn:a> <http://www.w3.org/2000/01/rdf-schema#label> "green tea" }')
 >>> index = load_index(KnowledgeBase.in_memory("demo", store), get_embedder("fake"))
@@ -45,6 +45,7 @@ from typing import Any
 import numpy as np
 from pyoxigraph import NamedNode
 
+from sparqlqa.embed.embedders import Embedder
 from sparqlqa.errors import ConfigError, NodeIndexDamaged, NodeIndexError, StorageError
 from sparqlqa.kb.knowledge_base import KnowledgeBase
 from sparqlqa.kb.naming import unnamed_nodes
@@ -53,7 +54,6 @@ from sparqlqa.kb.vocab import META_CLASSES
 from sparqlqa.paths import atomic_write_json, atomic_write_text, make_folder
 from sparqlqa.vectors import index_files as files
 from sparqlqa.vectors.ann import ANN_THRESHOLD, OVERSAMPLE, AnnIndex
-from sparqlqa.vectors.embed import Embedder
 from sparqlqa.vectors.index_files import ANN_FILE, IDS_FILE, PROGRESS_FILE, VECTORS_FILE, chunk_path, open_vectors
 
 CHUNK_SIZE = 1024

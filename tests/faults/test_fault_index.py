@@ -26,10 +26,10 @@ import pytest
 
 import sparqlqa.vectors.index as vectors_mod
 from faults.helpers import CHILD_TIMEOUT, assert_clean_failure, child_env, cli, count, run_child
+from sparqlqa.embed.embedders import FakeEmbedder
 from sparqlqa.errors import NodeIndexError
 from sparqlqa.ingest import ingest
 from sparqlqa.samples import sample_path
-from sparqlqa.vectors.embed import FakeEmbedder
 
 QUESTION = "who directed the movies that Ginger Rogers acted in"
 #: the sample's node count and the fake embedder's dimension

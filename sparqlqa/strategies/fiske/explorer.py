@@ -20,8 +20,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from sparqlqa.errors import ConfigError, LLMParseError, NotInCache, SparqlqaError
+from sparqlqa.kb.labels import FUZZY_CUTOFF, LabelIndex, NodeLookup, normalize_label
 from sparqlqa.llm.context import llm_context
-from sparqlqa.stages.linking import FUZZY_CUTOFF, LabelIndex, NodeLookup, normalize_label
 from sparqlqa.strategies.fiske import prompts
 from sparqlqa.strategies.fiske.explore import MAX_END_NODES, Pair, neighbour_pairs, relation_label
 from sparqlqa.strategies.fiske.state import ACTIVE, COVERING, DEAD, EXTENDED, STOPPED, FiskeRun, Hop, Relation, Route

@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from sparqlqa.stages.linking import normalize_label
+from sparqlqa.kb.labels import normalize_label
 
 #: Route.status values
 ACTIVE, EXTENDED, COVERING, DEAD, STOPPED = "active", "extended", "covering", "dead", "stopped"

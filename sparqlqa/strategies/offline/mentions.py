@@ -1,7 +1,7 @@
 """Mention detection: the spans of a question that name KB nodes, from the KB's label index alone.
 
 Spans of consecutive words are normalised exactly like the index keys
-(:func:`sparqlqa.stages.linking.normalize_label`: case, punctuation, underscores and
+(:func:`sparqlqa.kb.labels.normalize_label`: case, punctuation, underscores and
 accents do not matter) and looked up, longest first; spans that overlap a
 longer match are skipped.  When no multi-word name matches exactly, spans are
 also compared fuzzily (small typos).  Bracketed spans such as MetaQA's
@@ -18,7 +18,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from sparqlqa.stages.linking import LabelIndex, normalize_label
+from sparqlqa.kb.labels import LabelIndex, normalize_label
 
 #: longest span (in words) looked up as a name
 MAX_SPAN_WORDS = 12

@@ -42,8 +42,8 @@ from sparqlqa.strategies.offline.question import (
 from sparqlqa.strategies.offline.verbalise import category_texts, inverse_twins, relation_texts, round_trip_texts
 
 if TYPE_CHECKING:
+    from sparqlqa.embed.embedders import Embedder
     from sparqlqa.kb.knowledge_base import KnowledgeBase
-    from sparqlqa.vectors.embed import Embedder
 
 #: nodes per path prefix that are expanded to find the next hop
 EXPAND_SAMPLE = 40

@@ -22,7 +22,8 @@ from typing import TYPE_CHECKING, Any, ClassVar, TypeVar, cast
 
 from pyoxigraph import NamedNode
 
-from sparqlqa.stages.linking import LabelIndex, LinkedConstants, NodeMatch
+from sparqlqa.kb.labels import LabelIndex, NodeMatch
+from sparqlqa.stages.linking import LinkedConstants
 from sparqlqa.stages.triplets import Term, Triplet, Triplets
 from sparqlqa.strategies.base import FourStep, strategies
 from sparqlqa.strategies.offline.mentions import PLACEHOLDER, Mention, detect_mentions, mask_all
@@ -36,11 +37,11 @@ from sparqlqa.strategies.offline.paths import (
 )
 
 if TYPE_CHECKING:
+    from sparqlqa.embed.embedders import Embedder
     from sparqlqa.kb.knowledge_base import KnowledgeBase
     from sparqlqa.stages.answer import Answer
     from sparqlqa.stages.execute import Candidates
     from sparqlqa.strategies.pipeline import AskContext
-    from sparqlqa.vectors.embed import Embedder
 
 #: mentions (and nodes per mention) whose paths are explored
 MAX_MENTIONS = 3
@@ -254,7 +255,7 @@ def offline_triplets(question: str, kb: KnowledgeBase, *, embedder: Embedder | N
     """Stage 1 without an LLM: mentions → scored relation paths → triplets (best first, runners-up as
     ``alternatives``).  Never raises for a question it cannot read: the result then has no triplets
     and a note, and the pipeline ranks by vectors."""
-    from sparqlqa.vectors.embed import get_embedder
+    from sparqlqa.embed.embedders import get_embedder
 
     if len(question.split()) > MAX_QUESTION_WORDS:
         return OfflineTriplets(question=question, triplets=[], target=None, requirements=[], source="offline",

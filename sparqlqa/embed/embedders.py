@@ -1,5 +1,5 @@
 """Text embedders by name: the offline default (all-MiniLM-L6-v2 on ONNX Runtime, see
-:mod:`sparqlqa.vectors.embed_onnx`), the same model on torch (``sentence-transformers``, for GPUs and other
+:mod:`sparqlqa.embed.onnx`), the same model on torch (``sentence-transformers``, for GPUs and other
 models) and a deterministic fake.
 
 Every embedder implements one method, :meth:`Embedder._embed`, returning
@@ -60,7 +60,7 @@ class Embedder(ABC):
         """Raw embeddings of ``texts`` (normalisation is done by :meth:`embed`)."""
 
 
-embedders: Registry[type[Embedder]] = Registry("embedder", ("sparqlqa.vectors.embed", "sparqlqa.vectors.embed_onnx"))
+embedders: Registry[type[Embedder]] = Registry("embedder", ("sparqlqa.embed.embedders", "sparqlqa.embed.onnx"))
 _loaded: dict[str, Embedder] = {}
 
 

@@ -21,9 +21,9 @@ from typing import Any
 
 import numpy as np
 
+from sparqlqa.embed.embedders import Embedder, embedders, offline_model_path, quiet_model_loading
 from sparqlqa.errors import ConfigError, MissingExtraError
 from sparqlqa.paths import make_folder, sparqlqa_home
-from sparqlqa.vectors.embed import Embedder, embedders, offline_model_path, quiet_model_loading
 
 INSTALL = "pip install 'sparqlqa[embed]'"
 #: up to this many texts run on one thread: a question's embedding, measured on a busy 2-core machine,
