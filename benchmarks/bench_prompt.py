@@ -58,7 +58,7 @@ def make_schema(count: int, seed: int) -> Any:
 
 
 def summary(schema: Any, question: str, embedder: Any) -> str:
-    from sparqlqa import triplets
+    from sparqlqa.stages import triplets
 
     if hasattr(triplets, "SCHEMA_BUDGET"):  # before issue 13: characters, frequency order
         return str(triplets.schema_summary(schema))

@@ -31,7 +31,7 @@ def runner() -> CliRunner:
 def fake_llm(monkeypatch: pytest.MonkeyPatch) -> FakeLLM:
     """``--llm fake`` resolves to this scripted LLM (triplets, then a listwise ranking)."""
     llm = FakeLLM([TRIPLETS, "[2] > [1] > [3]"])
-    import sparqlqa.strategies.pipeline as pipeline
+    import sparqlqa.strategies.ask as pipeline
 
     def resolve(spec: Any, cache: Any = None) -> Any:
         return llm if spec == "fake" else None

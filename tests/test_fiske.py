@@ -160,7 +160,7 @@ def test_cli_explain_shows_routes_and_saves_the_exploration_sparql(movies_kb: Kn
                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
     from click.testing import CliRunner
 
-    from sparqlqa import pipeline
+    from sparqlqa.strategies import ask as pipeline
     from sparqlqa.cli import main
 
     llm = TWO_HOP.llm()
@@ -184,7 +184,7 @@ def test_cli_call_budget_reaches_the_strategy(movies_kb: KnowledgeBase, monkeypa
 
     from click.testing import CliRunner
 
-    from sparqlqa import pipeline
+    from sparqlqa.strategies import ask as pipeline
     from sparqlqa.cli import main
 
     llm = THREE_HOP.llm()

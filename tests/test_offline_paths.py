@@ -13,17 +13,15 @@ from sparqlqa.kb.schema import RelationInfo
 from sparqlqa.strategies.offline.paths import (
     EXPAND_SAMPLE,
     Hop,
-    QuestionScorer,
     RelationPath,
-    RelationVectors,
-    ScoringSettings,
     Unit,
     enumerate_paths,
     is_zigzag,
-    relation_texts,
     segmentations,
 )
 from sparqlqa.strategies.offline.question import Focus, question_focus, question_spans
+from sparqlqa.strategies.offline.scoring import QuestionScorer, RelationVectors, ScoringSettings
+from sparqlqa.strategies.offline.verbalise import relation_texts
 
 EX = "https://example.org/movies/"
 REL = f"{EX}rel/"
@@ -290,7 +288,7 @@ def test_without_a_wh_word_the_chain_after_the_name_comes_first(movies_kb: Knowl
 
 
 def test_a_typed_kb_says_where_a_hop_ends(movies_kb: KnowledgeBase) -> None:
-    from sparqlqa.strategies.offline.paths import end_type_shares
+    from sparqlqa.strategies.offline.scoring import end_type_shares
 
     directed = movies_kb.schema.relation(f"{REL}directed_by")
     assert directed is not None

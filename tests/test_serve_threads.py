@@ -7,20 +7,20 @@ from typing import Any
 import numpy as np
 
 from sparqlqa.embed.embedders import FakeEmbedder
-from sparqlqa.strategies.offline import paths
+from sparqlqa.strategies.offline import scoring
 
 
 class ClearingEmbedder(FakeEmbedder):
     """Clears the span-vector cache while embedding: what a concurrent request does when the cache is full."""
 
     def _embed(self, texts: list[str], batch_size: int) -> Any:
-        paths._VECTORS.clear()
+        scoring._VECTORS.clear()
         return super()._embed(texts, batch_size)
 
 
 def test_span_vectors_survive_a_concurrent_clear() -> None:
     embedder = ClearingEmbedder()
-    paths.embed_cached(embedder, ["directed by"])           # cached
-    vectors = paths.embed_cached(embedder, ["directed by", "acted in"])  # one hit, one miss (clears the cache)
+    scoring.embed_cached(embedder, ["directed by"])           # cached
+    vectors = scoring.embed_cached(embedder, ["directed by", "acted in"])  # one hit, one miss (clears the cache)
     assert vectors.shape == (2, embedder.dimension)
     assert np.allclose(vectors, FakeEmbedder().embed(["directed by", "acted in"]))

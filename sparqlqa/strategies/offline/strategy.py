@@ -2,7 +2,7 @@
 
 1. :func:`~sparqlqa.strategies.offline.mentions.detect_mentions` finds the names in the question;
 2. :func:`~sparqlqa.strategies.offline.paths.enumerate_paths` lists the 1-3 hop relation paths from each
-   named node, :class:`~sparqlqa.strategies.offline.paths.QuestionScorer` scores them against the question
+   named node, :class:`~sparqlqa.strategies.offline.scoring.QuestionScorer` scores them against the question
    (mention masked) with the offline embedding model; two mentions whose paths meet in one
    node make a conjunctive question;
 3. the best path becomes a chain of triplets ending in the target variable (close runners-up become
@@ -27,14 +27,8 @@ from sparqlqa.stages.linking import LinkedConstants
 from sparqlqa.stages.triplets import Term, Triplet, Triplets
 from sparqlqa.strategies.base import FourStep, strategies
 from sparqlqa.strategies.offline.mentions import PLACEHOLDER, Mention, detect_mentions, mask_all
-from sparqlqa.strategies.offline.paths import (
-    QuestionScorer,
-    RelationPath,
-    RelationVectors,
-    ScoringSettings,
-    SelfChaining,
-    enumerate_paths,
-)
+from sparqlqa.strategies.offline.paths import RelationPath, SelfChaining, enumerate_paths
+from sparqlqa.strategies.offline.scoring import QuestionScorer, RelationVectors, ScoringSettings
 
 if TYPE_CHECKING:
     from sparqlqa.embed.embedders import Embedder
