@@ -160,8 +160,8 @@ def test_cli_explain_shows_routes_and_saves_the_exploration_sparql(movies_kb: Kn
                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
     from click.testing import CliRunner
 
-    from sparqlqa.strategies import ask as pipeline
     from sparqlqa.cli import main
+    from sparqlqa.strategies import ask as pipeline
 
     llm = TWO_HOP.llm()
     monkeypatch.setattr(pipeline, "resolve_llm", lambda spec, cache=None: llm if spec == "fake" else None)
@@ -184,8 +184,8 @@ def test_cli_call_budget_reaches_the_strategy(movies_kb: KnowledgeBase, monkeypa
 
     from click.testing import CliRunner
 
-    from sparqlqa.strategies import ask as pipeline
     from sparqlqa.cli import main
+    from sparqlqa.strategies import ask as pipeline
 
     llm = THREE_HOP.llm()
     monkeypatch.setattr(pipeline, "resolve_llm", lambda spec, cache=None: llm if spec == "fake" else None)
