@@ -129,6 +129,11 @@ class KnowledgeBase:
         return Profile.from_dict(self.manifest.profile) if self.manifest.profile else DEFAULT_PROFILE
 
     @property
+    def is_remote(self) -> bool:
+        """Whether the KB is a remote SPARQL endpoint (no local store, label index or node index)."""
+        return self.manifest.store.get("kind", "oxigraph") == "endpoint"
+
+    @property
     def store(self) -> Store:
         if self._store is None:
             if self.directory is not None and self._lease is None:

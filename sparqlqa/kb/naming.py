@@ -82,7 +82,7 @@ def unnamed_nodes(kb: KnowledgeBase, named: set[str]) -> list[str]:
     One scan over the relation edges (skipped for KBs whose ingest names every node); remote
     endpoints are never scanned (they are looked up by name on the engine).
     """
-    if _self_named(kb) or kb.manifest.store.get("kind", "oxigraph") != "oxigraph":
+    if _self_named(kb) or kb.is_remote:
         return []
     schema = kb.schema
     relations = [r.iri for r in schema.relations if r.kind == "object"]

@@ -54,7 +54,7 @@ MWAPI = "https://www.mediawiki.org/ontology#API/"
 
 def lookup_for_kb(kb: KnowledgeBase) -> NodeLookup:
     """The KB's name lookup: queries for endpoint KBs, the persisted :class:`LabelIndex` otherwise."""
-    if kb.manifest.store.get("kind") == "endpoint":
+    if kb.is_remote:
         return RemoteLabelLookup.for_kb(kb)
     return LabelIndex.for_kb(kb)
 

@@ -41,8 +41,8 @@ __all__ = ["add_remote_kb", "endpoint_config", "is_remote", "open_endpoint", "re
 
 
 def is_remote(kb: KnowledgeBase) -> bool:
-    """Whether ``kb`` answers from a remote endpoint."""
-    return kb.manifest.store.get("kind") == "endpoint"
+    """Whether ``kb`` answers from a remote endpoint (:attr:`KnowledgeBase.is_remote`)."""
+    return kb.is_remote
 
 
 def endpoint_config(endpoint: str, options: dict[str, Any]) -> EndpointConfig:

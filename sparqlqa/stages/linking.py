@@ -18,11 +18,11 @@ from sparqlqa.kb.labels import (
     EMBEDDING_MIN_SCORE,
     FUZZY_CUTOFF,
     TYPE_MISMATCH_PENALTY,
-    LabelIndex,
     NodeLookup,
     NodeMatch,
     resolve_type,
 )
+from sparqlqa.remote.labels import lookup_for_kb
 
 if TYPE_CHECKING:
     from sparqlqa.embed.embedders import Embedder
@@ -87,11 +87,7 @@ def link_constants(triplets: Triplets, kb: KnowledgeBase, *, embedder: Embedder 
     constants no label matches.  ``lookup`` defaults to the KB's :class:`LabelIndex`.
     """
     start = time.perf_counter()
-    if lookup is None and kb.manifest.store.get("kind") == "endpoint":  # remote KB: name queries, no index
-        from sparqlqa.remote.labels import RemoteLabelLookup
-
-        lookup = RemoteLabelLookup.for_kb(kb)
-    lookup = lookup or LabelIndex.for_kb(kb)
+    lookup = lookup or lookup_for_kb(kb)
     linked = LinkedConstants()
     for text, type_name in _constants(triplets):
         type_iri = resolve_type(kb.schema, type_name)

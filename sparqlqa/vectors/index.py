@@ -390,7 +390,7 @@ def index_status(kb: KnowledgeBase, embedder: Embedder) -> dict[str, Any]:
 
 def index_supported(kb: KnowledgeBase) -> bool:
     """Whether ``kb`` can have a node index (local stores; not remote SPARQL endpoints)."""
-    return kb.manifest.store.get("kind", "oxigraph") == "oxigraph"
+    return not kb.is_remote
 
 
 _disk_cache: dict[tuple[str, str], NodeIndex] = {}

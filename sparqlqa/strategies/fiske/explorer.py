@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from sparqlqa.errors import ConfigError, LLMParseError, NotInCache, SparqlqaError
-from sparqlqa.kb.labels import FUZZY_CUTOFF, LabelIndex, NodeLookup, normalize_label
+from sparqlqa.kb.labels import FUZZY_CUTOFF, NodeLookup, normalize_label
 from sparqlqa.llm.context import llm_context
 from sparqlqa.strategies.fiske import prompts
 from sparqlqa.strategies.fiske.explore import MAX_END_NODES, Pair, neighbour_pairs, relation_label
@@ -152,11 +152,9 @@ class Explorer:
         return list(self.run.routes)
 
     def lookup(self) -> NodeLookup:
-        if self.ctx.kb.manifest.store.get("kind") == "endpoint":
-            from sparqlqa.remote.labels import RemoteLabelLookup
+        from sparqlqa.remote.labels import lookup_for_kb
 
-            return RemoteLabelLookup.for_kb(self.ctx.kb)
-        return LabelIndex.for_kb(self.ctx.kb)
+        return lookup_for_kb(self.ctx.kb)
 
     def step(self, route: Route) -> list[Route]:
         """One step of ``route``: its children (routes that took one more hop), maybe none."""
