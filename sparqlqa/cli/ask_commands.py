@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import sys
-import time
 from contextlib import nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -35,37 +34,21 @@ NO_NODE_EXIT = 3
 
 def ensure_index(kb: KnowledgeBase, embedder: Embedder, *, quiet: bool = False, ahead: bool = True,
                  rebuild: bool = False) -> dict[str, Any]:
-    """Build or resume the node index of ``kb`` (``rebuild``: afresh), saying so first and showing progress
-    (unless ``quiet``; ``ahead``: mention ``sparqlqa index``); a damaged index is rebuilt after a warning
-    (shown even when ``quiet``); returns a summary."""
-    from sparqlqa.vectors.index import index_status, index_supported, load_index
+    """:func:`sparqlqa.vectors.index.ensure_index` on the terminal: says what it starts and shows progress
+    (unless ``quiet``; ``ahead``: mention ``sparqlqa index``); warnings are shown even when ``quiet``."""
+    from sparqlqa.vectors.index import ensure_index as ensure
 
-    if not index_supported(kb):
-        return {"kb": kb.name, "supported": False}
-    started = time.perf_counter()
-    before = {} if rebuild else index_status(kb, embedder)
-    if not (before.get("complete") or before.get("damaged")) and not quiet:  # damaged: the warning says it
-        tip = f"; 'sparqlqa index {kb.name}' builds it ahead" if ahead else ""
-        what = f"the node index of {kb.name} ({embedder.model_id})"
-        note(f"rebuilding {what} from scratch (resumable)" if rebuild else
-             f"{'resuming' if before else 'building'} {what}: once per KB and embedder, resumable{tip}")
-    warnings: list[str] = []
-
-    def warn(text: str) -> None:
-        warnings.append(text)
-        warning(text)
+    def starting(state: str) -> None:
+        if not quiet:
+            tip = f"; 'sparqlqa index {kb.name}' builds it ahead" if ahead else ""
+            what = f"the node index of {kb.name} ({embedder.model_id})"
+            note(f"rebuilding {what} from scratch (resumable)" if state == "rebuilding" else
+                 f"{state} {what}: once per KB and embedder, resumable{tip}")
 
     with (nullcontext(lambda done, total: None) if quiet else
           count_progress(f"embedding nodes of {kb.name} ({embedder.model_id})", "indexed", "nodes")) as update:
-        index = load_index(kb, embedder, progress=update, warn=warn, rebuild=rebuild)
-    folder = kb.artifacts_dir("embeddings")
-    return {"kb": kb.name, "embedder": embedder.model_id, "nodes": len(index),
-            "dimension": int(index.vectors.shape[1]) if len(index) else embedder.dimension,
-            "types": len(index.type_rows), "resumed": "chunks_done" in before and not before["complete"],
-            "already_built": bool(before.get("complete")) and not warnings,
-            "rebuilt": rebuild or bool(warnings), "warnings": warnings,
-            "folder": str(folder / embedder.model_id) if folder else None,
-            "seconds": round(time.perf_counter() - started, 2)}
+        summary = ensure(kb, embedder, progress=update, warn=warning, rebuild=rebuild, starting=starting)
+    return summary.to_dict()
 
 
 @click.command("index")

@@ -147,13 +147,13 @@ class Service:
         from sparqlqa.embed.embedders import get_embedder
         from sparqlqa.kb.knowledge_base import open_kb
         from sparqlqa.kb.labels import LabelIndex
-        from sparqlqa.vectors.index import embed_query, index_supported, load_index
+        from sparqlqa.vectors.index import embed_query, ensure_index
 
         kb = open_kb(name)
         embedder = get_embedder(self.settings.embedder)
-        if index_supported(kb):  # a remote endpoint has neither index (its names are looked up remotely)
+        if not kb.is_remote:  # a remote endpoint has neither index (its names are looked up remotely)
             LabelIndex.for_kb(kb)
-            load_index(kb, embedder)
+            ensure_index(kb, embedder)
             _warm_offline(kb, self.settings.embedder)
         embed_query(embedder, "warm up")
         return kb

@@ -415,6 +415,61 @@ def load_index(kb: KnowledgeBase, embedder: Embedder, *, progress: Progress | No
     return _disk_cache[key]
 
 
+@dataclass
+class IndexSummary:
+    """What :func:`ensure_index` found and did (``supported`` False: a remote KB, nothing else set)."""
+
+    kb: str
+    supported: bool = True
+    embedder: str = ""
+    nodes: int = 0
+    dimension: int = 0
+    types: int = 0
+    resumed: bool = False
+    already_built: bool = False
+    rebuilt: bool = False
+    warnings: list[str] = field(default_factory=list)
+    folder: str | None = None
+    seconds: float = 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        if not self.supported:
+            return {"kb": self.kb, "supported": False}
+        return {k: v for k, v in self.__dict__.items() if k != "supported"}
+
+
+def ensure_index(kb: KnowledgeBase, embedder: Embedder, *, progress: Progress | None = None,
+                 warn: Warn | None = None, rebuild: bool = False,
+                 starting: Callable[[str], None] | None = None) -> IndexSummary:
+    """Build, resume or load the node index of ``kb`` for ``embedder`` — index on demand, for every caller
+    (CLI, Python API, serve, MCP).  ``starting("building" | "resuming" | "rebuilding")`` is called before
+    work that takes time; a damaged index is rebuilt after ``warn``; remote KBs have no index."""
+    import time
+
+    if not index_supported(kb):
+        return IndexSummary(kb=kb.name, supported=False)
+    started = time.perf_counter()
+    before = {} if rebuild else index_status(kb, embedder)
+    if starting is not None and not (before.get("complete") or before.get("damaged")):
+        starting("rebuilding" if rebuild else "resuming" if before else "building")
+    warnings: list[str] = []
+
+    def warned(text: str) -> None:
+        warnings.append(text)
+        if warn is not None:
+            warn(text)
+
+    index = load_index(kb, embedder, progress=progress, warn=warned, rebuild=rebuild)
+    folder = kb.artifacts_dir("embeddings")
+    return IndexSummary(
+        kb=kb.name, embedder=embedder.model_id, nodes=len(index),
+        dimension=int(index.vectors.shape[1]) if len(index) else embedder.dimension, types=len(index.type_rows),
+        resumed="chunks_done" in before and not before["complete"],
+        already_built=bool(before.get("complete")) and not warnings, rebuilt=rebuild or bool(warnings),
+        warnings=warnings, folder=str(folder / embedder.model_id) if folder else None,
+        seconds=round(time.perf_counter() - started, 2))
+
+
 _query_cache: OrderedDict[tuple[str, str], np.ndarray] = OrderedDict()
 QUERY_CACHE_SIZE = 4096
 
