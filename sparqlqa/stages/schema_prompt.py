@@ -99,6 +99,7 @@ def schema_prompt(schema: Schema, question: str = "", *, budget_tokens: int = SC
     relevant to ``question`` (:func:`relevant_relations`; those it names always), and a last line
     says how many were left out.
 
+    >>> from sparqlqa.kb.schema import TypeInfo
     >>> s = Schema(types=[TypeInfo("http://x/Movie", "movie", 9)],
     ...            relations=[RelationInfo("http://x/d", "directed by", 9, pairs=[("http://x/Movie", None, 9)])])
     >>> print(schema_prompt(s))
