@@ -305,7 +305,8 @@ def check_service(query: str, allowed: Collection[str] = ()) -> None:
         if call.written.startswith(("?", "$")):
             raise ServiceRefused(call.written, None, f"its endpoint is the variable {call.written} ({where}), "
                                  "whose host cannot be checked before the query runs",
-                                 hint="write the endpoint IRI in the query, and allow its host")
+                                 hint="write the endpoint's IRI in the query (SERVICE <http://host/sparql>) "
+                                 "and allow its host (--allow-service HOST)")
         if not call.written:
             raise ServiceRefused(None, None, f"cannot read the endpoint of the SERVICE at {where}",
                                  hint="write SERVICE <http://host/path> { ... } with the endpoint's IRI")
