@@ -228,7 +228,7 @@ def service_calls(query: str) -> list[ServiceCall]:
 
     readings = [query]
     try:
-        decoded = decode_escapes(query)
+        decoded = decode_escapes(query) if "\\" in query else query
     except QueryError:
         decoded = query
     if decoded != query:
