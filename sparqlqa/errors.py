@@ -242,6 +242,23 @@ class UpdateRefused(QueryError):
         )
 
 
+class ServiceRefused(QueryError):
+    """A query calls ``SERVICE`` on a host nobody allowed (or whose host cannot be checked):
+    sparqlqa fetches no URL a query names unless told to (see :mod:`sparqlqa.kb.service_guard`)."""
+
+    def __init__(self, endpoint: str | None, host: str | None, reason: str, *, hint: str | None = None) -> None:
+        what = f"SERVICE {endpoint}" if endpoint else "the query"
+        allow = host or "HOST"
+        super().__init__(
+            f"refused to run {what}: {reason}",
+            hint=hint or f"SERVICE calls other endpoints only when their host is allowed: "
+            f"'sparqlqa sparql KB QUERY --allow-service {allow}', allow_service = [\"{allow}\"] in the KB's "
+            f"profile, or 'sparqlqa serve/mcp --allow-service {allow}' when the server starts",
+        )
+        self.endpoint = endpoint
+        self.host = host
+
+
 class EndpointError(SparqlqaError):
     """A remote SPARQL endpoint failed or misbehaved."""
 

@@ -287,18 +287,25 @@ def _print_table(result: Any, prefixes: dict[str, str]) -> None:
 @click.option("--format", "fmt", type=click.Choice(["table", "json", "csv", "tsv"]), default="table",
               show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="Same as --format json.")
-def sparql(name: str, query: str, fmt: str, as_json: bool) -> None:
+@click.option("--allow-service", "allow_service", multiple=True, metavar="HOST",
+              help="A host (HOST or HOST:PORT) the query's SERVICE may call (repeatable; default: refused).")
+def sparql(name: str, query: str, fmt: str, as_json: bool, allow_service: tuple[str, ...]) -> None:
     """Run a SPARQL query (text, @file.rq or - for stdin) on knowledge base NAME.
 
     Only SELECT, ASK, CONSTRUCT and DESCRIBE run; updates are refused. The usual
     prefixes (rdf, rdfs, owl, xsd, skos, schema, sqa, and kb: for the KB's own
-    base IRI) may be used without declaring them.
+    base IRI) may be used without declaring them. SERVICE calls another endpoint
+    only when its host is allowed (--allow-service, or allow_service in the KB's profile).
     """
     from sparqlqa.kb.knowledge_base import open_kb
     from sparqlqa.kb.results_format import FORMATTERS
+    from sparqlqa.kb.service_guard import allowance
     from sparqlqa.kb.vocab import kb_prefixes, with_default_prefixes
 
+    hosts = allowance(allow_service)
     kb = open_kb(name)
+    if hosts:
+        kb.store.allow_service = kb.store.allow_service | hosts
     prefixes = kb_prefixes(kb)
     result = kb.query(with_default_prefixes(_read_query(query), prefixes))
     fmt = "json" if as_json else fmt

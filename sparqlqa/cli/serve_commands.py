@@ -49,11 +49,12 @@ def check_binding(host: str, token: str | None) -> None:
 
 
 def _settings(kbs: tuple[str, ...], llms: tuple[str, ...], strategy: str | None, embedder: str | None,
-              **limits: Any) -> ServeSettings:
+              allow_service: tuple[str, ...] = (), **limits: Any) -> ServeSettings:
+    from sparqlqa.kb.service_guard import allowance
     from sparqlqa.serve.service import ServeSettings
 
     return ServeSettings(kbs=tuple(dict.fromkeys(kbs)), llms=tuple(dict.fromkeys(llms)), strategy=strategy,
-                         embedder=embedder, **limits)
+                         embedder=embedder, allow_service=tuple(sorted(allowance(allow_service))), **limits)
 
 
 def common_options(func: click.decorators.FC) -> click.decorators.FC:
@@ -67,6 +68,9 @@ def common_options(func: click.decorators.FC) -> click.decorators.FC:
         click.option("--embedder", "embedder", metavar="SPEC", help="Embedder for the vector ranking."),
         click.option("--timeout", "timeout_s", type=click.FloatRange(min=0.1), default=120.0, show_default=True,
                      help="Seconds one request may take."),
+        click.option("--allow-service", "allow_service", multiple=True, metavar="HOST",
+                     help="A host (HOST or HOST:PORT) a query's SERVICE may call (repeatable; default: SERVICE "
+                     "is refused)."),
     ]):
         func = option(func)
     return func
@@ -83,7 +87,8 @@ def common_options(func: click.decorators.FC) -> click.decorators.FC:
 @click.option("--workers", type=click.IntRange(min=1, max=64), default=4, show_default=True,
               help="Requests answered at once (threads).")
 def serve(kbs: tuple[str, ...], llms: tuple[str, ...], strategy: str | None, embedder: str | None,
-          timeout_s: float, host: str, port: int, token: str | None, max_body: int, workers: int) -> None:
+          timeout_s: float, allow_service: tuple[str, ...], host: str, port: int, token: str | None, max_body: int,
+          workers: int) -> None:
     """Serve KBs over HTTP: a JSON API (/api/ask, /api/sparql, /api/schema/KB, /api/kbs) and a page at /."""
     from sparqlqa.serve import require
 
@@ -93,8 +98,8 @@ def serve(kbs: tuple[str, ...], llms: tuple[str, ...], strategy: str | None, emb
     from sparqlqa.serve.app import create_app
     from sparqlqa.serve.service import Service
 
-    service = Service(_settings(kbs, llms, strategy, embedder, timeout_s=timeout_s, max_body=max_body,
-                                workers=workers))
+    service = Service(_settings(kbs, llms, strategy, embedder, allow_service, timeout_s=timeout_s,
+                                max_body=max_body, workers=workers))
     _warm(service)
     app = create_app(service, token=token or None, loopback=is_loopback(host))
     shown = f"[{host}]" if ":" in host else host
@@ -120,7 +125,7 @@ def _warm(service: Service) -> None:
 @click.command("mcp")
 @common_options
 def mcp(kbs: tuple[str, ...], llms: tuple[str, ...], strategy: str | None, embedder: str | None,
-        timeout_s: float) -> None:
+        timeout_s: float, allow_service: tuple[str, ...]) -> None:
     """Run an MCP server on stdio with the tools ask, sparql (read-only) and schema."""
     from sparqlqa.serve import require
 
@@ -129,4 +134,5 @@ def mcp(kbs: tuple[str, ...], llms: tuple[str, ...], strategy: str | None, embed
     from sparqlqa.serve.service import Service
 
     os.environ.setdefault("SPARQLQA_PROGRESS_EVERY", "3600")  # stdout is the protocol; keep stderr quiet too
-    run_stdio(Service(_settings(kbs, llms, strategy, embedder, timeout_s=timeout_s)))
+    settings = _settings(kbs, llms, strategy, embedder, allow_service, timeout_s=timeout_s)
+    run_stdio(Service(settings))

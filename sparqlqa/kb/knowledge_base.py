@@ -114,6 +114,7 @@ class KnowledgeBase:
             schema = compute_schema(store, profile)
         manifest = Manifest(name=name, generation="memory", store={"kind": store.kind},
                             base_iri=base_iri, schema=schema.to_dict(), profile=profile.to_dict())
+        store.allow_service = store.allow_service | frozenset(profile.allow_service)
         return cls(manifest, None, store)
 
     @property
@@ -144,6 +145,7 @@ class KnowledgeBase:
                 self._store = store_cls.from_config(self.manifest.store, self.directory)
             except StoreUnavailable as exc:
                 raise self._store_error(exc) from exc
+            self._store.allow_service = frozenset(self.profile.allow_service)  # SERVICE hosts the profile allows
         return self._store
 
     def _store_error(self, exc: StoreUnavailable) -> KBError:

@@ -31,7 +31,7 @@ TEXT_PREDICATES: tuple[str, ...] = (
 )
 
 TUPLE_FIELDS = ("label_predicates", "alias_predicates", "text_predicates", "exclude_predicates",
-                "exclude_types", "relation_prefixes")
+                "exclude_types", "relation_prefixes", "allow_service")
 
 
 @dataclass(frozen=True)
@@ -55,6 +55,7 @@ class Profile:
     relation_entity_predicate: str | None = None  # property entity -> its relation (wikibase:directClaim)
     search_limit: int = 50  # rows per engine name search
     relation_prefixes: tuple[str, ...] = ()  # when set, only predicates under these IRIs are relations
+    allow_service: tuple[str, ...] = ()  # hosts a query's SERVICE may call from the CLI (sparqlqa.kb.service_guard)
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)

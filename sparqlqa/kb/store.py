@@ -22,6 +22,7 @@ from pyoxigraph import BlankNode, Literal, NamedNode, QueryBoolean, QuerySolutio
 from pyoxigraph import Store as OxStore
 
 from sparqlqa.errors import QueryError, StoreUnavailable
+from sparqlqa.kb.service_guard import check_service
 from sparqlqa.kb.sparql_guard import query_form
 from sparqlqa.registry import Registry
 
@@ -61,10 +62,14 @@ class Store(ABC):
     """A SPARQL 1.1 query engine.  Only read queries ever reach it."""
 
     kind: ClassVar[str] = "abstract"
+    #: hosts a query's SERVICE may call (``HOST`` or ``HOST:PORT``, see :mod:`sparqlqa.kb.service_guard`);
+    #: empty: every SERVICE is refused
+    allow_service: frozenset[str] = frozenset()
 
     def query(self, sparql: str) -> QueryResult:
-        """Run a read query; updates are refused before anything is sent."""
+        """Run a read query; updates, and SERVICE calls to hosts not allowed, are refused before anything is sent."""
         form = query_form(sparql)
+        check_service(sparql, self.allow_service)
         start = time.perf_counter()
         result = self._execute(sparql, form)
         result.elapsed_ms = (time.perf_counter() - start) * 1000

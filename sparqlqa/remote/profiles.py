@@ -21,6 +21,7 @@ A profile file (TOML)::
     relation_prefixes = ["wdt:"]         # optional: only predicates under these are relations
     exclude = ["schema:version"]         # never relations
     exclude_types = ["wikibase:Item"]    # never node types
+    allow_service = ["query.wikidata.org"]   # optional: hosts a query's SERVICE may call (HOST or HOST:PORT)
     [relations]                          # optional: known relations (IRI = label)
     "wdt:P57" = "director"
     [types]                              # optional: known node types (IRI = label)
@@ -182,4 +183,16 @@ def parse_profile(data: dict[str, Any], *, source: str = "profile") -> Profile:
         exclude_types=_names(predicates.get("exclude_types", []), "exclude_types", prefixes, source),
         relation_entity_predicate=expand(entity, prefixes, source=source) if entity else None,
         relation_prefixes=_names(predicates.get("relation_prefixes", []), "relation_prefixes", prefixes, source),
+        allow_service=_hosts(data.get("allow_service", []), source),
     )
+
+
+def _hosts(value: Any, source: str) -> tuple[str, ...]:
+    """``allow_service``: the hosts a SERVICE may call, checked (``HOST`` or ``HOST:PORT``)."""
+    from sparqlqa.kb.service_guard import allowance
+
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise ConfigError(f"{source}: allow_service must be a list of host names", hint='allow_service = ["host"]')
+    return tuple(sorted(allowance(value, source=f"{source}: allow_service")))

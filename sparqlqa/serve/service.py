@@ -66,6 +66,8 @@ class ServeSettings:
     max_body: int = 64 * 1024
     #: threads answering blocking requests (ask, sparql, schema) at once
     workers: int = 4
+    #: hosts a query's SERVICE may call (``--allow-service``); KB profiles' allowances do not apply here
+    allow_service: tuple[str, ...] = ()
 
 
 class Service:
@@ -150,6 +152,7 @@ class Service:
         from sparqlqa.vectors.index import embed_query, ensure_index
 
         kb = open_kb(name)
+        kb.store.allow_service = frozenset(self.settings.allow_service)  # only what the server was started with
         embedder = get_embedder(self.settings.embedder)
         if not kb.is_remote:  # a remote endpoint has neither index (its names are looked up remotely)
             LabelIndex.for_kb(kb)
@@ -279,10 +282,12 @@ def _optional_str(body: dict[str, Any], key: str) -> str | None:
 
 def status_of(exc: SparqlqaError) -> int:
     """The HTTP status of one of our errors: 404 unknown KB, 502 upstream (LLM, endpoint), else 400."""
-    from sparqlqa.errors import EndpointError, LLMError, MissingExtraError
+    from sparqlqa.errors import EndpointError, LLMError, MissingExtraError, ServiceRefused
 
     if isinstance(exc, KBNotFound):
         return 404
+    if isinstance(exc, ServiceRefused):
+        return 403
     if isinstance(exc, (EndpointError, LLMError)):
         return 502
     if isinstance(exc, MissingExtraError):
