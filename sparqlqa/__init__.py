@@ -31,7 +31,7 @@ _LAZY = {"ask": "sparqlqa.strategies.ask", "open_kb": "sparqlqa.kb.knowledge_bas
 
 #: modules of sparqlqa 0.1 (flat layout) -> where they live now
 MOVED_MODULES = {
-    "store": "kb.store", "sparql_guard": "kb.sparql_guard", "service_guard": "kb.service_guard", "terms": "kb.terms",
+    "store": "kb.store", "sparql_guard": "kb.sparql_guard", "terms": "kb.terms",
     "vocab": "kb.vocab",
     "profile": "kb.profile", "schema": "kb.schema", "naming": "kb.naming", "results_format": "kb.results_format",
     "rdflib_interop": "ingest.rdflib_interop", "ontologies": "kb.ontologies", "node_text": "kb.node_text",

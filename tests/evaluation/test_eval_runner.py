@@ -20,7 +20,7 @@ from sparqlqa.evaluation.runner import RESULTS_FILE, ResultsFile
 from sparqlqa.llm import LLMCall
 from sparqlqa.stages.answer import Answer, AnswerItem
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 
 def make_answer(question: str, strategy: str, labels: list[str], calls: int = 0) -> Answer:

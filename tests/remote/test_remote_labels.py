@@ -14,7 +14,7 @@ from sparqlqa.kb.store import OxigraphStore, QueryResult, Store
 from sparqlqa.remote.labels import RemoteLabelLookup, bif_contains_expression, name_variants
 from sparqlqa.remote.profiles import load_profile
 
-FIXTURES = Path(__file__).resolve().parent / "fixtures"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 WD = "http://www.wikidata.org/entity/"
 NS = "http://rdf.freebase.com/ns/"
 

@@ -12,7 +12,7 @@ from sparqlqa.errors import ConfigError, UnknownNameError
 from sparqlqa.kb.profile import Profile
 from sparqlqa.remote.profiles import builtin_profile_names, expand, list_profiles, load_profile, profile_file
 
-FIXTURES = Path(__file__).resolve().parent / "fixtures"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 WD = "http://www.wikidata.org/"
 NS = "http://rdf.freebase.com/ns/"
 

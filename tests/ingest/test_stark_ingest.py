@@ -13,7 +13,7 @@ import pytest
 from pyoxigraph import NamedNode, RdfFormat, parse
 from pyoxigraph import Store as OxStore
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 

@@ -15,7 +15,7 @@ from serve_helpers import QUESTION, free_port
 from sparqlqa.cli import main
 from sparqlqa.kb.knowledge_base import KnowledgeBase
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 
 def test_help_imports_no_server_package() -> None:

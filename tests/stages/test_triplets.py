@@ -35,7 +35,7 @@ from sparqlqa.stages.triplets import (
 REL = "https://example.org/movies/rel/"
 EX = "https://example.org/movies/"
 
-FIXTURE = Path(__file__).resolve().parent / "fixtures" / "movies.ttl"
+FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "movies.ttl"
 
 
 @pytest.fixture(scope="module")

@@ -16,7 +16,7 @@ from serve_helpers import DIRECTED, QUESTION
 
 from sparqlqa.kb.knowledge_base import KnowledgeBase
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 COUNT = "SELECT (COUNT(*) AS ?n) WHERE { ?s ?p ?o }"
 
 

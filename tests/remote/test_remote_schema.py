@@ -13,7 +13,7 @@ from sparqlqa.kb.store import OxigraphStore
 from sparqlqa.remote.profiles import load_profile
 from sparqlqa.remote.schema_sampling import SampleOptions, apply_profile, sample_schema
 
-FIXTURES = Path(__file__).resolve().parent / "fixtures"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 WDT = "http://www.wikidata.org/prop/direct/"
 WD = "http://www.wikidata.org/entity/"
 NS = "http://rdf.freebase.com/ns/"

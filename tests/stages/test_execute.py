@@ -22,7 +22,7 @@ from sparqlqa.stages.triplets import Term, Triplet, Triplets, parse_arrow_triple
 
 EX = "https://example.org/movies/"
 REL = EX + "rel/"
-FIXTURE = Path(__file__).resolve().parent / "fixtures" / "movies.ttl"
+FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "movies.ttl"
 
 
 @pytest.fixture(scope="module")

@@ -198,7 +198,7 @@ def test_worked_examples_run_on_oxigraph_and_rdflib(movies_kb: KnowledgeBase, na
                                                     expected: set[str]) -> None:
     from sparqlqa.ingest.rdflib_interop import kb_to_graph
 
-    text = (Path(__file__).resolve().parents[1] / "queries" / name).read_text("utf-8")
+    text = (Path(__file__).resolve().parents[2] / "queries" / name).read_text("utf-8")
     ox = {row[0].value for row in movies_kb.query(text).rows if row[0] is not None}
     rdf = {str(row[0]) for row in kb_to_graph(movies_kb).query(text)}  # type: ignore[index]
     assert ox == rdf == {EX + e for e in expected}
