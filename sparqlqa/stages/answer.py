@@ -102,6 +102,15 @@ class Answer:
     labels: dict[str, str] = field(default_factory=dict)
     meta: dict[str, Any] = field(default_factory=dict)
     pending_llm: list[str] = field(default_factory=list)
+    #: the answer's form: "list" | "count" | "boolean" (:mod:`sparqlqa.stages.forms`); ``value``: the count
+    #: (an int) or the yes/no (a bool) for those forms, None for a list
+    form: str = "list"
+    value: int | bool | None = None
+
+    @property
+    def headline(self) -> str:
+        """One line for people: "3 films: A, B, C", "4 films: …", "yes — <evidence>", "no — …"."""
+        return headline(self)
 
     @property
     def top(self) -> AnswerItem | None:
@@ -119,6 +128,9 @@ class Answer:
             "question": self.question,
             "kb": self.kb,
             "strategy": self.strategy,
+            "form": self.form,
+            "value": self.value,
+            "headline": self.headline,
             "items": [item.to_dict(rank, self.labels) for rank, item in enumerate(self.items, start=1)],
             "triplets": to_jsonable(self.triplets),
             "linked": to_jsonable(self.linked),
@@ -155,6 +167,50 @@ def to_jsonable(obj: Any) -> Any:
         return to_jsonable(obj.item())
     value = getattr(obj, "value", None)  # pyoxigraph terms
     return value if isinstance(value, str) else str(obj)
+
+
+#: answers named in a headline
+HEADLINE_ITEMS = 5
+
+
+def _plural(noun: str, count: int) -> str:
+    return noun if count == 1 or noun.endswith("s") else noun + "s"
+
+
+def _listing(items: list[AnswerItem], total: int | None = None) -> str:
+    names = ", ".join(item.label for item in items[:HEADLINE_ITEMS])
+    more = (total if total is not None else len(items)) - min(len(items), HEADLINE_ITEMS)
+    return names + (f", … ({more} more)" if more > 0 else "")
+
+
+def headline(answer: Answer) -> str:
+    """The one-line answer (see :attr:`Answer.headline`).
+
+    >>> a = AnswerItem("http://x/a", "Alien", None, 1.0, 0, "filtered", None, "", type_label="film")
+    >>> b = AnswerItem("http://x/b", "Aliens", None, 1.0, 0, "filtered", None, "", type_label="film")
+    >>> headline(Answer("q", "kb", "offline", items=[a, b]))
+    '2 films: Alien, Aliens'
+    >>> headline(Answer("q", "kb", "offline", items=[a], form="boolean", value=True))
+    'yes — Alien'
+    """
+    matched = [i for i in answer.items if i.source == "filtered"]
+    shown = matched or answer.items
+    if answer.form == "boolean":
+        if not shown:
+            return "yes" if answer.value else "no"
+        evidence = shown[0].evidence_text(answer.labels)
+        why = evidence[0] if evidence and (answer.value or len(shown) == 1) else _listing(shown)
+        return f"{'yes' if answer.value else 'no'} — {why}"
+    types = [i.type_label for i in shown if i.type_label]
+    noun = max(set(types), key=types.count) if types else "answer"
+    if answer.form == "count":
+        count = int(answer.value or 0)
+        return f"{count} {_plural(noun, count)}" + (f": {_listing(shown, count)}" if shown and count else "")
+    if not shown:
+        return "no answer found"
+    if len(matched) == 1 or not matched:
+        return shown[0].label
+    return f"{len(matched)} {_plural(noun, len(matched))}: {_listing(matched)}"
 
 
 def _name(iri: str, labels: Mapping[str, str]) -> str:

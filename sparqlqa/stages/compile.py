@@ -37,12 +37,13 @@ from sparqlqa.kb.labels import NodeMatch, resolve_type
 from sparqlqa.kb.schema import Schema
 from sparqlqa.kb.terms import term_from_key
 from sparqlqa.kb.vocab import RDF
+from sparqlqa.stages.forms import AnswerForm, filter_expression, order_clause
 
 if TYPE_CHECKING:
     from sparqlqa.stages.linking import LinkedConstants
     from sparqlqa.stages.triplets import Term, Triplets
 
-__all__ = ["CompiledQuery", "ExecuteOptions", "Pattern", "Plan", "Slot", "compile_query", "component",
+__all__ = ["CompiledQuery", "ExecuteOptions", "Pattern", "Plan", "Slot", "compile_form", "compile_query", "component",
            "label_lookup_query", "prepare", "reliability", "variable_name"]
 
 
@@ -111,6 +112,12 @@ class Plan:
     distinct: list[tuple[str, str]] = field(default_factory=list)  # SPARQL variable names, without "?"
     #: variables that may hold a value (a literal): objects of literal relations ("birth date")
     value_vars: set[str] = field(default_factory=set)
+    #: the answer's form (:mod:`sparqlqa.stages.forms`); its variables are SPARQL names here (no "?")
+    form: AnswerForm = field(default_factory=AnswerForm)
+    #: the nodes the target must be one of (the form's linked choices); None: no choices
+    choices: list[NodeMatch] | None = None
+    #: each filtered or ordered variable's datatype IRI, when known (set by the caller from the data)
+    datatypes: dict[str, str] = field(default_factory=dict)
 
     @property
     def target_is_value(self) -> bool:
@@ -213,7 +220,28 @@ def prepare(triplets: Triplets, linked: LinkedConstants, schema: Schema, options
     plan.distinct = [(names[a], names[b]) for a, b in triplets.distinct
                      if names.get(a) and names.get(b) and names[a] != names[b]]
     plan.value_vars = _value_variables(plan, schema)
+    _prepare_form(plan, triplets, linked)
     return plan
+
+
+def _prepare_form(plan: Plan, triplets: Triplets, linked: LinkedConstants) -> None:
+    """The form with SPARQL variable names, its choices linked; filters on unknown variables dropped."""
+    form = triplets.form
+    present = {s.var for p in plan.patterns.values() for s in (p.head, p.tail) if s.nodes is None}
+    orders = [type(o)(variable_name(o.variable), o.direction) for o in form.order_by]
+    filters = [type(f)(variable_name(f.variable), f.op, f.value) for f in form.filters]
+    for item in [*orders, *filters]:
+        if item.variable not in present:
+            plan.notes.append(f"the answer form names {item.variable[2:]!r}, which no usable triplet binds: ignored")
+    plan.form = AnswerForm(form.form, [o for o in orders if o.variable in present],
+                           [f for f in filters if f.variable in present], form.limit, list(form.choices))
+    plan.value_vars |= {v for v in plan.form.variables() if v != plan.target}
+    if form.choices:
+        nodes = [m for text in form.choices for m in linked.links.get(text, [])[:1] if _iri(m.iri) is not None]
+        plan.choices = nodes
+        missing = [text for text in form.choices if not linked.links.get(text)]
+        if missing:
+            plan.notes.append(f"choices that match no KB node: {', '.join(repr(t) for t in missing)}")
 
 
 def _value_variables(plan: Plan, schema: Schema) -> set[str]:
@@ -260,11 +288,14 @@ def component(plan: Plan, indexes: list[int]) -> list[int]:
 
 
 def _where(plan: Plan, indexes: list[int], options: ExecuteOptions,
-           restrict: list[str] | None) -> tuple[list[str], list[str]]:
-    """The WHERE lines and the variables (target first) of a conjunction of patterns."""
+           restrict: list[str] | None, choices: bool = True) -> tuple[list[str], list[str]]:
+    """The WHERE lines and the variables (target first) of a conjunction of patterns (``choices``: the
+    form's choices restrict the target)."""
     lines: list[str] = []
     if restrict is not None and plan.target:
         lines.append(f"  VALUES ?{plan.target} {{ {' '.join(str(term_from_key(k)) for k in restrict)} }}")
+    elif choices and plan.choices is not None and plan.target:
+        lines.append(f"  VALUES ?{plan.target} {{ {' '.join(str(NamedNode(m.iri)) for m in plan.choices)} }}")
     variables: dict[str, str | None] = {plan.target: None} if plan.target else {}
     constants: dict[str, list[NodeMatch]] = {}
     for i in indexes:
@@ -285,6 +316,11 @@ def _where(plan: Plan, indexes: list[int], options: ExecuteOptions,
     lines.extend(_filter(plan, var) for var in variables)
     present = set(variables) | set(constants)
     lines.extend(f"  FILTER(?{a} != ?{b})" for a, b in plan.distinct if a in present and b in present)
+    for flt in plan.form.filters:
+        expression = filter_expression(flt.variable, flt, plan.datatypes.get(flt.variable)) \
+            if flt.variable in variables else None
+        if expression is not None:
+            lines.append("  " + expression)
     return lines, list(variables)
 
 
@@ -293,17 +329,34 @@ def compile_query(plan: Plan, indexes: list[int], options: ExecuteOptions, *, ti
     """The conjunction of ``indexes`` as one SELECT (target only, or every variable for evidence)."""
     if plan.target is None:
         raise QueryError("cannot compile triplets without a target variable", hint="give the target, e.g. ?x1")
-    lines, variables = _where(plan, indexes, options, restrict)
+    lines, variables = _where(plan, indexes, options, restrict, choices=plan.form.form != "boolean")
+    orders = [(o.variable, o.direction) for o in plan.form.order_by if o.variable in variables]
     if evidence:
         extra = [f"?{plan.patterns[i].head.var} ?{plan.patterns[i].tail.var}" for i in indexes]
         extra += [f"?p{i}" for i in indexes if plan.patterns[i].predicate is None]
         extra += [f"?d{i}" for i in indexes if options.undirected]
         projected = " ".join(dict.fromkeys(" ".join([*(f"?{v}" for v in variables), *extra]).split()))
     else:
-        projected = f"?{plan.target}"
-    sparql = "\n".join([f"SELECT DISTINCT {projected} WHERE {{", *lines, "}",
-                        f"ORDER BY ?{plan.target}", f"LIMIT {max(1, int(options.limit))}"])
+        projected = " ".join(dict.fromkeys([f"?{plan.target}", *(f"?{v}" for v, _ in orders)]))
+    order = order_clause(plan.target, orders) if orders and not evidence else f"ORDER BY ?{plan.target}"
+    limit = max(1, int(options.limit))
+    if orders and plan.form.limit and not evidence and plan.form.form == "list":
+        limit = min(limit, plan.form.limit)
+    sparql = "\n".join([f"SELECT DISTINCT {projected} WHERE {{", *lines, "}", order, f"LIMIT {limit}"])
     return CompiledQuery(sparql, sorted(indexes), tier, note)
+
+
+def compile_form(plan: Plan, indexes: list[int], options: ExecuteOptions, *, tier: int) -> CompiledQuery | None:
+    """The query that answers a count or yes/no question over the tier's patterns: ``SELECT (COUNT(DISTINCT
+    ?target) AS ?count)`` or ``ASK`` (the form's choices restrict the target); None for a list."""
+    if plan.target is None or plan.form.form not in ("count", "boolean"):
+        return None
+    lines, _ = _where(plan, indexes, options, None, choices=True)
+    if plan.form.form == "count":
+        head = f"SELECT (COUNT(DISTINCT ?{plan.target}) AS ?count) WHERE {{"
+    else:
+        head = "ASK {"
+    return CompiledQuery("\n".join([head, *lines, "}"]), sorted(indexes), tier, f"{plan.form.form} of tier {tier}")
 
 
 def label_lookup_query(text: str, label_predicates: list[str], *, type_iri: str | None = None,

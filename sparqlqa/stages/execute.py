@@ -38,6 +38,7 @@ from pyoxigraph import Literal, NamedNode
 from sparqlqa.errors import QueryError
 from sparqlqa.kb.terms import term_key
 from sparqlqa.stages.compile import CompiledQuery, ExecuteOptions, Plan, compile_query, component, prepare
+from sparqlqa.stages.form_query import form_anchors, run_form, value_datatypes
 
 if TYPE_CHECKING:
     from sparqlqa.kb.knowledge_base import KnowledgeBase
@@ -81,6 +82,13 @@ class Candidates:
     elapsed_ms: float = 0.0
     #: the target is a value (a literal, e.g. a date): items may be value keys (:mod:`sparqlqa.kb.terms`)
     target_is_value: bool = False
+    #: the answer form (:mod:`sparqlqa.stages.forms`): "list" | "count" | "boolean"; ``value`` the count
+    #: or the yes/no from the form query; ``ordered``: ``items`` are in the order the question asks for
+    form: str = "list"
+    value: int | bool | None = None
+    ordered: bool = False
+    #: the nodes the form's choices named ("A or B", the node a yes/no asks about): answers, never dropped
+    choices: list[str] = field(default_factory=list)
 
     def iris(self, tier: int | None = None) -> list[str]:
         return [c.iri for c in self.items if tier is None or c.tier == tier]
@@ -100,18 +108,23 @@ def find_candidates(triplets: Triplets, linked: LinkedConstants, kb: KnowledgeBa
     plan = prepare(triplets, linked, kb.schema, options)
     result.notes.extend(plan.notes)
     result.target_is_value = plan.target_is_value
+    plan.datatypes = value_datatypes(kb, plan)
     kept = _initial(plan, result)
     last_used: list[int] = []
+    found_used: list[int] | None = None
     tier = 0
     while kept:
         used = component(plan, kept)
-        if not any(s.nodes for i in used for s in (plan.patterns[i].head, plan.patterns[i].tail)):
+        if not any(s.nodes for i in used for s in (plan.patterns[i].head, plan.patterns[i].tail)) \
+                and not form_anchors(plan, used):
             result.notes.append(f"tier {tier}: no triplet ties the target to a known node; "
                                 "leaving the ranking to vector search")
             break
         last_used = used
         if not _run_tier(kb, plan, used, tier, options, result):
             break
+        if found_used is None and (result.items or plan.form.form == "boolean"):
+            found_used = used  # a yes/no is asked of every triplet, never of a relaxed tier
         if len(result.items) >= options.min_candidates or tier >= options.max_tiers or len(used) <= 1:
             break
         weakest = plan.relax_order(used)[0]
@@ -119,6 +132,7 @@ def find_candidates(triplets: Triplets, linked: LinkedConstants, kb: KnowledgeBa
         tier += 1
         result.notes.append(f"relaxing: dropped triplet {weakest} (least reliable) for tier {tier}")
     result.dropped = [i for i in range(len(triplets.triplets)) if i not in last_used]
+    run_form(kb, plan, found_used, options, result)
     result.elapsed_ms = (time.perf_counter() - start) * 1000
     return result
 
@@ -226,7 +240,7 @@ def drop_constant_nodes(candidates: Candidates, linked: LinkedConstants) -> None
     >>> [c.iri for c in found.items]
     ['x', 'y']
     """
-    named = {match.iri for matches in linked.links.values() for match in matches}
+    named = {match.iri for matches in linked.links.values() for match in matches} - set(candidates.choices)
     others = [c.tier for c in candidates.items if c.iri not in named]
     if not others:
         return

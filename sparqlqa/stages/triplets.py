@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 from sparqlqa.errors import LLMError
 from sparqlqa.kb.labels import normalize_label, resolve_type
 from sparqlqa.kb.schema import RelationInfo, Schema, humanize, local_name
+from sparqlqa.stages.forms import FORM_EXAMPLE, FORM_RULE, FORM_SCHEMA, AnswerForm, form_from_data, form_from_lines
 from sparqlqa.stages.schema_prompt import SCHEMA_PROMPT_TOKENS, schema_prompt
 
 if TYPE_CHECKING:
@@ -64,6 +65,7 @@ TRIPLETS_SCHEMA: dict[str, Any] = {
         },
         "target": {"type": ["string", "null"]},
         "requirements": {"type": "array", "items": {"type": "string"}},
+        **FORM_SCHEMA,
     },
     "required": ["triplets", "target"],
 }
@@ -123,6 +125,8 @@ class Triplets:
     #: pairs of terms (variable or constant texts) that must be different nodes ("films that share actors
     #: with X" are films other than X)
     distinct: list[tuple[str, str]] = field(default_factory=list)
+    #: the answer's form (list / count / boolean, order, filters, limit, choices): :mod:`sparqlqa.stages.forms`
+    form: AnswerForm = field(default_factory=AnswerForm)
 
     def variables(self) -> list[str]:
         """Distinct variables in order of appearance."""
@@ -150,6 +154,7 @@ class Triplets:
             "llm_calls": [c.to_dict() for c in self.llm_calls],
             "alternatives": [a.to_dict() for a in self.alternatives],
             "distinct": [list(pair) for pair in self.distinct],
+            "form": self.form.to_dict(),
         }
 
     @classmethod
@@ -166,7 +171,8 @@ class Triplets:
                    llm_calls=[LLMCall(**c) for c in data.get("llm_calls", [])],
                    alternatives=[cls.from_dict(a) for a in data.get("alternatives", [])],
                    target_type=data.get("target_type"),
-                   distinct=[(str(a), str(b)) for a, b in data.get("distinct", [])])
+                   distinct=[(str(a), str(b)) for a, b in data.get("distinct", [])],
+                   form=AnswerForm.from_dict(data.get("form")))
 
 
 # -- names -------------------------------------------------------------------------------------
@@ -281,6 +287,8 @@ def triplets_from_data(data: Any, question: str, schema: Schema | None, *, sourc
         result.requirements = [requirements.strip()]
     target = data.get("target")
     _choose_target(result, str(target) if isinstance(target, (str, int)) else None)
+    result.form, form_notes = form_from_data(data)
+    result.notes.extend(form_notes)
     _note_shape(result)
     return result
 
@@ -425,8 +433,9 @@ def parse_arrow_triplets(text: str, question: str = "", schema: Schema | None = 
         result.notes.append(f"the triplet text was cut to its first {MAX_ARROW_CHARS} characters")
         text = text[:MAX_ARROW_CHARS]
     stated_target: str | None = None
-    for number, raw in enumerate(text.replace("\r", "\n").split("\n"), start=1):
-        line = _BULLET.sub("", raw).strip()
+    result.form, lines = form_from_lines([_BULLET.sub("", raw).strip()
+                                          for raw in text.replace("\r", "\n").split("\n")])
+    for number, line in enumerate(lines, start=1):
         meta = _META_LINE.match(line)
         if meta and not _ARROW.search(line):
             if meta.group(1).lower().startswith(("target", "answer")):
@@ -500,7 +509,7 @@ def build_prompt(question: str, schema: Schema, *, budget_tokens: int = SCHEMA_P
     """The user message for the triplet call: schema (relations relevant to ``question`` when they
     do not all fit ``budget_tokens``), rules, one worked example, the question."""
     summary = schema_summary(schema, question, budget_tokens=budget_tokens, embedder=embedder)
-    values = VALUE_RULE_ASKED if "→ value" in summary else VALUE_RULE
+    values = VALUE_RULE_ASKED + " " + FORM_RULE if "→ value" in summary else FORM_RULE
     return "\n\n".join([
         "The knowledge graph has these node types and relations:\n" + summary,
         "Write the question as triplets (head, relation, tail). Each end is either a constant — one named "
@@ -511,7 +520,7 @@ def build_prompt(question: str, schema: Schema, *, budget_tokens: int = SCHEMA_P
         "\"target\". Conditions that no relation expresses (dates, numbers, qualities such as "
         "\"safe for kids\") go into \"requirements\" as short phrases. "
         "If the question names no entity, return no triplets but still give the target.",
-        "Example (from a different graph):\n" + _EXAMPLE,
+        "Example (from a different graph):\n" + _EXAMPLE + "\n" + FORM_EXAMPLE,
         f"Question: {question.strip()}\nAnswer with the JSON object only.",
     ])
 

@@ -29,6 +29,7 @@ from abc import ABC, abstractmethod
 from typing import TYPE_CHECKING, ClassVar
 
 from sparqlqa.registry import Registry
+from sparqlqa.stages.answer_form import shape_answer
 from sparqlqa.strategies.pipeline import (
     AskContext,
     build_answer,
@@ -108,7 +109,8 @@ class FourStep(Strategy):
         linked, candidates = self.narrow(ctx, triplets)
         ranking = rank(ctx, triplets, candidates)
         texts = rerank_top(ctx, ranking, enabled=self.rerank_enabled)
-        return build_answer(ctx, ranking, texts, triplets=triplets, linked=linked, candidates=candidates)
+        answer = build_answer(ctx, ranking, texts, triplets=triplets, linked=linked, candidates=candidates)
+        return shape_answer(answer)
 
     def narrow(self, ctx: AskContext, triplets: Triplets | None,
                ) -> tuple[LinkedConstants | None, Candidates | None]:

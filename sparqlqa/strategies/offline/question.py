@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from sparqlqa.strategies.offline.english import PARTICIPLES
 from sparqlqa.strategies.offline.mentions import ROUND_TRIP_CUES, STOPWORDS, words_of
 
 
@@ -62,14 +63,16 @@ def question_focus(question: str, placeholder: str) -> Focus:
         i += 1  # "who is the **director** of X": the noun after the copula is what "who" asks for
         while i < len(words) and words[i] in STOPWORDS:
             i += 1
-        if i < len(words) and words[i].endswith(("ed", "ing")):
-            return Focus(start, None)  # "who is married to …"
+        if i < len(words) and (words[i].endswith(("ed", "ing")) or words[i] in PARTICIPLES):
+            return Focus(start, None)  # "who is married to …", "who was born in …"
     while i < len(words) and words[i] in STOPWORDS:
         i += 1
     phrase: list[str] = []
     while i < len(words) and len(phrase) < 2 and words[i] not in STOPWORDS and words[i] != placeholder.casefold():
-        if phrase and words[i].endswith(("ed", "ing")):
+        if phrase and (words[i].endswith(("ed", "ing")) or words[i] in PARTICIPLES):
             break  # "which movies directed by …": a participle starts the next phrase
+        if phrase and i + 1 < len(words) and words[i + 1] == placeholder.casefold():
+            break  # "which films **star** X": a word right before the name is its verb
         phrase.append(words[i])
         i += 1
     return Focus(start, " ".join(phrase) or None)

@@ -22,13 +22,15 @@ from typing import TYPE_CHECKING, Any, ClassVar, TypeVar, cast
 
 from pyoxigraph import NamedNode
 
-from sparqlqa.kb.labels import LabelIndex, NodeMatch
+from sparqlqa.kb.labels import LabelIndex, NodeMatch, resolve_type
 from sparqlqa.stages.linking import LinkedConstants
 from sparqlqa.stages.triplets import Term, Triplet, Triplets
 from sparqlqa.strategies.base import FourStep, strategies
-from sparqlqa.strategies.offline.mentions import PLACEHOLDER, Mention, detect_mentions, mask_all
+from sparqlqa.strategies.offline.form_triplets import ValueRelation, add_form, boolean_reading, value_relations
+from sparqlqa.strategies.offline.forms import FormCue, detect_form
+from sparqlqa.strategies.offline.mentions import PLACEHOLDER, Mention, detect_mentions, mask_all, words_of
 from sparqlqa.strategies.offline.paths import RelationPath, SelfChaining, enumerate_paths
-from sparqlqa.strategies.offline.scoring import QuestionScorer, RelationVectors, ScoringSettings
+from sparqlqa.strategies.offline.scoring import QuestionScorer, RelationVectors, ScoringSettings, has_round_trip
 
 if TYPE_CHECKING:
     from sparqlqa.embed.embedders import Embedder
@@ -133,7 +135,21 @@ def _scored_paths(kb: KnowledgeBase, masked: str, mention: Mention, relations: R
              for p in enumerate_paths(kb, node, chaining=chaining)]
     paths = [p for p in paths if math.isfinite(p.score)]
     paths.sort(key=lambda p: (-p.score, len(p.hops), p.arrows()))
-    return paths
+    dead = [i for i, p in enumerate(paths[:SHOWN_PATHS]) if has_round_trip(p.hops) and not _leaves_start(kb, p)]
+    return [p for i, p in enumerate(paths) if i not in dead]
+
+
+def _leaves_start(kb: KnowledgeBase, path: RelationPath) -> bool:
+    """Whether a path with an out-and-back (``<-r- -r->``) reaches a node other than the one it went out
+    from: "who was born in X" read as "born in the birthplace of people born in X" only comes back to X,
+    and the compiled query (which keeps the two ends apart) finds nothing."""
+    nodes = [str(NamedNode(path.start))] + [f"?n{i}" for i in range(1, len(path.hops) + 1)]
+    lines = [f"{nodes[i]} {NamedNode(h.relation)} {nodes[i + 1]} ." if h.forward else
+             f"{nodes[i + 1]} {NamedNode(h.relation)} {nodes[i]} ." for i, h in enumerate(path.hops)]
+    apart = [f"FILTER({nodes[i]} != {nodes[i + 2]})" for i in range(len(path.hops) - 1)
+             if path.hops[i].relation == path.hops[i + 1].relation
+             and path.hops[i].forward != path.hops[i + 1].forward]
+    return bool(kb.query(f"ASK {{ {' '.join(lines + apart)} }}").boolean)
 
 
 def _meets(kb: KnowledgeBase, first: RelationPath, second: RelationPath) -> bool:
@@ -261,7 +277,16 @@ def offline_triplets(question: str, kb: KnowledgeBase, *, embedder: Embedder | N
     index = LabelIndex.for_kb(kb)
     mentions = detect_mentions(question, index, use_brackets=use_brackets)
     relations = relation_vectors(kb, embedder)
+    cue = detect_form(question, mentions)
+    values = kb_statistic(kb, "value relations", lambda: value_relations(kb))
+    if not cue.plain:
+        special = _form_reading(question, kb, cue, mentions, index, relations, settings, values)
+        if special is not None:
+            return special
     choices, considered = _choices(kb, question, mentions, relations, settings)
+    if cue.order is not None or cue.filters:  # things ordered or filtered by a value, not the value itself
+        literal = {v.iri for v in values}
+        choices = [c for c in choices if c.paths[0].hops[-1].relation not in literal] or choices
     confidences = _confidences(choices)
     elapsed = (time.perf_counter() - started) * 1000
     details = _details(mentions, considered, choices, confidences, elapsed)
@@ -276,7 +301,65 @@ def offline_triplets(question: str, kb: KnowledgeBase, *, embedder: Embedder | N
         if choice.score >= choices[0].score - ALTERNATIVE_MARGIN:
             best.alternatives.append(_triplets_for(question, choice, index, labels, confidence))
     best.details = details
+    if not cue.plain:
+        for option in [best, *best.alternatives]:
+            add_form(option, cue, question, values, relations)
     return best
+
+
+def _form_reading(question: str, kb: KnowledgeBase, cue: FormCue, mentions: list[Mention], index: LabelIndex,
+                  relations: RelationVectors, settings: ScoringSettings,
+                  values: list[ValueRelation]) -> OfflineTriplets | None:
+    """The readings a path from one name does not give: a comparison of named choices ("A or B"), a
+    yes/no between two names, an ordering or filter over a node type no name is given for."""
+    details: dict[str, Any] = {"form": cue.form, "order": cue.order and cue.order.word,
+                               "filters": [f.phrase for f in cue.filters]}
+    if cue.choices:
+        result = _empty(question, details)
+        targets = set()
+        for mention in cue.choices:
+            label = index.label_of(mention.nodes[0]) or mention.text
+            result.links[label] = [NodeMatch(mention.nodes[0], label, mention.score, mention.method)]
+            result.form.choices.append(label)
+            targets |= set(index.types_of(mention.nodes[0]))
+        add_form(result, cue, question, values, relations, targets=targets or None)
+        return result if result.triplets else None
+    if cue.form == "boolean" and len([m for m in mentions if m.nodes]) > 1:
+        chaining = lambda: kb_statistic(kb, "self-chaining hops", lambda: SelfChaining(kb))  # noqa: E731
+        reading = boolean_reading(question, kb, mentions, index, relations, settings, chaining)
+        if reading is None:
+            return None
+        path, source, other = reading
+        result = _triplets_for(question, Choice([path], [source], path.score), index, relations.labels, 1.0)
+        label = index.label_of(other.nodes[0]) or other.text
+        result.links.setdefault(label, []).append(NodeMatch(other.nodes[0], label, other.score, other.method))
+        result.form.form, result.form.choices = "boolean", [label]
+        result.details = {**details, "chosen": [{"reading": f"{source.text!r} {path.text} = {label!r}?",
+                                                  "score": round(path.score, 4)}]}
+        return result
+    type_iri = _named_type(kb, question) if not [m for m in mentions if m.looks_like_a_name] else None
+    if type_iri is None or (cue.order is None and not cue.filters):
+        return None
+    result = _empty(question, details)
+    result.target_type = kb.schema.type_label(type_iri)
+    add_form(result, cue, question, values, relations, targets={type_iri})
+    return result if result.triplets else None
+
+
+def _empty(question: str, details: dict[str, Any]) -> OfflineTriplets:
+    return OfflineTriplets(question=question, triplets=[], target="?x", requirements=[], source="offline",
+                           notes=[], llm_calls=[], details=details)
+
+
+def _named_type(kb: KnowledgeBase, question: str) -> str | None:
+    """The first question word that names a node type of the KB ("which **films** …", "which **city** …")."""
+    for word in words_of(question):
+        text = word.text.casefold()
+        for form in dict.fromkeys([text, text[:-1] if text.endswith("s") else text]):
+            iri = resolve_type(kb.schema, form) if len(form) > 2 else None
+            if iri is not None:
+                return iri
+    return None
 
 
 # -- the strategy ------------------------------------------------------------------------------------

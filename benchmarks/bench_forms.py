@@ -1,0 +1,93 @@
+"""Answer forms benchmark (issue 26): offline right/total per question kind on a DBpedia-style KB.
+
+Ingests ``tests/fixtures/dbpedia_films.ttl`` (or ``--kb-file``) into a private ``$SPARQLQA_HOME`` and
+asks every question of ``tests/fixtures/dbpedia_films_questions.json`` (or ``--questions``) with the
+offline strategy (no LLM, no network).  A question is right when:
+
+- ``count`` / ``boolean``: the answer's form matches and ``value`` equals the gold value;
+- ``superlative`` / ``comparison``: the first item's label is the gold winner;
+- ``list`` / ``inverse`` / ``filter`` / ``value``: the first item is a gold answer and every gold answer
+  is among the first ``len(gold)`` items.
+
+Usage::
+
+    SPARQLQA_HOME=$(mktemp -d) SPARQLQA_EMBEDDER=onnx-int8:all-MiniLM-L6-v2 \\
+        .venv/bin/python benchmarks/bench_forms.py [--verbose]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+KB_FILE = ROOT / "tests" / "fixtures" / "dbpedia_films.ttl"
+QUESTIONS = ROOT / "tests" / "fixtures" / "dbpedia_films_questions.json"
+
+
+def _norm(text: str) -> str:
+    from sparqlqa.kb.labels import normalize_label
+
+    return normalize_label(str(text))
+
+
+def judge(case: dict[str, Any], answer: Any) -> bool:
+    """Whether ``answer`` (an :class:`~sparqlqa.stages.answer.Answer`) is right for ``case``."""
+    labels = [_norm(item.label) for item in answer.items]
+    gold = [_norm(a) for a in case.get("answers", [])]
+    kind = case["kind"]
+    form = getattr(answer, "form", "list")
+    if kind in ("count", "boolean"):
+        return form == case["form"] and getattr(answer, "value", None) == case["value"]
+    if form != "list" or not labels:
+        return False
+    if kind in ("superlative", "comparison"):
+        return labels[0] == gold[0]
+    return labels[0] in gold and set(gold) <= set(labels[: len(gold)])
+
+
+def run(kb_file: Path, questions: Path, *, verbose: bool = False) -> dict[str, list[int]]:
+    """``{kind: [right, total]}`` over every question (a question that raises counts as wrong)."""
+    from sparqlqa.ingest import ingest
+    from sparqlqa.strategies.ask import ask
+
+    kb = ingest([kb_file], kb="bench-forms", replace=True, force=True)
+    scores: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+    for case in json.loads(questions.read_text(encoding="utf-8")):
+        try:
+            answer = ask(kb, case["question"], strategy="offline", rerank="none", k=10)
+            right = judge(case, answer)
+            shown = getattr(answer, "headline", None) or ", ".join(i.label for i in answer.items[:3])
+        except Exception as exc:  # noqa: BLE001 - a crash is a wrong answer, and is reported
+            right, shown = False, f"CRASH {type(exc).__name__}: {exc}"
+        scores[case["kind"]][0] += int(right)
+        scores[case["kind"]][1] += 1
+        if verbose:
+            print(f"{'ok ' if right else 'BAD'} [{case['kind']}] {case['question']} -> {shown[:150]}")
+    return dict(scores)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--kb-file", type=Path, default=KB_FILE)
+    parser.add_argument("--questions", type=Path, default=QUESTIONS)
+    parser.add_argument("--verbose", action="store_true")
+    args = parser.parse_args(argv)
+    started = time.perf_counter()
+    scores = run(args.kb_file, args.questions, verbose=args.verbose)
+    right = sum(r for r, _ in scores.values())
+    total = sum(t for _, t in scores.values())
+    print("| kind | right / total |\n|---|---:|")
+    for kind, (r, t) in sorted(scores.items()):
+        print(f"| {kind} | {r} / {t} |")
+    print(f"| all | {right} / {total} |  ({time.perf_counter() - started:.1f} s)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

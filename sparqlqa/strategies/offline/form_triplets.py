@@ -1,0 +1,169 @@
+"""Offline triplets for answer forms: the value relation an ordering or filter is about, the extra
+triplets and form fields, and the reading of a yes/no question between two named nodes.
+
+A superlative adds ``?x -value relation-> ?v`` with ``order_by ?v`` and ``limit 1``; a filter adds
+``?x -value relation-> ?f1`` and ``?f1 > …``; the value relation is one whose values have the kind the
+words ask for (a date for "earliest" or "after 2009", a number for "longest" or "over 150 million"),
+held by the target's node type when the KB is typed, and whose texts are closest to what the question
+says about it (the noun after "largest", the ordering word's hints, the question).  Nothing is tuned
+per KB: only the KB's own relation names and datatypes are read.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+import numpy as np
+from pyoxigraph import Literal, NamedNode
+
+from sparqlqa.stages.forms import XSD, OrderBy, ValueFilter, is_numeric_type
+from sparqlqa.stages.triplets import Term, Triplet, Triplets
+from sparqlqa.strategies.offline.mentions import PLACEHOLDER, Mention, mask_all
+from sparqlqa.strategies.offline.paths import RelationPath, enumerate_paths
+from sparqlqa.strategies.offline.scoring import QuestionScorer, RelationVectors, ScoringSettings, embed_cached
+
+if TYPE_CHECKING:
+    from sparqlqa.kb.knowledge_base import KnowledgeBase
+    from sparqlqa.kb.labels import LabelIndex
+    from sparqlqa.strategies.offline.forms import FormCue
+
+__all__ = ["ValueRelation", "add_form", "boolean_reading", "choose_value_relation", "value_relations"]
+
+DATE_TYPES = frozenset([XSD + "date", XSD + "dateTime", XSD + "gYear", XSD + "gYearMonth"])
+#: what a word shared with a value relation's name adds to its embedding similarity
+LEXICAL_WEIGHT = 0.3
+#: nodes per named mention whose paths a yes/no reading walks
+BOOLEAN_NODES = 2
+
+
+@dataclass
+class ValueRelation:
+    """A relation whose objects are literals: its most common datatype and its subjects' types."""
+
+    iri: str
+    label: str
+    datatype: str | None
+    domains: set[str] = field(default_factory=set)
+
+    def kind(self) -> str | None:
+        if self.datatype in DATE_TYPES:
+            return "date"
+        return "number" if is_numeric_type(self.datatype) else None
+
+
+def value_relations(kb: KnowledgeBase) -> list[ValueRelation]:
+    """The KB's literal relations with their datatype (one sampled value each) and subject types."""
+    found = []
+    for rel in kb.schema.relations:
+        if rel.kind != "literal":
+            continue
+        rows = kb.query(f"SELECT ?o WHERE {{ ?s {NamedNode(rel.iri)} ?o . FILTER(isLiteral(?o)) }} LIMIT 1").rows
+        value = rows[0][0] if rows else None
+        datatype = value.datatype.value if isinstance(value, Literal) else None
+        domains = {d for d, _, _ in rel.pairs if d} | ({rel.domain} if rel.domain else set())
+        if not domains:
+            typed = kb.query(f"SELECT DISTINCT ?t WHERE {{ ?s {NamedNode(rel.iri)} ?o . "
+                             f"?s {NamedNode(kb.schema.type_predicate)} ?t }} LIMIT 20").rows
+            domains = {row[0].value for row in typed if isinstance(row[0], NamedNode)}
+        found.append(ValueRelation(rel.iri, rel.label, datatype, domains))
+    return found
+
+
+def _lexical(words: Sequence[str], label: str) -> float:
+    """Whether a question word and a relation word share a 4-letter stem ("released" / "release date")."""
+    names = [w for w in label.casefold().replace("_", " ").split() if len(w) >= 4]
+    return float(any(w[:4] == n[:4] for w in words if len(w) >= 4 for n in names))
+
+
+def choose_value_relation(kind: str | None, phrases: Sequence[str], words: Sequence[str],
+                          targets: set[str] | None, values: Sequence[ValueRelation],
+                          relations: RelationVectors) -> ValueRelation | None:
+    """The value relation the words are about: of ``kind`` (typed datatypes first), held by ``targets``'
+    types when known, closest by embedding (+ a shared word stem) to ``phrases``."""
+    pool = [v for v in values if kind is None or v.kind() in (kind, None)]
+    if targets:
+        held = [v for v in pool if not v.domains or v.domains & targets]
+        pool = held or pool
+    if not pool:
+        return None
+    asked = embed_cached(relations.embedder, [p for p in phrases if p.strip()] or ["value"])
+
+    def score(value: ValueRelation) -> float:
+        similarity = float(np.max(relations.vectors(value.iri, "forward") @ asked.T))
+        typed = 0.0 if value.kind() == kind or kind is None else -0.2
+        return similarity + LEXICAL_WEIGHT * _lexical(words, value.label) + typed
+
+    return max(pool, key=score)
+
+
+def _last_types(triplets: Triplets, relations: RelationVectors) -> set[str] | None:
+    """The target's node types from the last triplet's relation (its range, or domain walked back)."""
+    for triplet in reversed(triplets.triplets):
+        if triplet.relation_iri is None:
+            continue
+        forward = triplet.tail.is_variable and triplet.tail.text == triplets.target
+        shares = relations.end_types.get((triplet.relation_iri, forward), {})
+        return set(shares) or None
+    return None
+
+
+def add_form(triplets: Triplets, cue: FormCue, question: str, values: Sequence[ValueRelation],
+             relations: RelationVectors, targets: set[str] | None = None) -> None:
+    """Turn ``cue`` into ``triplets.form`` (and the value triplets it needs) for ``triplets.target``."""
+    target = triplets.target or "?x"
+    targets = targets if targets is not None else _last_types(triplets, relations)
+    literal = {v.iri for v in values}
+    asks_value = bool(triplets.triplets) and triplets.triplets[-1].relation_iri in literal \
+        and triplets.triplets[-1].tail.text == target
+    triplets.form.form = "list" if asks_value and cue.form == "count" else cue.form
+    words = [w for w in question.casefold().split() if w.isalpha()]
+    if cue.order is not None and not asks_value:
+        phrases = [f"{cue.order.noun} {' '.join(cue.order.hints)}".strip(), " ".join(cue.order.hints),
+                   mask_all(question, cue.choices, PLACEHOLDER)]
+        chosen = choose_value_relation(cue.order.kind, phrases, [*words, *cue.order.hints], targets, values,
+                                       relations)
+        if chosen is not None:
+            _value_triplet(triplets, target, chosen, "?v")
+            triplets.form.order_by.append(OrderBy("?v", cue.order.direction))
+            triplets.form.limit = 1 if cue.superlative or cue.choices else None
+    for number, flt in enumerate(cue.filters if not asks_value else [], start=1):
+        phrases = [f"{flt.phrase} {' '.join(flt.hints)}", question]
+        chosen = choose_value_relation(flt.kind, phrases, [*words, *flt.hints], targets, values, relations)
+        if chosen is not None:
+            _value_triplet(triplets, target, chosen, f"?f{number}")
+            triplets.form.filters.append(ValueFilter(f"?f{number}", flt.op, flt.value))
+
+
+def _value_triplet(triplets: Triplets, target: str, chosen: ValueRelation, var: str) -> None:
+    triplets.triplets.append(Triplet(Term("variable", target), chosen.label, Term("variable", var),
+                                     relation_iri=chosen.iri))
+
+
+def boolean_reading(question: str, kb: KnowledgeBase, mentions: Sequence[Mention], index: LabelIndex,
+                    relations: RelationVectors, settings: ScoringSettings,
+                    chaining: Callable[[], object]) -> tuple[RelationPath, Mention, Mention] | None:
+    """A yes/no question about two named nodes: the best-scored path from one whose end has the other's
+    node type (any end on an untyped KB); the other becomes the choice the ``ASK`` tests."""
+    named = [m for m in mentions if m.nodes][:3]
+    best: tuple[float, RelationPath, Mention, Mention] | None = None
+    for source, other in itertools.permutations(named, 2):
+        if source.overlaps(other):
+            continue
+        hidden = sorted([source, other], key=lambda m: m.start)
+        scorer = QuestionScorer(mask_all(question, hidden, PLACEHOLDER), relations, settings, PLACEHOLDER,
+                                hidden.index(source))
+        wanted = set(index.types_of(other.nodes[0]))
+        for node in source.nodes[:BOOLEAN_NODES]:
+            for path in enumerate_paths(kb, node, chaining=chaining()):  # type: ignore[arg-type]
+                last = path.hops[-1]
+                ends = set(relations.end_types.get((last.relation, last.forward), {}))
+                if wanted and ends and not wanted & ends:
+                    continue
+                scored = scorer.score(path)
+                if math.isfinite(scored.score) and (best is None or scored.score > best[0]):
+                    best = (scored.score, scored, source, other)
+    return None if best is None else best[1:]

@@ -1,0 +1,149 @@
+"""Reading an answer form from an English question (words from :mod:`~sparqlqa.strategies.offline.english`):
+count ("how many …"), yes/no ("did …", "was …"), an ordering ("the largest budget", "which is longer"),
+value filters ("after 2000", "over 150 million") and a choice between two named things ("A or B").
+
+>>> cue = detect_form("Which films were released after 2009?", [])
+>>> cue.form, [(f.op, f.value, f.kind) for f in cue.filters]
+('list', [('>', '2009', 'date')])
+>>> cue = detect_form("How many films have a budget over 150 million?", [])
+>>> cue.form, [(f.op, f.value, f.kind) for f in cue.filters]
+('count', [('>', '150000000', 'number')])
+>>> detect_form("What is the longest film?", []).order
+OrderCue(direction='desc', kind='number', hints=('runtime', 'length', 'duration'), word='longest', noun='film')
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from decimal import Decimal, InvalidOperation
+from typing import TYPE_CHECKING
+
+from sparqlqa.strategies.offline import english
+from sparqlqa.strategies.offline.mentions import PLACEHOLDER, STOPWORDS, mask_all
+
+if TYPE_CHECKING:
+    from sparqlqa.strategies.offline.mentions import Mention
+
+__all__ = ["FilterCue", "FormCue", "OrderCue", "detect_form"]
+
+
+@dataclass
+class OrderCue:
+    """An ordering word: its direction, the kind of value it orders ("date", "number"), hint words."""
+
+    direction: str
+    kind: str | None
+    hints: tuple[str, ...]
+    word: str
+    noun: str = ""
+
+
+@dataclass
+class FilterCue:
+    """``value op``: "after 2009" → (">", "2009", "date")."""
+
+    op: str
+    value: str
+    kind: str
+    hints: tuple[str, ...] = ()
+    phrase: str = ""
+
+
+@dataclass
+class FormCue:
+    """What the question's words say about the answer's form."""
+
+    form: str = "list"
+    order: OrderCue | None = None
+    filters: list[FilterCue] = field(default_factory=list)
+    choices: list[Mention] = field(default_factory=list)
+    superlative: bool = False
+
+    @property
+    def plain(self) -> bool:
+        return self.form == "list" and self.order is None and not self.filters and not self.choices
+
+
+def _words(text: str) -> list[str]:
+    return re.findall(r"[a-z0-9]+(?:-[a-z0-9]+)*", text.casefold())
+
+
+def _order(words: list[str], has_choices: bool) -> tuple[OrderCue | None, bool]:
+    """The first ordering word or phrase (a comparative only between named choices)."""
+    for i, word in enumerate(words):
+        pair = " ".join(words[i : i + 2])
+        found = english.ORDER_PHRASES.get(pair)
+        width = 2 if found else 1
+        found = found or english.ORDER_WORDS.get(word)
+        after = words[i + width : i + width + 1]
+        if found is None or (after and after[0] in english.NOT_ORDER_BEFORE):
+            continue
+        superlative = word.endswith("est") or word in ("most", "least", "first", "last")
+        if not superlative and not has_choices:
+            continue
+        noun = " ".join(w for w in words[i + width : i + width + 2] if w not in STOPWORDS
+                        and w != PLACEHOLDER.casefold())
+        return OrderCue(found[0], found[1], found[2], " ".join(words[i : i + width]), noun), superlative
+    return None, False
+
+
+_FILTER = re.compile(
+    r"\b(" + "|".join(sorted((re.escape(w) for w in english.FILTER_WORDS), key=len, reverse=True)) + r")\s+"
+    r"(?:the\s+year\s+|\$\s*)?(\d[\d,]*(?:\.\d+)?|\d{4}-\d{2}-\d{2})(?:\s*(" + "|".join(english.MULTIPLIERS)
+    + r")\b)?", re.IGNORECASE)
+
+
+def _number(text: str, multiplier: str | None) -> str | None:
+    try:
+        value = Decimal(text.replace(",", "")) * english.MULTIPLIERS.get((multiplier or "").casefold(), 1)
+    except InvalidOperation:
+        return None
+    return format(value.normalize(), "f")
+
+
+def _filters(question: str) -> list[FilterCue]:
+    """Comparisons of a number or a year ("after 2009", "over 150 million", "in 2014")."""
+    found = []
+    dated = bool(set(_words(question)) & english.DATE_WORDS)
+    for match in _FILTER.finditer(question):
+        word, figure, multiplier = match.group(1).casefold(), match.group(2), match.group(3)
+        op = english.FILTER_WORDS[word]
+        if re.fullmatch(r"\d{4}-\d{2}-\d{2}", figure):
+            found.append(FilterCue(op, figure, "date", (), match.group(0)))
+            continue
+        year = re.fullmatch(r"\d{4}", figure) is not None and multiplier is None and 1000 <= int(figure) <= 2200
+        if op == "=" and not year:
+            continue  # "in 3 films" says no comparison
+        if year and (dated or word in ("after", "before", "since", "until", "in", "during", "prior to")):
+            found.append(FilterCue(op, figure, "date", (), match.group(0)))
+            continue
+        value = _number(figure, multiplier)
+        if value is not None:
+            found.append(FilterCue(op, value, "number", english.FILTER_HINTS.get(word, ()), match.group(0)))
+    return found
+
+
+def _choices(question: str, mentions: list[Mention]) -> list[Mention]:
+    """Two named things joined by "or" ("…, Avatar or Titanic?")."""
+    ordered = sorted(mentions, key=lambda m: m.start)
+    for first, second in zip(ordered, ordered[1:]):
+        between = question[first.end : second.start].strip(" ,").casefold()
+        if between == english.CHOICE_WORD and first.nodes and second.nodes:
+            return [first, second]
+    return []
+
+
+def detect_form(question: str, mentions: list[Mention]) -> FormCue:
+    """The :class:`FormCue` of ``question`` (names masked first, so a title such as "First Man" orders
+    nothing)."""
+    masked = mask_all(question, [m for m in mentions if m.looks_like_a_name], PLACEHOLDER)
+    words = _words(masked)
+    cue = FormCue(choices=_choices(question, mentions))
+    if english.COUNT_PATTERN.search(masked):
+        cue.form = "count"
+    elif words and words[0] in english.BOOLEAN_STARTS and not cue.choices:
+        cue.form = "boolean"
+    cue.order, cue.superlative = _order(words, bool(cue.choices))
+    cue.filters = _filters(masked)
+    return cue
