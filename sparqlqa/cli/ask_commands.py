@@ -171,6 +171,7 @@ def show_answer(answer: Answer, *, top: int = 10, explain: bool = False, quiet: 
     if plain:
         click.echo(answers_tsv(answer, top))
     else:
+        out.print(cell(answer.headline))  # "3 films: …", "4 films: …", "yes — <evidence>", "no — …"
         out.print(answers_table(answer, top))
     if not quiet and not explain:
         for record in [q for q in answer.queries if q.get("stage") == "sparql"]:

@@ -47,7 +47,8 @@ def compact(answer: Answer, top: int) -> dict[str, Any]:
     if not sparql:  # strategies without compiled tiers (fiske, vss): the queries that ran
         sparql = [{"tier": None, "note": q.get("stage", ""), "sparql": q.get("query", "")}
                   for q in data["queries"] if q.get("stage") in ("sparql", "explore")]
-    return {"question": data["question"], "kb": data["kb"], "strategy": data["strategy"], "items": items,
+    return {"question": data["question"], "kb": data["kb"], "strategy": data["strategy"], "form": data["form"],
+            "value": data["value"], "headline": data["headline"], "items": items,
             "sparql": sparql, "notes": data["notes"], "llm_calls": len(data["llm_calls"]),
             "timings_ms": data["timings_ms"]}
 
