@@ -199,10 +199,8 @@ def headline(answer: Answer) -> str:
         if not shown:
             return "yes" if answer.value else "no"
         evidence = shown[0].evidence_text(answer.labels)
-        if answer.value or len(shown) == 1:
-            why = evidence[0] if evidence else shown[0].label
-        else:
-            why = _listing(shown)
+        one = evidence[0] if evidence else shown[0].label
+        why = one if answer.value or len(shown) == 1 else _listing(shown)
         return f"{'yes' if answer.value else 'no'} — {why}"
     types = [i.type_label for i in shown if i.type_label]
     noun = max(set(types), key=types.count) if types else "answer"

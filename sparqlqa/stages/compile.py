@@ -37,7 +37,7 @@ from sparqlqa.kb.labels import NodeMatch, resolve_type
 from sparqlqa.kb.schema import Schema
 from sparqlqa.kb.terms import term_from_key
 from sparqlqa.kb.vocab import RDF
-from sparqlqa.stages.forms import AnswerForm, filter_expression, order_clause
+from sparqlqa.stages.forms import AnswerForm, OrderBy, ValueFilter, filter_expression, order_clause
 
 if TYPE_CHECKING:
     from sparqlqa.stages.linking import LinkedConstants
@@ -228,11 +228,11 @@ def _prepare_form(plan: Plan, triplets: Triplets, linked: LinkedConstants) -> No
     """The form with SPARQL variable names, its choices linked; filters on unknown variables dropped."""
     form = triplets.form
     present = {s.var for p in plan.patterns.values() for s in (p.head, p.tail) if s.nodes is None}
-    orders = [type(o)(variable_name(o.variable), o.direction) for o in form.order_by]
-    filters = [type(f)(variable_name(f.variable), f.op, f.value) for f in form.filters]
-    for item in [*orders, *filters]:
-        if item.variable not in present:
-            plan.notes.append(f"the answer form names {item.variable[2:]!r}, which no usable triplet binds: ignored")
+    orders = [OrderBy(variable_name(o.variable), o.direction) for o in form.order_by]
+    filters = [ValueFilter(variable_name(f.variable), f.op, f.value) for f in form.filters]
+    for name in [o.variable for o in orders] + [f.variable for f in filters]:
+        if name not in present:
+            plan.notes.append(f"the answer form names {name[2:]!r}, which no usable triplet binds: ignored")
     plan.form = AnswerForm(form.form, [o for o in orders if o.variable in present],
                            [f for f in filters if f.variable in present], form.limit, list(form.choices))
     plan.value_vars |= {v for v in plan.form.variables() if v != plan.target}
@@ -352,10 +352,7 @@ def compile_form(plan: Plan, indexes: list[int], options: ExecuteOptions, *, tie
     if plan.target is None or plan.form.form not in ("count", "boolean"):
         return None
     lines, _ = _where(plan, indexes, options, None, choices=True)
-    if plan.form.form == "count":
-        head = f"SELECT (COUNT(DISTINCT ?{plan.target}) AS ?count) WHERE {{"
-    else:
-        head = "ASK {"
+    head = f"SELECT (COUNT(DISTINCT ?{plan.target}) AS ?count) WHERE {{" if plan.form.form == "count" else "ASK {"
     return CompiledQuery("\n".join([head, *lines, "}"]), sorted(indexes), tier, f"{plan.form.form} of tier {tier}")
 
 

@@ -26,7 +26,8 @@ from typing import Any
 
 from pyoxigraph import Literal, NamedNode
 
-__all__ = ["FORMS", "FORM_EXAMPLE", "FORM_RULE", "FORM_SCHEMA", "OPERATORS", "XSD", "AnswerForm", "OrderBy", "ValueFilter",
+__all__ = ["FORMS", "FORM_EXAMPLE", "FORM_RULE", "FORM_SCHEMA", "OPERATORS", "XSD", "AnswerForm", "OrderBy",
+           "ValueFilter",
            "filter_expression", "form_from_data", "form_from_lines", "is_date_type", "is_numeric_type",
            "order_clause"]
 
@@ -158,21 +159,23 @@ def form_from_data(data: Any) -> tuple[AnswerForm, list[str]]:
     >>> form.form, form.order_by, form.filters, form.limit, notes
     ('count', [OrderBy(variable='?v', direction='desc')], [ValueFilter(variable='?v', op='>', value='2000')], 3, [])
     """
-    form, notes = AnswerForm(), []
+    form, notes = AnswerForm(), list[str]()
     if not isinstance(data, dict):
         return form, notes
     stated = str(data.get("form") or "list").strip().lower()
     form.form = stated if stated in FORMS else "list"
     if stated not in FORMS:
         notes.append(f"unknown answer form {stated!r}: answering as a list")
-    for key, read, into in (("order_by", _order, form.order_by), ("filters", _value_filter, form.filters)):
+    for key in ("order_by", "filters"):
         raw = data.get(key)
         for item in raw if isinstance(raw, list) else [raw] if raw else []:
-            parsed = read(item)
-            if parsed is None:
-                notes.append(f"{key}: {str(item)[:80]!r} is malformed and was skipped")
+            parsed = _order(item) if key == "order_by" else _value_filter(item)
+            if isinstance(parsed, OrderBy):
+                form.order_by.append(parsed)
+            elif isinstance(parsed, ValueFilter):
+                form.filters.append(parsed)
             else:
-                into.append(parsed)  # type: ignore[attr-defined]
+                notes.append(f"{key}: {str(item)[:80]!r} is malformed and was skipped")
     limit = data.get("limit")
     if isinstance(limit, (int, str)) and str(limit).strip().isdigit() and int(limit) > 0:
         form.limit = int(limit)
@@ -222,7 +225,7 @@ def form_from_lines(lines: list[str]) -> tuple[AnswerForm, list[str]]:
 
 
 def is_numeric_type(datatype: str | None) -> bool:
-    return bool(datatype) and datatype.startswith(XSD) and datatype[len(XSD):] in _NUMERIC  # type: ignore[union-attr]
+    return datatype is not None and datatype.startswith(XSD) and datatype[len(XSD):] in _NUMERIC
 
 
 def is_date_type(datatype: str | None) -> bool:

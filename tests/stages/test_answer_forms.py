@@ -13,7 +13,7 @@ from sparqlqa.ingest import ingest
 from sparqlqa.kb.knowledge_base import KnowledgeBase
 from sparqlqa.stages.answer import Answer, AnswerItem
 from sparqlqa.stages.execute import find_candidates
-from sparqlqa.stages.forms import XSD, AnswerForm, ValueFilter, filter_expression, form_from_data
+from sparqlqa.stages.forms import XSD, ValueFilter, filter_expression, form_from_data
 from sparqlqa.stages.linking import link_constants
 from sparqlqa.stages.triplets import TRIPLETS_SCHEMA, parse_arrow_triplets, triplets_from_data
 from sparqlqa.strategies.ask import ask

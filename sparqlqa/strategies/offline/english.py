@@ -11,6 +11,12 @@ import re
 
 #: a question that counts starts with (or contains) one of these
 COUNT_PATTERN = re.compile(r"\b(how many|number of|count of|count the)\b", re.IGNORECASE)
+#: a count that may be a value the KB stores ("how many pages does X **have**"): only then may the answer
+#: path end in a literal relation
+VALUE_COUNT_PATTERN = re.compile(r"\bhow many\b.*\b(have|has|had|contain|contains|hold|holds|measure|measures)\b",
+                                 re.IGNORECASE)
+#: the node type a bare wh-word asks for
+WH_CLASSES = {"who": "person", "whom": "person"}
 #: a yes/no question starts with one of these auxiliaries
 BOOLEAN_STARTS = frozenset(["did", "does", "do", "is", "was", "are", "were", "has", "have", "had", "can",
                             "could", "will", "would", "should"])

@@ -14,12 +14,13 @@ OrderCue(direction='desc', kind='number', hints=('runtime', 'length', 'duration'
 
 from __future__ import annotations
 
+import itertools
 import re
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 from typing import TYPE_CHECKING
 
-from sparqlqa.strategies.offline import english
+import sparqlqa.strategies.offline.english as english
 from sparqlqa.strategies.offline.mentions import PLACEHOLDER, STOPWORDS, mask_all
 
 if TYPE_CHECKING:
@@ -127,7 +128,7 @@ def _filters(question: str) -> list[FilterCue]:
 def _choices(question: str, mentions: list[Mention]) -> list[Mention]:
     """Two named things joined by "or" ("…, Avatar or Titanic?")."""
     ordered = sorted(mentions, key=lambda m: m.start)
-    for first, second in zip(ordered, ordered[1:]):
+    for first, second in itertools.pairwise(ordered):
         between = question[first.end : second.start].strip(" ,").casefold()
         if between == english.CHOICE_WORD and first.nodes and second.nodes:
             return [first, second]

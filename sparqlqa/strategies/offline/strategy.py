@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, TypeVar, cast
 
 from pyoxigraph import NamedNode
 
+import sparqlqa.strategies.offline.english as english
 from sparqlqa.kb.labels import LabelIndex, NodeMatch, resolve_type
 from sparqlqa.stages.linking import LinkedConstants
 from sparqlqa.stages.triplets import Term, Triplet, Triplets
@@ -135,7 +136,7 @@ def _scored_paths(kb: KnowledgeBase, masked: str, mention: Mention, relations: R
              for p in enumerate_paths(kb, node, chaining=chaining)]
     paths = [p for p in paths if math.isfinite(p.score)]
     paths.sort(key=lambda p: (-p.score, len(p.hops), p.arrows()))
-    dead = [i for i, p in enumerate(paths[:SHOWN_PATHS]) if has_round_trip(p.hops) and not _leaves_start(kb, p)]
+    dead = [i for i, p in enumerate(paths[:SHOWN_PATHS]) if has_round_trip(p.hops[:2]) and not _leaves_start(kb, p)]
     return [p for i, p in enumerate(paths) if i not in dead]
 
 
@@ -284,7 +285,8 @@ def offline_triplets(question: str, kb: KnowledgeBase, *, embedder: Embedder | N
         if special is not None:
             return special
     choices, considered = _choices(kb, question, mentions, relations, settings)
-    if cue.order is not None or cue.filters:  # things ordered or filtered by a value, not the value itself
+    if cue.order is not None or cue.filters or (cue.form == "count" and not english.VALUE_COUNT_PATTERN.search(
+            question)):  # things counted, ordered or filtered by a value, not the value itself
         literal = {v.iri for v in values}
         choices = [c for c in choices if c.paths[0].hops[-1].relation not in literal] or choices
     confidences = _confidences(choices)
@@ -359,7 +361,9 @@ def _named_type(kb: KnowledgeBase, question: str) -> str | None:
             iri = resolve_type(kb.schema, form) if len(form) > 2 else None
             if iri is not None:
                 return iri
-    return None
+    first = words_of(question)[:1]
+    wh = english.WH_CLASSES.get(first[0].text.casefold()) if first else None
+    return resolve_type(kb.schema, wh) if wh else None  # "who is the youngest …": a person
 
 
 # -- the strategy ------------------------------------------------------------------------------------
