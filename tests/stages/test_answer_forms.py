@@ -167,3 +167,25 @@ def test_inverse_questions_are_not_read_out_and_back(films: KnowledgeBase, onnx:
     chosen = answer.meta["offline"]["chosen"][0]["reading"]
     assert chosen == "'New York City' <-birth place-" and answer.items[0].tier == 0
     assert "New York City" not in [i.label for i in answer.items if i.source == "filtered"]
+
+
+# -- 4step: the LLM's structured output carries the form ------------------------------------------------
+
+
+def test_4step_answers_a_comparison_and_a_yes_no_from_the_llm_form(films: KnowledgeBase) -> None:
+    from sparqlqa.llm import FakeLLM
+
+    x1, v1 = {"kind": "variable", "text": "?x1"}, {"kind": "variable", "text": "?v1"}
+    comparison = {"triplets": [{"head": x1, "relation": "budget", "tail": v1}], "target": "?x1",
+                  "form": "list", "order_by": [{"variable": "?v1", "direction": "desc"}], "limit": 1,
+                  "choices": ["Avatar", "Titanic"]}
+    answer = ask(films, "Which has the bigger budget, Avatar or Titanic?", llm=FakeLLM([comparison]), rerank="none")
+    assert (answer.form, answer.items[0].label, answer.items[0].tier) == ("list", "Avatar", 0)
+    kate = {"kind": "constant", "text": "Kate Winslet"}
+    yes_no = {"triplets": [{"head": x1, "relation": "starring", "tail": kate}], "target": "?x1",
+              "form": "boolean", "choices": ["Titanic"]}
+    answer = ask(films, "Does Titanic star Kate Winslet?", llm=FakeLLM([yes_no]), rerank="none")
+    assert (answer.form, answer.value, answer.items[0].label) == ("boolean", True, "Titanic")
+    assert answer.headline == "yes — Titanic —starring→ Kate Winslet"
+    saved = [q["query"] for q in answer.queries if q.get("stage") == "sparql"]
+    assert saved[-1].startswith("ASK {")  # the .rq files hold the ASK that decided it
