@@ -70,12 +70,12 @@ def _relation_line(rel: RelationInfo, schema: Schema, typed: bool, reverse: Rela
     aliases = f" (also: {', '.join(rel.aliases[:3])})" if rel.aliases else ""
     other = f" (reverse: {reverse.label})" if reverse is not None and not _INVERSE_NAME.fullmatch(
         _local(reverse.iri)) else ""
-    if not typed:
+    if not typed:  # the heading states the direction of every line: "head <relation> tail"
         return f"- {rel.label}{aliases}{other}" + (" → value" if rel.kind == "literal" else "")
     pairs = [(d, r) for d, r, _ in rel.pairs[:2]] or [(rel.domain, rel.range)]
     shapes = "; ".join(f"{schema.type_label(d)} → {schema.type_label(r)}" for d, r in pairs)
     if rel.kind == "literal":
-        shapes = f"{schema.type_label(rel.domain)} → value"
+        shapes = f"{schema.type_label(rel.domain) if rel.domain else 'any'} → value"
     return f"- {rel.label}{aliases}{other}: {shapes}"
 
 
@@ -103,7 +103,7 @@ def schema_prompt(schema: Schema, question: str = "", *, budget_tokens: int = SC
     >>> s = Schema(types=[TypeInfo("http://x/Movie", "movie", 9)],
     ...            relations=[RelationInfo("http://x/d", "directed by", 9, pairs=[("http://x/Movie", None, 9)])])
     >>> print(schema_prompt(s))
-    Relations:
+    Relations (each read head → tail, "head <relation> tail"):
     - directed by
     """
     folded = folded_inverses(schema)
@@ -111,7 +111,8 @@ def schema_prompt(schema: Schema, question: str = "", *, budget_tokens: int = SC
     reverse = {kept: by_iri[dropped] for dropped, kept in folded.items()}
     typed = len(schema.types) > 1
     lines = [_type_line(schema, budget_tokens // 3)] if typed else []
-    lines.append("Relations (head type → tail type):" if typed else "Relations:")
+    lines.append("Relations (head type → tail type):" if typed else
+                 'Relations (each read head → tail, "head <relation> tail"):')
     if folded:
         example = by_iri[next(iter(folded))].label
         lines.append(f"({len(folded)} of them are also stored reversed, e.g. '{example}': write them in the "

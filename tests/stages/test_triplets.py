@@ -236,7 +236,8 @@ def test_a_400_relation_schema_fits_the_budget_and_keeps_the_named_relation() ->
     assert section in build_prompt(question, schema, embedder=get_embedder("fake"))
     assert estimate_tokens(section) <= SCHEMA_PROMPT_TOKENS
     assert "\n- plays for country\n" in section  # folded: no 'inverse' line, no 'entity → entity'
-    assert "plays for country inverse\n" not in section and "→" not in section and "Node types" not in section
+    assert "plays for country inverse\n" not in section and "entity →" not in section and "Node types" not in section
+    assert 'Relations (each read head → tail, "head <relation> tail"):' in section  # one direction for every line
     shown = [line for line in section.splitlines() if line.startswith("- ") and "not shown" not in line]
     assert 100 < len(shown) < 201 and all("inverse" not in line for line in shown)
     assert f"{201 - len(shown)} more relations not shown" in section
