@@ -329,7 +329,8 @@ def compile_query(plan: Plan, indexes: list[int], options: ExecuteOptions, *, ti
     """The conjunction of ``indexes`` as one SELECT (target only, or every variable for evidence)."""
     if plan.target is None:
         raise QueryError("cannot compile triplets without a target variable", hint="give the target, e.g. ?x1")
-    lines, variables = _where(plan, indexes, options, restrict, choices=plan.form.form != "boolean")
+    ranked = bool(plan.form.order_by)  # a comparison, also as yes/no ("is A longer than B")
+    lines, variables = _where(plan, indexes, options, restrict, choices=plan.form.form != "boolean" or ranked)
     orders = [(o.variable, o.direction) for o in plan.form.order_by if o.variable in variables]
     if evidence:
         extra = [f"?{plan.patterns[i].head.var} ?{plan.patterns[i].tail.var}" for i in indexes]
@@ -340,7 +341,7 @@ def compile_query(plan: Plan, indexes: list[int], options: ExecuteOptions, *, ti
         projected = " ".join(dict.fromkeys([f"?{plan.target}", *(f"?{v}" for v, _ in orders)]))
     order = order_clause(plan.target, orders) if orders and not evidence else f"ORDER BY ?{plan.target}"
     limit = max(1, int(options.limit))
-    if orders and plan.form.limit and not evidence and plan.form.form == "list":
+    if orders and plan.form.limit and not evidence and plan.form.form != "count":
         limit = min(limit, plan.form.limit)
     sparql = "\n".join([f"SELECT DISTINCT {projected} WHERE {{", *lines, "}", order, f"LIMIT {limit}"])
     return CompiledQuery(sparql, sorted(indexes), tier, note)

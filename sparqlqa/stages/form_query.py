@@ -69,6 +69,10 @@ def run_form(kb: KnowledgeBase, plan: Plan, used: list[int] | None, options: Exe
         result.value = False
         result.notes.append("the node the yes/no question asks about is not in the KB: no")
         return
+    if plan.form.form == "boolean" and plan.form.order_by and plan.choices:
+        # "is A longer than B": yes when the ordered query (choices as VALUES) puts A first
+        result.value = bool(result.items) and result.items[0].iri == plan.choices[0].iri
+        return
     compiled = compile_form(plan, used, options, tier=0 if plan.form.form == "boolean" else _tier_of(result, used))
     if compiled is None:
         return

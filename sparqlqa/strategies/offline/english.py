@@ -53,6 +53,10 @@ ORDER_PHRASES: dict[str, tuple[str, str | None, tuple[str, ...]]] = {
     "highest grossing": ("desc", "number", ("gross", "revenue")),
     "most populous": ("desc", "number", ("population",)),
 }
+#: words that compare two named things without "than": "was A born **before** B"
+BARE_COMPARATIVES: dict[str, tuple[str, str | None, tuple[str, ...]]] = {
+    "before": ("asc", "date", ("date", "year")), "after": ("desc", "date", ("date", "year")),
+}
 #: ordering words that stop being one before these ("first name", "last name", "more than")
 NOT_ORDER_BEFORE = frozenset(["name", "names", "than", "of", "episode", "season"])
 

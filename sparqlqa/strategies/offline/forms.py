@@ -135,6 +135,19 @@ def _choices(question: str, mentions: list[Mention]) -> list[Mention]:
     return []
 
 
+def _than(question: str, mentions: list[Mention]) -> tuple[list[Mention], OrderCue | None]:
+    """"Is A longer than B", "was A born before B": the two names and the comparative between them."""
+    ordered = sorted((m for m in mentions if m.nodes), key=lambda m: m.start)
+    for first, second in itertools.pairwise(ordered):
+        words = _words(question[first.end : second.start])
+        for i, word in enumerate(words):
+            found = english.ORDER_WORDS.get(word) if words[i + 1 : i + 2] == ["than"] else None
+            found = found or english.BARE_COMPARATIVES.get(word)
+            if found is not None:
+                return [first, second], OrderCue(found[0], found[1], found[2], word, " ".join(words[:i]))
+    return [], None
+
+
 def detect_form(question: str, mentions: list[Mention]) -> FormCue:
     """The :class:`FormCue` of ``question`` (names masked first, so a title such as "First Man" orders
     nothing)."""
@@ -147,4 +160,8 @@ def detect_form(question: str, mentions: list[Mention]) -> FormCue:
         cue.form = "boolean"
     cue.order, cue.superlative = _order(words, bool(cue.choices))
     cue.filters = _filters(masked)
+    if cue.form == "boolean":  # "is A longer than B": yes when A comes first in B's and A's order
+        pair, order = _than(question, mentions)
+        if order is not None:
+            cue.choices, cue.order, cue.filters = pair, order, []
     return cue
