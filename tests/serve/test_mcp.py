@@ -59,6 +59,7 @@ def test_tools_answer_with_sparql_and_refuse_updates(movies_kb: KnowledgeBase) -
     assert not asked.isError
     answer = _json(asked)
     assert {item["label"] for item in answer["items"] if item["tier"] == 0} == DIRECTED
+    assert (answer["form"], answer["value"]) == ("list", None) and answer["headline"]
     assert answer["sparql"] and answer["sparql"][0]["tier"] == 0
     assert "directed_by" in answer["sparql"][0]["sparql"] and answer["sparql"][0]["sparql"].startswith("SELECT")
     assert any("Ridley Scott" in line for line in answer["items"][0]["evidence_text"])

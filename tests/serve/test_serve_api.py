@@ -46,6 +46,10 @@ def test_ask_returns_the_answer_record(client: TestClient) -> None:
     assert any("Ridley Scott" in line for line in data["items"][0]["evidence_text"])
     assert data["candidates"]["compiled"][0]["sparql"].startswith("SELECT")
     assert len(data["items"]) == 5
+    assert (data["form"], data["value"]) == ("list", None) and data["headline"].startswith(f"{len(DIRECTED)} ")
+    counted = client.post("/api/ask", json={"kb": "movies", "question": "How many movies did Ridley Scott direct?",
+                                            "strategy": "offline", "k": 5}).json()
+    assert (counted["form"], counted["value"]) == ("count", len(DIRECTED))
 
 
 def test_sparql_runs_reads_and_refuses_updates(client: TestClient) -> None:
