@@ -118,6 +118,8 @@ class Plan:
     choices: list[NodeMatch] | None = None
     #: each filtered or ordered variable's datatype IRI, when known (set by the caller from the data)
     datatypes: dict[str, str] = field(default_factory=dict)
+    #: ordered variables whose values are numbers written as plain text ("2500000"): ordered as numbers
+    numeric_text: set[str] = field(default_factory=set)
 
     @property
     def target_is_value(self) -> bool:
@@ -332,6 +334,7 @@ def compile_query(plan: Plan, indexes: list[int], options: ExecuteOptions, *, ti
     ranked = bool(plan.form.order_by)  # a comparison, also as yes/no ("is A longer than B")
     lines, variables = _where(plan, indexes, options, restrict, choices=plan.form.form != "boolean" or ranked)
     orders = [(o.variable, o.direction) for o in plan.form.order_by if o.variable in variables]
+    numeric = {v for v, _ in orders if v in plan.numeric_text}
     if evidence:
         extra = [f"?{plan.patterns[i].head.var} ?{plan.patterns[i].tail.var}" for i in indexes]
         extra += [f"?p{i}" for i in indexes if plan.patterns[i].predicate is None]
@@ -339,7 +342,7 @@ def compile_query(plan: Plan, indexes: list[int], options: ExecuteOptions, *, ti
         projected = " ".join(dict.fromkeys(" ".join([*(f"?{v}" for v in variables), *extra]).split()))
     else:
         projected = " ".join(dict.fromkeys([f"?{plan.target}", *(f"?{v}" for v, _ in orders)]))
-    order = order_clause(plan.target, orders) if orders and not evidence else f"ORDER BY ?{plan.target}"
+    order = order_clause(plan.target, orders, numeric) if orders and not evidence else f"ORDER BY ?{plan.target}"
     limit = max(1, int(options.limit))
     if orders and plan.form.limit and not evidence and plan.form.form != "count":
         limit = min(limit, plan.form.limit)

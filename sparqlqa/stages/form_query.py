@@ -9,17 +9,21 @@ a number with a number.  :func:`run_form` runs the ``COUNT`` or ``ASK`` query
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING, Any
 
 from pyoxigraph import Literal
 
 from sparqlqa.errors import QueryError
 from sparqlqa.stages.compile import ExecuteOptions, Plan, compile_form
+from sparqlqa.stages.forms import is_numeric_type
 
 if TYPE_CHECKING:
     from sparqlqa.kb.knowledge_base import KnowledgeBase
 
 __all__ = ["form_anchors", "run_form", "value_datatypes"]
+
+_NUMBER_TEXT = re.compile(r"[+-]?\d+(?:\.\d+)?")
 
 
 def form_anchors(plan: Plan, used: list[int]) -> bool:
@@ -49,6 +53,8 @@ def value_datatypes(kb: KnowledgeBase, plan: Plan) -> dict[str, str]:
         value = rows[0][0] if rows else None
         if isinstance(value, Literal):
             found[var] = value.datatype.value
+            if not is_numeric_type(found[var]) and _NUMBER_TEXT.fullmatch(value.value.strip()):
+                plan.numeric_text.add(var)
     return found
 
 

@@ -276,11 +276,17 @@ def filter_expression(var: str, flt: ValueFilter, datatype: str | None) -> str |
     return f"FILTER({NamedNode(XSD + 'decimal')}(STR(?{var})) {flt.op} {literal})"
 
 
-def order_clause(target: str, orders: list[tuple[str, str]]) -> str:
-    """``ORDER BY DESC(?v) ?target`` for (variable name, direction) pairs (the target breaks ties).
+def order_clause(target: str, orders: list[tuple[str, str]], numeric_text: set[str] | frozenset[str] = frozenset(),
+                 ) -> str:
+    """``ORDER BY DESC(?v) ?target`` for (variable name, direction) pairs (the target breaks ties); variables
+    in ``numeric_text`` hold numbers written as text and are ordered as decimals.
 
     >>> order_clause("v_x", [("v_v", "desc")])
     'ORDER BY DESC(?v_v) ?v_x'
+    >>> order_clause("v_x", [("v_v", "asc")], {"v_v"})
+    'ORDER BY ASC(<http://www.w3.org/2001/XMLSchema#decimal>(STR(?v_v))) ?v_x'
     """
-    keys = [f"{'DESC' if d == 'desc' else 'ASC'}(?{v})" for v, d in orders]
+    cast = NamedNode(XSD + "decimal")
+    keys = [f"{'DESC' if d == 'desc' else 'ASC'}({f'{cast}(STR(?{v}))' if v in numeric_text else f'?{v}'})"
+            for v, d in orders]
     return "ORDER BY " + " ".join([*keys, f"?{target}"])

@@ -33,8 +33,8 @@ def _order(words: str, direction: str, kind: str | None, hints: tuple[str, ...] 
         ORDER_WORDS[word] = (direction, kind, hints)
 
 
-_order("largest biggest highest greatest maximum larger bigger higher greater", "desc", "number")
-_order("smallest lowest minimum smaller lower", "asc", "number")
+_order("largest biggest highest greatest maximum most larger bigger higher greater more", "desc", "number")
+_order("smallest lowest minimum least fewest smaller lower less fewer", "asc", "number")
 _order("longest longer", "desc", "number", ("runtime", "length", "duration"))
 _order("shortest shorter", "asc", "number", ("runtime", "length", "duration"))
 _order("tallest taller", "desc", "number", ("height",))

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -34,6 +35,8 @@ if TYPE_CHECKING:
 __all__ = ["ValueRelation", "add_form", "boolean_reading", "choose_value_relation", "value_relations"]
 
 DATE_TYPES = frozenset([XSD + "date", XSD + "dateTime", XSD + "gYear", XSD + "gYearMonth"])
+#: a number written as text
+NUMBER_TEXT = re.compile(r"[+-]?\d+(?:\.\d+)?")
 #: what a word shared with a value relation's name adds to its embedding similarity
 LEXICAL_WEIGHT = 0.3
 #: nodes per named mention whose paths a yes/no reading walks
@@ -48,11 +51,12 @@ class ValueRelation:
     label: str
     datatype: str | None
     domains: set[str] = field(default_factory=set)
+    numeric_text: bool = False  # plain strings that read as numbers ("2500000")
 
     def kind(self) -> str | None:
         if self.datatype in DATE_TYPES:
             return "date"
-        return "number" if is_numeric_type(self.datatype) else None
+        return "number" if is_numeric_type(self.datatype) or self.numeric_text else None
 
 
 def value_relations(kb: KnowledgeBase) -> list[ValueRelation]:
@@ -64,12 +68,14 @@ def value_relations(kb: KnowledgeBase) -> list[ValueRelation]:
         rows = kb.query(f"SELECT ?o WHERE {{ ?s {NamedNode(rel.iri)} ?o . FILTER(isLiteral(?o)) }} LIMIT 1").rows
         value = rows[0][0] if rows else None
         datatype = value.datatype.value if isinstance(value, Literal) else None
+        numeric_text = isinstance(value, Literal) and not is_numeric_type(datatype) and \
+            NUMBER_TEXT.fullmatch(value.value.strip()) is not None
         domains = {d for d, _, _ in rel.pairs if d} | ({rel.domain} if rel.domain else set())
         if not domains:
             typed = kb.query(f"SELECT DISTINCT ?t WHERE {{ ?s {NamedNode(rel.iri)} ?o . "
                              f"?s {NamedNode(kb.schema.type_predicate)} ?t }} LIMIT 20").rows
             domains = {row[0].value for row in typed if isinstance(row[0], NamedNode)}
-        found.append(ValueRelation(rel.iri, rel.label, datatype, domains))
+        found.append(ValueRelation(rel.iri, rel.label, datatype, domains, numeric_text))
     return found
 
 
@@ -131,8 +137,9 @@ def add_form(triplets: Triplets, cue: FormCue, question: str, values: Sequence[V
             triplets.form.order_by.append(OrderBy("?v", cue.order.direction))
             triplets.form.limit = 1 if cue.superlative or cue.choices else None
     for number, flt in enumerate(cue.filters if not asks_value else [], start=1):
-        phrases = [f"{flt.phrase} {' '.join(flt.hints)}", question]
-        chosen = choose_value_relation(flt.kind, phrases, [*words, *flt.hints], targets, values, relations)
+        phrases = [f"{flt.context} {' '.join(flt.hints)}".strip(), f"{flt.phrase} {' '.join(flt.hints)}", question]
+        chosen = choose_value_relation(flt.kind, phrases, [*flt.context.split(), *flt.hints] or words, targets, values,
+                                       relations)
         if chosen is not None:
             _value_triplet(triplets, target, chosen, f"?f{number}")
             triplets.form.filters.append(ValueFilter(f"?f{number}", flt.op, flt.value))
@@ -149,6 +156,7 @@ def boolean_reading(question: str, kb: KnowledgeBase, mentions: Sequence[Mention
     """A yes/no question about two named nodes: the best-scored path from one whose end has the other's
     node type (any end on an untyped KB); the other becomes the choice the ``ASK`` tests."""
     named = [m for m in mentions if m.nodes][:3]
+    literal = {r.iri for r in kb.schema.relations if r.kind == "literal"}
     best: tuple[float, RelationPath, Mention, Mention] | None = None
     for source, other in itertools.permutations(named, 2):
         if source.overlaps(other):
@@ -160,6 +168,8 @@ def boolean_reading(question: str, kb: KnowledgeBase, mentions: Sequence[Mention
         for node in source.nodes[:BOOLEAN_NODES]:
             for path in enumerate_paths(kb, node, chaining=chaining()):  # type: ignore[arg-type]
                 last = path.hops[-1]
+                if last.relation in literal:
+                    continue  # a value is never the named node the question asks about
                 ends = set(relations.end_types.get((last.relation, last.forward), {}))
                 if wanted and ends and not wanted & ends:
                     continue

@@ -49,6 +49,7 @@ class FilterCue:
     kind: str
     hints: tuple[str, ...] = ()
     phrase: str = ""
+    context: str = ""  # the word before the comparison and the unit after the figure: "sold … copies"
 
 
 @dataclass
@@ -80,7 +81,7 @@ def _order(words: list[str], has_choices: bool) -> tuple[OrderCue | None, bool]:
         after = words[i + width : i + width + 1]
         if found is None or (after and after[0] in english.NOT_ORDER_BEFORE):
             continue
-        superlative = word.endswith("est") or word in ("most", "least", "first", "last")
+        superlative = word.endswith("est") or word in ("most", "least", "first", "last", "maximum", "minimum")
         if not superlative and not has_choices:
             continue
         noun = " ".join(w for w in words[i + width : i + width + 2] if w not in STOPWORDS
@@ -92,7 +93,7 @@ def _order(words: list[str], has_choices: bool) -> tuple[OrderCue | None, bool]:
 _FILTER = re.compile(
     r"\b(" + "|".join(sorted((re.escape(w) for w in english.FILTER_WORDS), key=len, reverse=True)) + r")\s+"
     r"(?:the\s+year\s+|\$\s*)?(\d[\d,]*(?:\.\d+)?|\d{4}-\d{2}-\d{2})(?:\s*(" + "|".join(english.MULTIPLIERS)
-    + r")\b)?", re.IGNORECASE)
+    + r")\b)?(?:\s+([a-z]+))?", re.IGNORECASE)
 
 
 def _number(text: str, multiplier: str | None) -> str | None:
@@ -110,18 +111,21 @@ def _filters(question: str) -> list[FilterCue]:
     for match in _FILTER.finditer(question):
         word, figure, multiplier = match.group(1).casefold(), match.group(2), match.group(3)
         op = english.FILTER_WORDS[word]
+        before = [w for w in _words(question[: match.start()]) if w not in STOPWORDS][-1:]
+        unit = [w for w in _words(match.group(4) or "") if w not in STOPWORDS]
+        context = " ".join(before + unit)
         if re.fullmatch(r"\d{4}-\d{2}-\d{2}", figure):
-            found.append(FilterCue(op, figure, "date", (), match.group(0)))
+            found.append(FilterCue(op, figure, "date", (), match.group(0), context))
             continue
         year = re.fullmatch(r"\d{4}", figure) is not None and multiplier is None and 1000 <= int(figure) <= 2200
         if op == "=" and not year:
             continue  # "in 3 films" says no comparison
         if year and (dated or word in ("after", "before", "since", "until", "in", "during", "prior to")):
-            found.append(FilterCue(op, figure, "date", (), match.group(0)))
+            found.append(FilterCue(op, figure, "date", (), match.group(0), context))
             continue
         value = _number(figure, multiplier)
         if value is not None:
-            found.append(FilterCue(op, value, "number", english.FILTER_HINTS.get(word, ()), match.group(0)))
+            found.append(FilterCue(op, value, "number", english.FILTER_HINTS.get(word, ()), match.group(0), context))
     return found
 
 
