@@ -1,8 +1,8 @@
 """Answer forms benchmark (issue 26): offline right/total per question kind on a DBpedia-style KB.
 
-Ingests ``tests/fixtures/dbpedia_films.ttl`` (or ``--kb-file``) into a private ``$SPARQLQA_HOME`` and
-asks every question of ``tests/fixtures/dbpedia_films_questions.json`` (or ``--questions``) with the
-offline strategy (no LLM, no network).  A question is right when:
+Ingests each set's KB (``tests/fixtures/dbpedia_films.ttl``; ``benchmarks/data/forms_books.ttl`` and
+``forms_music.ttl``, written later; or ``--kb-file``) into ``$SPARQLQA_HOME`` and asks every question of
+its JSON file (or ``--questions``) with the offline strategy (no LLM, no network).  A question is right when:
 
 - ``count`` / ``boolean``: the answer's form matches and ``value`` equals the gold value;
 - ``superlative`` / ``comparison``: the first item's label is the gold winner;
@@ -28,6 +28,11 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 KB_FILE = ROOT / "tests" / "fixtures" / "dbpedia_films.ttl"
 QUESTIONS = ROOT / "tests" / "fixtures" / "dbpedia_films_questions.json"
+DATA = ROOT / "benchmarks" / "data"
+#: the question sets: the test fixture, then two KBs written after it (vocabularies the forms were not built on)
+SETS = {"films": (KB_FILE, QUESTIONS),
+        "books": (DATA / "forms_books.ttl", DATA / "forms_books_questions.json"),
+        "music": (DATA / "forms_music.ttl", DATA / "forms_music_questions.json")}
 
 
 def _norm(text: str) -> str:
@@ -74,18 +79,22 @@ def run(kb_file: Path, questions: Path, *, verbose: bool = False) -> dict[str, l
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--kb-file", type=Path, default=KB_FILE)
-    parser.add_argument("--questions", type=Path, default=QUESTIONS)
+    parser.add_argument("--kb-file", type=Path, help="a KB of your own (with --questions)")
+    parser.add_argument("--questions", type=Path)
+    parser.add_argument("--set", choices=[*SETS, "all"], default="all")
     parser.add_argument("--verbose", action="store_true")
     args = parser.parse_args(argv)
-    started = time.perf_counter()
-    scores = run(args.kb_file, args.questions, verbose=args.verbose)
-    right = sum(r for r, _ in scores.values())
-    total = sum(t for _, t in scores.values())
-    print("| kind | right / total |\n|---|---:|")
-    for kind, (r, t) in sorted(scores.items()):
-        print(f"| {kind} | {r} / {t} |")
-    print(f"| all | {right} / {total} |  ({time.perf_counter() - started:.1f} s)")
+    chosen = {"own": (args.kb_file, args.questions)} if args.kb_file else \
+        SETS if args.set == "all" else {args.set: SETS[args.set]}
+    for name, (kb_file, questions) in chosen.items():
+        started = time.perf_counter()
+        scores = run(kb_file, questions, verbose=args.verbose)
+        right = sum(r for r, _ in scores.values())
+        total = sum(t for _, t in scores.values())
+        print(f"{name}:\n| kind | right / total |\n|---|---:|")
+        for kind, (r, t) in sorted(scores.items()):
+            print(f"| {kind} | {r} / {t} |")
+        print(f"| all | {right} / {total} |  ({time.perf_counter() - started:.1f} s)")
     return 0
 
 
