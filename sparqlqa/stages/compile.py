@@ -238,6 +238,9 @@ def _prepare_form(plan: Plan, triplets: Triplets, linked: LinkedConstants) -> No
     plan.form = AnswerForm(form.form, [o for o in orders if o.variable in present],
                            [f for f in filters if f.variable in present], form.limit, list(form.choices))
     plan.value_vars |= {v for v in plan.form.variables() if v != plan.target}
+    for pattern in plan.patterns.values():  # relaxation drops what the form compares last, if ever
+        if pattern.tail.var in plan.form.variables():
+            pattern.reliability = max(pattern.reliability, 1.5)
     if form.choices:
         nodes = [m for text in form.choices for m in linked.links.get(text, [])[:1] if _iri(m.iri) is not None]
         plan.choices = nodes
@@ -289,10 +292,10 @@ def component(plan: Plan, indexes: list[int]) -> list[int]:
     return sorted(chosen)
 
 
-def _where(plan: Plan, indexes: list[int], options: ExecuteOptions,
-           restrict: list[str] | None, choices: bool = True) -> tuple[list[str], list[str]]:
+def _where(plan: Plan, indexes: list[int], options: ExecuteOptions, restrict: list[str] | None,
+           choices: bool = True, filters: bool = True) -> tuple[list[str], list[str]]:
     """The WHERE lines and the variables (target first) of a conjunction of patterns (``choices``: the
-    form's choices restrict the target)."""
+    form's choices restrict the target; ``filters``: the form's value filters apply)."""
     lines: list[str] = []
     if restrict is not None and plan.target:
         lines.append(f"  VALUES ?{plan.target} {{ {' '.join(str(term_from_key(k)) for k in restrict)} }}")
@@ -318,7 +321,7 @@ def _where(plan: Plan, indexes: list[int], options: ExecuteOptions,
     lines.extend(_filter(plan, var) for var in variables)
     present = set(variables) | set(constants)
     lines.extend(f"  FILTER(?{a} != ?{b})" for a, b in plan.distinct if a in present and b in present)
-    for flt in plan.form.filters:
+    for flt in plan.form.filters if filters else []:
         expression = filter_expression(flt.variable, flt, plan.datatypes.get(flt.variable)) \
             if flt.variable in variables else None
         if expression is not None:
@@ -331,8 +334,11 @@ def compile_query(plan: Plan, indexes: list[int], options: ExecuteOptions, *, ti
     """The conjunction of ``indexes`` as one SELECT (target only, or every variable for evidence)."""
     if plan.target is None:
         raise QueryError("cannot compile triplets without a target variable", hint="give the target, e.g. ?x1")
-    ranked = bool(plan.form.order_by)  # a comparison, also as yes/no ("is A longer than B")
-    lines, variables = _where(plan, indexes, options, restrict, choices=plan.form.form != "boolean" or ranked)
+    # a yes/no lists what holds: of the node it asks about when it compares that node's values ("is A longer
+    # than B", "was X released in 2010": the values shown, the ASK filters), else of the other end
+    boolean = plan.form.form == "boolean"
+    own = bool(plan.form.order_by or plan.form.filters)
+    lines, variables = _where(plan, indexes, options, restrict, choices=not boolean or own, filters=not boolean)
     orders = [(o.variable, o.direction) for o in plan.form.order_by if o.variable in variables]
     numeric = {v for v, _ in orders if v in plan.numeric_text}
     if evidence:

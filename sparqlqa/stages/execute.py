@@ -123,8 +123,8 @@ def find_candidates(triplets: Triplets, linked: LinkedConstants, kb: KnowledgeBa
         last_used = used
         if not _run_tier(kb, plan, used, tier, options, result):
             break
-        if found_used is None and (result.items or plan.form.form == "boolean"):
-            found_used = used  # a yes/no is asked of every triplet, never of a relaxed tier
+        if found_used is None and (result.items or plan.form.form != "list"):
+            found_used = used  # a count or yes/no is asked of every triplet, never of a relaxed tier
         if len(result.items) >= options.min_candidates or tier >= options.max_tiers or len(used) <= 1:
             break
         weakest = plan.relax_order(used)[0]

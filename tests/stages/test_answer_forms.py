@@ -57,6 +57,14 @@ def test_boolean_compiles_to_ask_with_the_choice(films: KnowledgeBase, director:
     assert found.value is value and found.items  # the items say what does hold
 
 
+def test_a_yes_no_on_a_node_s_own_value_filters_in_the_ask_and_shows_the_value(films: KnowledgeBase) -> None:
+    found = _run(films, "|?x| -> release date -> |?d|\nform: boolean\nchoices: Inception\nfilter: ?d > 2012")
+    ask_query = found.compiled[-1].sparql
+    assert ask_query.startswith("ASK {") and f'FILTER(?v_d > "2012-12-31"^^<{XSD}date>)' in ask_query
+    assert "FILTER(?v_d" not in found.compiled[0].sparql  # the listing shows the value the ASK compared
+    assert found.value is False and [c.iri for c in found.items] == ["http://dbpedia.org/resource/Inception"]
+
+
 def test_superlative_orders_by_the_value_and_keeps_the_first(films: KnowledgeBase) -> None:
     found = _run(films, "|?x| -> director -> 'Christopher Nolan'; |?x| -> budget -> |?v|\n"
                         "order by: ?v desc\nlimit: 1")

@@ -326,6 +326,15 @@ def _form_reading(question: str, kb: KnowledgeBase, cue: FormCue, mentions: list
             targets |= set(index.types_of(mention.nodes[0]))
         add_form(result, cue, question, values, relations, targets=targets or None)
         return result if result.triplets else None
+    named = [m for m in mentions if m.nodes and m.looks_like_a_name]
+    if cue.form == "boolean" and len(named) == 1 and cue.filters:  # "was X released in 2010": X's own value
+        result = _empty(question, details)
+        label = index.label_of(named[0].nodes[0]) or named[0].text
+        result.links[label] = [NodeMatch(named[0].nodes[0], label, named[0].score, named[0].method)]
+        result.form.choices.append(label)
+        add_form(result, cue, question, values, relations, targets=set(index.types_of(named[0].nodes[0])) or None)
+        result.form.form = "boolean"
+        return result if result.triplets else None
     if cue.form == "boolean" and len([m for m in mentions if m.nodes]) > 1:
         chaining = lambda: kb_statistic(kb, "self-chaining hops", lambda: SelfChaining(kb))  # noqa: E731
         reading = boolean_reading(question, kb, mentions, index, relations, settings, chaining)
