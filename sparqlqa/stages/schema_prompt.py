@@ -73,10 +73,15 @@ def _relation_line(rel: RelationInfo, schema: Schema, typed: bool, reverse: Rela
     if not typed:  # the heading states the direction of every line: "head <relation> tail"
         return f"- {rel.label}{aliases}{other}" + (" → value" if rel.kind == "literal" else "")
     pairs = [(d, r) for d, r, _ in rel.pairs[:2]] or [(rel.domain, rel.range)]
-    shapes = "; ".join(f"{schema.type_label(d)} → {schema.type_label(r)}" for d, r in pairs)
+    shapes = "; ".join(f"{_type_name(schema, d)} → {_type_name(schema, r)}" for d, r in pairs)
     if rel.kind == "literal":
         shapes = f"{schema.type_label(rel.domain) if rel.domain else 'any'} → value"
     return f"- {rel.label}{aliases}{other}: {shapes}"
+
+
+def _type_name(schema: Schema, iri: str | None) -> str:
+    """A type's label; "any" where the data's nodes have no type (never a "?", which reads as a variable)."""
+    return schema.type_label(iri) if iri else "any"
 
 
 def _type_line(schema: Schema, budget_tokens: int) -> str:

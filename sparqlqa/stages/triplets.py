@@ -473,7 +473,7 @@ def schema_summary(schema: Schema, question: str = "", *, budget_tokens: int = S
     >>> print(schema_summary(s))
     Node types: movie, person
     Relations (head type → tail type):
-    - directed by: movie → ?
+    - directed by: movie → any
     """
     return schema_prompt(schema, question, budget_tokens=budget_tokens, embedder=embedder)
 
