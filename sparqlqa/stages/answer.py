@@ -174,7 +174,12 @@ HEADLINE_ITEMS = 5
 
 
 def _plural(noun: str, count: int) -> str:
-    return noun if count == 1 or noun.endswith("s") else noun + "s"
+    """``film`` → ``films``, ``city`` → ``cities``, ``box`` → ``boxes`` (English; a label ending in s stays)."""
+    if count == 1 or noun.endswith("s"):
+        return noun
+    if noun.endswith("y") and noun[-2:-1] not in ("a", "e", "i", "o", "u"):
+        return noun[:-1] + "ies"
+    return noun + ("es" if noun.endswith(("x", "ch", "sh", "z")) else "s")
 
 
 def _listing(items: list[AnswerItem], total: int | None = None) -> str:

@@ -197,3 +197,15 @@ def test_4step_answers_a_comparison_and_a_yes_no_from_the_llm_form(films: Knowle
     assert answer.headline == "yes — Titanic —starring→ Kate Winslet"
     saved = [q["query"] for q in answer.queries if q.get("stage") == "sparql"]
     assert saved[-1].startswith("ASK {")  # the .rq files hold the ASK that decided it
+
+
+def test_auxiliaries_that_open_no_yes_no_question(films: KnowledgeBase, onnx: None) -> None:
+    """MetaQA's "can you name a film directed by X", PathQuestion's "is X's husband a man or a woman", and a
+    yes/no with one name and nothing to compare are lists, never a guessed yes."""
+    assert detect_form("can you name a film directed by X", []).form == "list"
+    assert detect_form("is X 's husband a man or a woman ?", []).form == "list"
+    answer = ask(films, "Can you name a film directed by Damien Chazelle?", strategy="offline", rerank="none")
+    assert answer.form == "list" and answer.value is None and answer.headline.startswith("2 films: ")
+    assert {i.label for i in answer.items[:2]} == {"La La Land", "Whiplash"}
+    assert ask(films, "Is Heath Ledger famous?", strategy="offline", rerank="none").form == "list"
+    assert ask(films, "Count the films starring Emma Stone.", strategy="offline", rerank="none").value == 2

@@ -17,6 +17,8 @@ VALUE_COUNT_PATTERN = re.compile(r"\bhow many\b.*\b(have|has|had|contain|contain
                                  re.IGNORECASE)
 #: the node type a bare wh-word asks for
 WH_CLASSES = {"who": "person", "whom": "person"}
+#: imperative openings that ask like "which": "**list** the films …", "**count** the films …"
+IMPERATIVES = frozenset(["count", "list", "name", "show", "give", "find", "tell", "enumerate", "describe", "mention"])
 #: a yes/no question starts with one of these auxiliaries
 BOOLEAN_STARTS = frozenset(["did", "does", "do", "is", "was", "are", "were", "has", "have", "had", "can",
                             "could", "will", "would", "should"])

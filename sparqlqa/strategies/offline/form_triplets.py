@@ -126,6 +126,8 @@ def add_form(triplets: Triplets, cue: FormCue, question: str, values: Sequence[V
     asks_value = bool(triplets.triplets) and triplets.triplets[-1].relation_iri in literal \
         and triplets.triplets[-1].tail.text == target
     triplets.form.form = "list" if asks_value and cue.form == "count" else cue.form
+    if cue.form == "boolean" and not triplets.form.choices and not cue.filters and cue.order is None:
+        triplets.form.form = "list"  # one name and nothing to compare: no yes/no to decide, list what holds
     words = [w for w in question.casefold().split() if w.isalpha()]
     if cue.order is not None and not asks_value:
         phrases = [f"{cue.order.noun} {' '.join(cue.order.hints)}".strip(), " ".join(cue.order.hints),

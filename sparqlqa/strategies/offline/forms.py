@@ -8,6 +8,8 @@ value filters ("after 2000", "over 150 million") and a choice between two named 
 >>> cue = detect_form("How many films have a budget over 150 million?", [])
 >>> cue.form, [(f.op, f.value, f.kind) for f in cue.filters]
 ('count', [('>', '150000000', 'number')])
+>>> detect_form("can you name a film directed by X", []).form, detect_form("is X a man or a woman ?", []).form
+('list', 'list')
 >>> detect_form("What is the longest film?", []).order
 OrderCue(direction='desc', kind='number', hints=('runtime', 'length', 'duration'), word='longest', noun='film')
 """
@@ -152,6 +154,13 @@ def _than(question: str, mentions: list[Mention]) -> tuple[list[Mention], OrderC
     return [], None
 
 
+def _not_yes_no(words: list[str]) -> bool:
+    """An auxiliary that opens no yes/no question: "can you **name** a film …" (a polite "which"), "is X's
+    husband a man **or** a woman" (an alternative question: its answer is one of the two)."""
+    polite = words[1:2] == ["you"] and words[2:3] != [] and words[2] in english.IMPERATIVES
+    return polite or english.CHOICE_WORD in words[1:]
+
+
 def detect_form(question: str, mentions: list[Mention]) -> FormCue:
     """The :class:`FormCue` of ``question`` (names masked first, so a title such as "First Man" orders
     nothing)."""
@@ -160,7 +169,7 @@ def detect_form(question: str, mentions: list[Mention]) -> FormCue:
     cue = FormCue(choices=_choices(question, mentions))
     if english.COUNT_PATTERN.search(masked):
         cue.form = "count"
-    elif words and words[0] in english.BOOLEAN_STARTS and not cue.choices:
+    elif words and words[0] in english.BOOLEAN_STARTS and not cue.choices and not _not_yes_no(words):
         cue.form = "boolean"
     cue.order, cue.superlative = _order(words, bool(cue.choices))
     cue.filters = _filters(masked)

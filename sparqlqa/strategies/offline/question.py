@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sparqlqa.strategies.offline.english import PARTICIPLES
+from sparqlqa.strategies.offline.english import IMPERATIVES, PARTICIPLES
 from sparqlqa.strategies.offline.mentions import ROUND_TRIP_CUES, STOPWORDS, words_of
 
 
@@ -54,6 +54,9 @@ def question_focus(question: str, placeholder: str) -> Focus:
     """
     words = [w.text.casefold() for w in words_of(question)]
     start = next((i for i, w in enumerate(words) if w in WH_WORDS), None)
+    if start is None and words[:1] and words[0] in IMPERATIVES:
+        start = 0  # "count the films starring X": asked like "which films …"
+        words[0] = "which"
     if start is not None and words[start] in WH_TYPES:
         return Focus(start, WH_TYPES[words[start]])
     i = 0 if start is None else start + 1
