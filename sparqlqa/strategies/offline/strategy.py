@@ -313,41 +313,17 @@ def _form_reading(question: str, kb: KnowledgeBase, cue: FormCue, mentions: list
                   relations: RelationVectors, settings: ScoringSettings,
                   values: list[ValueRelation]) -> OfflineTriplets | None:
     """The readings a path from one name does not give: a comparison of named choices ("A or B"), a
-    yes/no between two names, an ordering or filter over a node type no name is given for."""
+    yes/no on one name's own value ("was X released in 2010") or between two names, an ordering or filter
+    over a node type no name is given for."""
     details: dict[str, Any] = {"form": cue.form, "order": cue.order and cue.order.word,
                                "filters": [f.phrase for f in cue.filters]}
     if cue.choices:
-        result = _empty(question, details)
-        targets = set()
-        for mention in cue.choices:
-            label = index.label_of(mention.nodes[0]) or mention.text
-            result.links[label] = [NodeMatch(mention.nodes[0], label, mention.score, mention.method)]
-            result.form.choices.append(label)
-            targets |= set(index.types_of(mention.nodes[0]))
-        add_form(result, cue, question, values, relations, targets=targets or None)
-        return result if result.triplets else None
+        return _named_reading(question, cue, cue.choices, index, relations, values, details)
     named = [m for m in mentions if m.nodes and m.looks_like_a_name]
-    if cue.form == "boolean" and len(named) == 1 and cue.filters:  # "was X released in 2010": X's own value
-        result = _empty(question, details)
-        label = index.label_of(named[0].nodes[0]) or named[0].text
-        result.links[label] = [NodeMatch(named[0].nodes[0], label, named[0].score, named[0].method)]
-        result.form.choices.append(label)
-        add_form(result, cue, question, values, relations, targets=set(index.types_of(named[0].nodes[0])) or None)
-        result.form.form = "boolean"
-        return result if result.triplets else None
+    if cue.form == "boolean" and len(named) == 1 and cue.filters:
+        return _named_reading(question, cue, named, index, relations, values, details)
     if cue.form == "boolean" and len([m for m in mentions if m.nodes]) > 1:
-        chaining = lambda: kb_statistic(kb, "self-chaining hops", lambda: SelfChaining(kb))  # noqa: E731
-        reading = boolean_reading(question, kb, mentions, index, relations, settings, chaining)
-        if reading is None:
-            return None
-        path, source, other = reading
-        result = _triplets_for(question, Choice([path], [source], path.score), index, relations.labels, 1.0)
-        label = index.label_of(other.nodes[0]) or other.text
-        result.links.setdefault(label, []).append(NodeMatch(other.nodes[0], label, other.score, other.method))
-        result.form.form, result.form.choices = "boolean", [label]
-        result.details = {**details, "chosen": [{"reading": f"{source.text!r} {path.text} = {label!r}?",
-                                                  "score": round(path.score, 4)}]}
-        return result
+        return _pair_reading(question, kb, mentions, index, relations, settings, details)
     type_iri = _named_type(kb, question) if not [m for m in mentions if m.looks_like_a_name] else None
     if type_iri is None or (cue.order is None and not cue.filters):
         return None
@@ -355,6 +331,38 @@ def _form_reading(question: str, kb: KnowledgeBase, cue: FormCue, mentions: list
     result.target_type = kb.schema.type_label(type_iri)
     add_form(result, cue, question, values, relations, targets={type_iri})
     return result if result.triplets else None
+
+
+def _named_reading(question: str, cue: FormCue, named: list[Mention], index: LabelIndex, relations: RelationVectors,
+                   values: list[ValueRelation], details: dict[str, Any]) -> OfflineTriplets | None:
+    """The named nodes themselves are the target's choices; the form compares their values."""
+    result = _empty(question, details)
+    targets: set[str] = set()
+    for mention in named:
+        label = index.label_of(mention.nodes[0]) or mention.text
+        result.links[label] = [NodeMatch(mention.nodes[0], label, mention.score, mention.method)]
+        result.form.choices.append(label)
+        targets |= set(index.types_of(mention.nodes[0]))
+    add_form(result, cue, question, values, relations, targets=targets or None)
+    return result if result.triplets else None
+
+
+def _pair_reading(question: str, kb: KnowledgeBase, mentions: list[Mention], index: LabelIndex,
+                  relations: RelationVectors, settings: ScoringSettings,
+                  details: dict[str, Any]) -> OfflineTriplets | None:
+    """A yes/no between two names: the path from one, the other the choice the ``ASK`` tests."""
+    chaining = lambda: kb_statistic(kb, "self-chaining hops", lambda: SelfChaining(kb))  # noqa: E731
+    reading = boolean_reading(question, kb, mentions, index, relations, settings, chaining)
+    if reading is None:
+        return None
+    path, source, other = reading
+    result = _triplets_for(question, Choice([path], [source], path.score), index, relations.labels, 1.0)
+    label = index.label_of(other.nodes[0]) or other.text
+    result.links.setdefault(label, []).append(NodeMatch(other.nodes[0], label, other.score, other.method))
+    result.form.form, result.form.choices = "boolean", [label]
+    result.details = {**details, "chosen": [{"reading": f"{source.text!r} {path.text} = {label!r}?",
+                                              "score": round(path.score, 4)}]}
+    return result
 
 
 def _empty(question: str, details: dict[str, Any]) -> OfflineTriplets:
