@@ -259,6 +259,35 @@ class ServiceRefused(QueryError):
         self.host = host
 
 
+class QueryTimeout(QueryError):
+    """A query ran past its time limit and was stopped (its worker killed: no work goes on)."""
+
+    def __init__(self, timeout_s: float, *, waited: bool = False) -> None:
+        what = ("no query worker became free" if waited
+                else "the query did not finish") + f" within the time limit of {timeout_s:g} s; it was stopped"
+        super().__init__(what, hint="narrow the query (LIMIT, more specific patterns, fewer unconnected "
+                         "patterns), or raise the limit: 'sparqlqa sparql ... --timeout SECONDS', "
+                         "'sparqlqa serve/mcp --timeout SECONDS'")
+        self.timeout_s = timeout_s
+
+
+class QueryTooLarge(QueryError):
+    """A query's result passed the row limit, or its work the memory limit (``limit`` is ``"rows"`` or
+    ``"memory"``); it was stopped while its rows streamed, so nothing past the limit was kept."""
+
+    def __init__(self, limit: str, value: int) -> None:
+        if limit == "rows":
+            message = f"the query returned more than {value:,} rows (the row limit); it was stopped there"
+            hint = "add a LIMIT to the query, or raise the limit: 'sparqlqa sparql ... --max-rows N'"
+        else:
+            message = f"the query needed more than {value:,} MB of memory (the memory limit); it was stopped"
+            hint = ("narrow the query (LIMIT, fewer unconnected patterns, no ORDER BY over everything), or raise "
+                    "the limit: 'sparqlqa sparql ... --max-memory MB', 'sparqlqa serve/mcp --query-memory MB'")
+        super().__init__(message, hint=hint)
+        self.limit = limit
+        self.value = value
+
+
 class EndpointError(SparqlqaError):
     """A remote SPARQL endpoint failed or misbehaved."""
 
