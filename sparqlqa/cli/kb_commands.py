@@ -10,6 +10,7 @@ import click
 
 from sparqlqa.cli.output import byte_progress, cell, console, note, print_json, safe
 from sparqlqa.errors import ConfigError
+from sparqlqa.kb.limits import DEFAULT_MAX_MEMORY_MB, DEFAULT_MAX_ROWS, DEFAULT_TIMEOUT_S, QueryLimits
 
 
 def _parse_options(pairs: tuple[str, ...]) -> dict[str, Any]:
@@ -289,13 +290,22 @@ def _print_table(result: Any, prefixes: dict[str, str]) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Same as --format json.")
 @click.option("--allow-service", "allow_service", multiple=True, metavar="HOST",
               help="A host (HOST or HOST:PORT) the query's SERVICE may call (repeatable; default: refused).")
-def sparql(name: str, query: str, fmt: str, as_json: bool, allow_service: tuple[str, ...]) -> None:
+@click.option("--timeout", "timeout_s", type=click.FloatRange(min=0.1), default=DEFAULT_TIMEOUT_S, show_default=True,
+              metavar="SECONDS", help="Stop the query after this many seconds.")
+@click.option("--max-rows", "max_rows", type=click.IntRange(min=1), default=DEFAULT_MAX_ROWS, show_default=True,
+              metavar="N", help="Stop the query past this many result rows (or triples).")
+@click.option("--max-memory", "max_memory_mb", type=click.IntRange(min=16), default=DEFAULT_MAX_MEMORY_MB,
+              show_default=True, metavar="MB", help="Stop the query when it needs more memory than this.")
+def sparql(name: str, query: str, fmt: str, as_json: bool, allow_service: tuple[str, ...], timeout_s: float,
+           max_rows: int, max_memory_mb: int) -> None:
     """Run a SPARQL query (text, @file.rq or - for stdin) on knowledge base NAME.
 
     Only SELECT, ASK, CONSTRUCT and DESCRIBE run; updates are refused. The usual
     prefixes (rdf, rdfs, owl, xsd, skos, schema, sqa, and kb: for the KB's own
     base IRI) may be used without declaring them. SERVICE calls another endpoint
     only when its host is allowed (--allow-service, or allow_service in the KB's profile).
+    The query is stopped at --timeout, --max-rows or --max-memory (its worker process is
+    ended), with an error naming the limit.
     """
     from sparqlqa.kb.knowledge_base import open_kb
     from sparqlqa.kb.results_format import FORMATTERS
@@ -303,11 +313,13 @@ def sparql(name: str, query: str, fmt: str, as_json: bool, allow_service: tuple[
     from sparqlqa.kb.vocab import kb_prefixes, with_default_prefixes
 
     hosts = allowance(allow_service)
+    limits = QueryLimits(timeout_s=timeout_s, max_rows=max_rows, max_memory_mb=max_memory_mb)
     kb = open_kb(name)
     if hosts:
         kb.store.allow_service = kb.store.allow_service | hosts
     prefixes = kb_prefixes(kb)
-    result = kb.query(with_default_prefixes(_read_query(query), prefixes))
+    with kb:
+        result = kb.query(with_default_prefixes(_read_query(query), prefixes), limits=limits)
     fmt = "json" if as_json else fmt
     if fmt == "table":
         _print_table(result, prefixes)

@@ -67,10 +67,13 @@ def common_options(func: click.decorators.FC) -> click.decorators.FC:
         click.option("--strategy", metavar="NAME", help="Default strategy (as 'sparqlqa ask')."),
         click.option("--embedder", "embedder", metavar="SPEC", help="Embedder for the vector ranking."),
         click.option("--timeout", "timeout_s", type=click.FloatRange(min=0.1), default=120.0, show_default=True,
-                     help="Seconds one request may take."),
+                     help="Seconds one request may take; its queries are stopped then (504 / a tool error)."),
         click.option("--allow-service", "allow_service", multiple=True, metavar="HOST",
                      help="A host (HOST or HOST:PORT) a query's SERVICE may call (repeatable; default: SERVICE "
                      "is refused)."),
+        click.option("--query-memory", "query_memory_mb", type=click.IntRange(min=16), default=512,
+                     show_default=True, metavar="MB",
+                     help="Memory one query may use; past it the query is stopped (413 / a tool error)."),
     ]):
         func = option(func)
     return func
@@ -87,8 +90,8 @@ def common_options(func: click.decorators.FC) -> click.decorators.FC:
 @click.option("--workers", type=click.IntRange(min=1, max=64), default=4, show_default=True,
               help="Requests answered at once (threads).")
 def serve(kbs: tuple[str, ...], llms: tuple[str, ...], strategy: str | None, embedder: str | None,
-          timeout_s: float, allow_service: tuple[str, ...], host: str, port: int, token: str | None, max_body: int,
-          workers: int) -> None:
+          timeout_s: float, allow_service: tuple[str, ...], query_memory_mb: int, host: str, port: int,
+          token: str | None, max_body: int, workers: int) -> None:
     """Serve KBs over HTTP: a JSON API (/api/ask, /api/sparql, /api/schema/KB, /api/kbs) and a page at /."""
     from sparqlqa.serve import require
 
@@ -99,7 +102,7 @@ def serve(kbs: tuple[str, ...], llms: tuple[str, ...], strategy: str | None, emb
     from sparqlqa.serve.service import Service
 
     service = Service(_settings(kbs, llms, strategy, embedder, allow_service, timeout_s=timeout_s,
-                                max_body=max_body, workers=workers))
+                                query_memory_mb=query_memory_mb, max_body=max_body, workers=workers))
     _warm(service)
     app = create_app(service, token=token or None, loopback=is_loopback(host))
     shown = f"[{host}]" if ":" in host else host
@@ -125,7 +128,7 @@ def _warm(service: Service) -> None:
 @click.command("mcp")
 @common_options
 def mcp(kbs: tuple[str, ...], llms: tuple[str, ...], strategy: str | None, embedder: str | None,
-        timeout_s: float, allow_service: tuple[str, ...]) -> None:
+        timeout_s: float, allow_service: tuple[str, ...], query_memory_mb: int) -> None:
     """Run an MCP server on stdio with the tools ask, sparql (read-only) and schema."""
     from sparqlqa.serve import require
 
@@ -134,5 +137,6 @@ def mcp(kbs: tuple[str, ...], llms: tuple[str, ...], strategy: str | None, embed
     from sparqlqa.serve.service import Service
 
     os.environ.setdefault("SPARQLQA_PROGRESS_EVERY", "3600")  # stdout is the protocol; keep stderr quiet too
-    settings = _settings(kbs, llms, strategy, embedder, allow_service, timeout_s=timeout_s)
+    settings = _settings(kbs, llms, strategy, embedder, allow_service, timeout_s=timeout_s,
+                         query_memory_mb=query_memory_mb)
     run_stdio(Service(settings))

@@ -36,6 +36,7 @@ from sparqlqa.errors import (
     StorageError,
     StoreUnavailable,
 )
+from sparqlqa.kb.limits import QueryLimits
 from sparqlqa.kb.profile import DEFAULT_PROFILE, Profile
 from sparqlqa.kb.schema import Schema
 from sparqlqa.kb.store import QueryResult, Store, stores
@@ -160,8 +161,9 @@ class KnowledgeBase:
                        hint="if the reason is not a permission or a limit of open files, the store is damaged: "
                        f"rebuild it with 'sparqlqa ingest FILE --kb {self.name} --replace'")
 
-    def query(self, sparql: str) -> QueryResult:
-        return self.store.query(sparql)
+    def query(self, sparql: str, *, limits: QueryLimits | None = None) -> QueryResult:
+        """Run a read query on the store (bounded by ``limits``, or the :func:`~sparqlqa.kb.limits.bounded` scope)."""
+        return self.store.query(sparql, limits=limits)
 
     def artifacts_dir(self, kind: str) -> Path | None:
         """Folder for derived files of ``kind`` (e.g. ``labels``); ``None`` for in-memory KBs."""

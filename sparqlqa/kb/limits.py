@@ -83,10 +83,11 @@ def current() -> Scope | None:
 
 
 @contextmanager
-def bounded(limits: QueryLimits) -> Iterator[Scope]:
-    """Run the block's queries under ``limits``; the deadline starts now.  Nested in another scope, the
-    earlier deadline and the smaller row and memory limits win (a callee cannot widen its caller's)."""
-    deadline = time.monotonic() + limits.timeout_s
+def bounded(limits: QueryLimits, *, deadline: float | None = None) -> Iterator[Scope]:
+    """Run the block's queries under ``limits``; the deadline is ``deadline`` (``time.monotonic()``,
+    e.g. when a request arrived + its timeout) or now + ``limits.timeout_s``.  Nested in another scope,
+    the earlier deadline and the smaller row and memory limits win (a callee cannot widen its caller's)."""
+    deadline = time.monotonic() + limits.timeout_s if deadline is None else deadline
     outer = _SCOPE.get()
     if outer is not None:
         deadline = min(deadline, outer.deadline)

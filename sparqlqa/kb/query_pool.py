@@ -67,9 +67,7 @@ class Outcome:
 
 def _worker_env() -> dict[str, str]:
     """The parent's environment, with this copy of sparqlqa first on the path."""
-    import sparqlqa
-
-    here = str(Path(sparqlqa.__file__).resolve().parents[1])
+    here = str(Path(__file__).resolve().parents[2])  # the folder holding the sparqlqa package
     path = os.environ.get("PYTHONPATH", "")
     return {**os.environ, "PYTHONPATH": os.pathsep.join([here, path]) if path else here,
             "MALLOC_ARENA_MAX": "2"}

@@ -24,7 +24,7 @@ from typing import Any, ClassVar
 from pyoxigraph import BlankNode, Literal, NamedNode, QueryBoolean, QuerySolutions, Triple
 from pyoxigraph import Store as OxStore
 
-from sparqlqa.errors import QueryError, QueryTooLarge, StoreUnavailable
+from sparqlqa.errors import QueryError, QueryTimeout, QueryTooLarge, StoreUnavailable
 from sparqlqa.kb.limits import QueryLimits, Scope, bounded, current
 from sparqlqa.kb.query_pool import DEFAULT_WORKERS, Outcome, QueryPool, run_in_process
 from sparqlqa.kb.service_guard import check_service
@@ -87,9 +87,11 @@ class Store(ABC):
         return self._timed(sparql, form)
 
     def _timed(self, sparql: str, form: str) -> QueryResult:
+        scope = current()
+        if scope is not None and scope.remaining() <= 0:  # the request's time is up before this query started
+            raise QueryTimeout(scope.limits.timeout_s)
         start = time.perf_counter()
         result = self._execute(sparql, form)
-        scope = current()
         if scope is not None:
             _cap(result, scope)  # stores that do not stream (endpoints) are capped once they answer
         result.elapsed_ms = (time.perf_counter() - start) * 1000

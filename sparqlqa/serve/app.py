@@ -2,8 +2,11 @@
 
 Routes: ``GET /`` (the page), ``GET /healthz``, ``GET /api/kbs``, ``GET /api/schema/{kb}``,
 ``POST /api/ask``, ``POST /api/sparql``.  Every error is JSON ``{"error", "hint"}`` (our
-:class:`~sparqlqa.errors.SparqlqaError`: 400/404/502; body too large: 413; wrong content type:
-415; over the time limit: 504; anything else: 500, the traceback only in the server log).
+:class:`~sparqlqa.errors.SparqlqaError`: 400/403/404/502, a query stopped at its row or memory limit
+413; body too large: 413; wrong content type: 415; over the time limit: 504, and the request's queries
+are stopped then (:meth:`~sparqlqa.serve.service.Service.bounded_work`); anything else: 500, the
+traceback only in the server log).  ``/healthz`` answers 503 while a request is at work long past its
+time limit.
 Blocking work runs in a bounded thread pool, so requests are answered concurrently.  With a
 token, ``/api/*`` needs ``Authorization: Bearer TOKEN``; on loopback, a request whose ``Host``
 is not a loopback name is refused (DNS rebinding), and POSTs must be ``application/json`` (a
@@ -20,6 +23,7 @@ import json
 import logging
 import math
 import re
+import time
 from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
@@ -34,7 +38,7 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from sparqlqa.errors import SparqlqaError
-from sparqlqa.serve.service import Service, status_of
+from sparqlqa.serve.service import OVERDUE_GRACE_S, Service, status_of
 
 log = logging.getLogger("sparqlqa.serve")
 LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1", "[::1]"})
@@ -124,10 +128,12 @@ async def read_json(request: Request, limit: int) -> Any:
 async def blocking(request: Request, work: Callable[[], Any]) -> Any:
     """Run ``work`` in the app's thread pool, bounded by the time limit (504 past it)."""
     state = request.app.state
+    service: Service = state.service
     loop = asyncio.get_running_loop()
-    future = loop.run_in_executor(state.executor, work)
+    deadline = time.monotonic() + service.settings.timeout_s  # the queries stop then, the client gets 504
+    future = loop.run_in_executor(state.executor, service.bounded_work(work, deadline))
     try:
-        return await asyncio.wait_for(future, timeout=state.service.settings.timeout_s)
+        return await asyncio.wait_for(future, timeout=service.settings.timeout_s)
     except asyncio.TimeoutError:
         raise HTTPProblem(504, f"the request took longer than {state.service.settings.timeout_s:g} s",
                           "ask a narrower question, or start the server with a larger --timeout") from None
@@ -154,6 +160,12 @@ def endpoint(handler: Callable[[Request, Service], Awaitable[Any]]) -> Callable[
 
 
 async def healthz(request: Request, service: Service) -> Any:
+    """200 ``{"status": "ok"}``; 503 when a request is still at work well past its time limit (its work
+    could not be stopped: e.g. an LLM call that does not return), so a supervisor can restart us."""
+    overdue = service.overdue()
+    if overdue:
+        raise HTTPProblem(503, f"{overdue} request(s) still at work more than {OVERDUE_GRACE_S:g} s past the "
+                          f"{service.settings.timeout_s:g} s time limit", "restart the server if this persists")
     return {"status": "ok"}
 
 

@@ -1,7 +1,8 @@
 """``sparqlqa mcp``: the tools ``ask``, ``sparql`` (read-only) and ``schema`` for LLM agents (MCP, stdio).
 
 Built on the official ``mcp`` SDK (``FastMCP``).  A tool's blocking work runs in a worker
-thread bounded by the service's time limit; our errors (an update sent to ``sparql``, an
+thread bounded by the service's time limit (its queries are stopped then, see
+:meth:`~sparqlqa.serve.service.Service.bounded_work`); our errors (an update sent to ``sparql``, an
 unknown KB) come back as MCP tool errors (``isError``) with the hint, never as a crash.
 ``ask`` returns a compact answer for agents: ranked items with their evidence, the SPARQL
 of each tier that narrowed them, notes and timings (``detail=true`` adds the whole
@@ -10,6 +11,7 @@ of each tier that narrowed them, notes and timings (``detail=true`` adds the who
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -28,9 +30,10 @@ INSTRUCTIONS = ("Answers natural-language questions over RDF knowledge graphs wi
 
 async def _run(service: Service, work: Callable[[], Any]) -> Any:
     """``work`` in a thread, bounded by the time limit; our errors as tool errors."""
+    deadline = time.monotonic() + service.settings.timeout_s  # the work's queries are stopped then
     try:
         with anyio.fail_after(service.settings.timeout_s):
-            return await anyio.to_thread.run_sync(work, abandon_on_cancel=True)
+            return await anyio.to_thread.run_sync(service.bounded_work(work, deadline), abandon_on_cancel=True)
     except TimeoutError:
         raise ToolError(f"timed out after {service.settings.timeout_s:g} s") from None
     except SparqlqaError as exc:
