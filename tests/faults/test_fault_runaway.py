@@ -1,0 +1,218 @@
+"""Faults: runaway queries (a cartesian product of 3 triple patterns on the movie sample) are stopped.
+
+``sparqlqa sparql`` with ``--timeout 5`` ends by itself with a message naming the limit, its process
+tree (the CLI and its query worker) staying under 2 GB; ``sparqlqa serve --timeout 5`` holding four
+runaway queries answers a light query sent 2 s later, stays under 2 GB, and its CPU is idle again
+soon after the timeouts (the workers were killed, not abandoned).  The server's runaways are the
+counted product (nothing streams); the product itself streams, and the server sends back its first
+10,000 rows marked truncated.  Memory and CPU are read from
+``/proc`` for the whole process tree, sampled while the test runs.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from faults.helpers import REPO, assert_clean_failure, build_template, copy_kbs, spawn
+from sparqlqa.samples import sample_path
+
+pytestmark = pytest.mark.skipif(not Path("/proc/self/statm").exists(), reason="reads memory and CPU from /proc")
+
+CARTESIAN = "SELECT * WHERE { ?a ?b ?c . ?d ?e ?f . ?g ?h ?i }"
+#: the same product counted: no row streams before the end, so only killing the work stops it
+COUNTED = "SELECT (COUNT(*) AS ?n) WHERE { ?a ?b ?c . ?d ?e ?f . ?g ?h ?i }"
+LIGHT = "ASK { ?s ?p ?o }"
+GB = 1024**3
+PAGE = os.sysconf("SC_PAGE_SIZE")
+TICK = os.sysconf("SC_CLK_TCK")
+
+
+@pytest.fixture(scope="module")
+def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The movie sample ingested once (copied into each test's home)."""
+    from sparqlqa.ingest import ingest
+
+    home = tmp_path_factory.mktemp("runaway-template")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("SPARQLQA_HOME", str(home))
+        ingest([sample_path("movies")], kb="movies", format="triples", options={"sep": "|"})
+    return home
+
+
+@pytest.fixture
+def movies(template: Path, sparqlqa_home: Path) -> str:
+    copy_kbs(template, sparqlqa_home)
+    return "movies"
+
+
+# --- the process tree, from /proc --------------------------------------------------------------------
+
+
+def _stat(pid: int) -> list[str] | None:
+    try:
+        text = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    return text[text.rindex(")") + 2:].split()  # fields from "state" on (the name may hold spaces)
+
+
+def tree(root: int) -> list[int]:
+    """``root`` and every process below it."""
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit() and (fields := _stat(int(entry.name))) is not None:
+            children.setdefault(int(fields[1]), []).append(int(entry.name))
+    found, todo = [], [root]
+    while todo:
+        pid = todo.pop()
+        found.append(pid)
+        todo.extend(children.get(pid, []))
+    return found
+
+
+def rss(pids: list[int]) -> int:
+    total = 0
+    for pid in pids:
+        try:
+            total += int(Path(f"/proc/{pid}/statm").read_text().split()[1]) * PAGE
+        except (OSError, IndexError, ValueError):
+            pass
+    return total
+
+
+def cpu(pids: list[int]) -> dict[int, float]:
+    """Seconds of CPU each live process of ``pids`` has used (user + system)."""
+    used = {}
+    for pid in pids:
+        fields = _stat(pid)
+        if fields is not None:
+            used[pid] = (int(fields[11]) + int(fields[12])) / TICK
+    return used
+
+
+class Sampler:
+    """Samples the RSS of ``root``'s process tree every 0.1 s; keeps the peak and every pid seen."""
+
+    def __init__(self, root: int) -> None:
+        self.root, self.peak, self.seen = root, 0, set[int]()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            pids = tree(self.root)
+            self.seen.update(pids)
+            self.peak = max(self.peak, rss(pids))
+            self._stop.wait(0.1)
+
+    def __enter__(self) -> Sampler:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join(timeout=5)
+
+
+def idle_within(root: int, seconds: float) -> bool:
+    """Whether ``root``'s tree uses less than 0.2 s of CPU in some 1 s window before ``seconds`` pass."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        before = cpu(tree(root))
+        time.sleep(1)
+        after = cpu(tree(root))
+        if sum(after[pid] - before[pid] for pid in after if pid in before) < 0.2:
+            return True
+    return False
+
+
+def _alive(pid: int) -> bool:
+    fields = _stat(pid)
+    return fields is not None and fields[0] != "Z"
+
+
+# --- the command line --------------------------------------------------------------------------------
+
+
+def test_cli_runaway_query_ends_at_its_timeout(movies: str) -> None:
+    child = spawn("sparql", movies, CARTESIAN, "--timeout", "5")
+    with Sampler(child.pid) as sampler:
+        try:
+            output, _ = child.communicate(timeout=20)  # the bound of the issue: ended within 20 s
+        finally:
+            child.kill()
+    assert_clean_failure(child.returncode, output, 1, "time limit of 5 s", "--timeout")
+    assert sampler.peak < 2 * GB, f"peak RSS {sampler.peak / GB:.2f} GB"
+    assert len(sampler.seen) >= 2  # the query ran in a worker process ...
+    assert not any(_alive(pid) for pid in sampler.seen)  # ... which is gone, like the CLI
+
+
+# --- the server --------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def server(movies: str, tmp_path: Path) -> Iterator[tuple[subprocess.Popen[bytes], str, Path]]:
+    import httpx
+
+    from serve_helpers import free_port
+
+    port = free_port()
+    log = tmp_path / "serve.log"
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    with log.open("w") as out:
+        child = subprocess.Popen([sys.executable, "-m", "sparqlqa", "serve", "--kb", movies, "--port", str(port),
+                                  "--timeout", "5", "--workers", "4"], env=env, stdout=out, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        for _ in range(600):
+            try:
+                if httpx.get(f"{url}/healthz", timeout=5).status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            assert child.poll() is None, log.read_text()
+            time.sleep(0.1)
+        yield child, url, log
+    finally:
+        child.terminate()
+        try:
+            child.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            child.kill()
+
+
+def test_serve_stops_four_runaway_queries_and_keeps_answering(
+        server: tuple[subprocess.Popen[bytes], str, Path]) -> None:
+    import httpx
+
+    child, url, log = server
+    statuses: list[int] = []
+
+    def runaway() -> None:
+        statuses.append(httpx.post(f"{url}/api/sparql", json={"kb": "movies", "query": COUNTED}, timeout=60)
+                        .status_code)
+
+    with Sampler(child.pid) as sampler:
+        threads = [threading.Thread(target=runaway) for _ in range(4)]
+        for thread in threads:
+            thread.start()
+        time.sleep(2)
+        light = httpx.post(f"{url}/api/sparql", json={"kb": "movies", "query": LIGHT}, timeout=15)  # within 15 s
+        for thread in threads:
+            thread.join(timeout=60)
+        assert idle_within(child.pid, 20), "the server still burns CPU 20 s after the timeouts"
+    assert light.status_code == 200 and light.json()["results"]["boolean"] is True
+    assert statuses == [504] * 4
+    assert sampler.peak < 2 * GB, f"peak RSS {sampler.peak / GB:.2f} GB"
+    assert httpx.get(f"{url}/healthz", timeout=5).status_code == 200
+    capped = httpx.post(f"{url}/api/sparql", json={"kb": "movies", "query": CARTESIAN}, timeout=15).json()
+    assert capped["truncated"] is True and len(capped["results"]["results"]["bindings"]) == capped["rows"] == 10_000
+    assert "Traceback" not in log.read_text()
