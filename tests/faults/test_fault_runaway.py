@@ -18,10 +18,11 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from faults.helpers import REPO, assert_clean_failure, build_template, copy_kbs, spawn
+from faults.helpers import REPO, assert_clean_failure, copy_kbs, spawn
 from sparqlqa.samples import sample_path
 
 pytestmark = pytest.mark.skipif(not Path("/proc/self/statm").exists(), reason="reads memory and CPU from /proc")
@@ -161,7 +162,6 @@ def test_cli_runaway_query_ends_at_its_timeout(movies: str) -> None:
 @pytest.fixture
 def server(movies: str, tmp_path: Path) -> Iterator[tuple[subprocess.Popen[bytes], str, Path]]:
     import httpx
-
     from serve_helpers import free_port
 
     port = free_port()
@@ -216,3 +216,30 @@ def test_serve_stops_four_runaway_queries_and_keeps_answering(
     capped = httpx.post(f"{url}/api/sparql", json={"kb": "movies", "query": CARTESIAN}, timeout=15).json()
     assert capped["truncated"] is True and len(capped["results"]["results"]["bindings"]) == capped["rows"] == 10_000
     assert "Traceback" not in log.read_text()
+
+
+# --- MCP ---------------------------------------------------------------------------------------------
+
+
+def test_mcp_runaway_query_is_an_error_result_and_the_tool_answers_again(movies: str) -> None:
+    import anyio
+    from mcp import ClientSession, StdioServerParameters
+    from mcp.client.stdio import stdio_client
+
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    params = StdioServerParameters(command=sys.executable, env=env, cwd=str(REPO),
+                                   args=["-m", "sparqlqa", "mcp", "--kb", movies, "--timeout", "3",
+                                         "--query-memory", "256"])
+
+    async def main() -> list[Any]:
+        with anyio.fail_after(90):
+            async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+                await session.initialize()
+                return [await session.call_tool("sparql", {"kb": movies, "query": query})
+                        for query in (COUNTED, LIGHT)]
+
+    runaway, light = anyio.run(main)
+    text = runaway.content[0].text
+    assert runaway.isError and ("time limit of 3 s" in text or "timed out after 3 s" in text), text
+    assert "Traceback" not in text
+    assert not light.isError and '"boolean": true' in light.content[0].text

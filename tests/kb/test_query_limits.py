@@ -87,7 +87,7 @@ def test_nested_scopes_keep_the_tighter_bounds() -> None:
 
 
 @pytest.mark.parametrize("field, value", [("timeout_s", 0), ("max_rows", 0), ("max_memory_mb", 1)])
-def test_nonsense_limits_are_refused(field: str, value: float) -> None:
+def test_nonsense_limits_are_refused(field: str, value: Any) -> None:
     with pytest.raises(ConfigError):
         QueryLimits(**{field: value})
 
@@ -232,3 +232,12 @@ def test_cli_sparql_reports_the_limit_it_hit(movies_kb: Any) -> None:
     assert ok.exit_code == 0 and len(ok.output.strip().splitlines()) == 3
     bad = runner.invoke(main, ["sparql", "movies", "ASK {}", "--timeout", "0"])
     assert bad.exit_code == 2 and "--timeout" in bad.output
+
+
+def test_cli_sparql_has_a_deadline_by_default() -> None:
+    from sparqlqa.cli.kb_commands import sparql
+    from sparqlqa.kb.limits import DEFAULT_TIMEOUT_S
+
+    defaults = {param.name: param.default for param in sparql.params}
+    assert defaults["timeout_s"] == DEFAULT_TIMEOUT_S == 60 and defaults["max_rows"] == 100_000
+    assert defaults["max_memory_mb"] == 512
