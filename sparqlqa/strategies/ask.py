@@ -15,11 +15,13 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
+from contextlib import nullcontext
 from typing import TYPE_CHECKING, Any
 
 from sparqlqa.embed.embedders import get_embedder
 from sparqlqa.errors import ConfigError
 from sparqlqa.kb.knowledge_base import KnowledgeBase, open_kb
+from sparqlqa.kb.limits import QueryLimits, bounded
 from sparqlqa.llm.context import llm_context
 from sparqlqa.stages.rerank import RERANK_MODES
 from sparqlqa.strategies.base import strategies
@@ -59,10 +61,12 @@ def choose_strategy(strategy: str | None, llm: LLM | None) -> tuple[str, str | N
 def ask(kb: KnowledgeBase | str, question: str, *, strategy: str | None = None, llm: str | LLM | None = None,
         k: int = 20, rerank: str = "listwise", embedder: str | None = None,
         options: ExecuteOptions | None = None, llm_cache: str | None = None,
-        settings: dict[str, Any] | None = None) -> Answer:
+        settings: dict[str, Any] | None = None, limits: QueryLimits | None = None) -> Answer:
     """Answer ``question`` over ``kb`` (a KB or its name).  See the module docstring for the choices.
 
-    ``settings``: strategy-specific knobs, e.g. ``{"call_budget": 15}`` for ``fiske``.
+    ``settings``: strategy-specific knobs, e.g. ``{"call_budget": 15}`` for ``fiske``.  ``limits``: bound
+    every SPARQL query of the run (one deadline for all, see :mod:`sparqlqa.kb.limits`); without it the
+    queries inherit the caller's :func:`~sparqlqa.kb.limits.bounded` scope, if any.
     """
     if not question or not question.strip():
         raise ConfigError("the question is empty", hint="ask something, e.g. 'Which films did X direct?'")
@@ -84,7 +88,8 @@ def ask(kb: KnowledgeBase | str, question: str, *, strategy: str | None = None, 
     if note:
         ctx.note(note)
     try:
-        with llm_context(kb=base.name, strategy=name, question=ctx.question):
+        with llm_context(kb=base.name, strategy=name, question=ctx.question), \
+                bounded(limits) if limits is not None else nullcontext():
             answer = chosen.run(ctx)
         _settle_pending(llm_obj, base.name, name, ctx.question, answer.pending_llm)
     finally:

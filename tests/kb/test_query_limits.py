@@ -8,6 +8,7 @@ read, and a query past its memory limit is stopped.  In-memory stores stream in-
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -241,3 +242,25 @@ def test_cli_sparql_has_a_deadline_by_default() -> None:
     defaults = {param.name: param.default for param in sparql.params}
     assert defaults["timeout_s"] == DEFAULT_TIMEOUT_S == 60 and defaults["max_rows"] == 100_000
     assert defaults["max_memory_mb"] == 512
+
+
+def test_ask_bounds_every_query_of_the_pipeline(movies_kb: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    from sparqlqa.kb.store import Store
+    from sparqlqa.strategies.ask import ask
+
+    seen: list[float | None] = []
+    original = Store._timed
+
+    def spy(self: Store, sparql: str, form: str) -> Any:
+        scope = current()
+        seen.append(scope.limits.timeout_s if scope is not None else None)
+        return original(self, sparql, form)
+
+    monkeypatch.setattr(Store, "_timed", spy)
+    answer = ask(movies_kb, "Which films did Ridley Scott direct?", strategy="offline", rerank="none",
+                 limits=QueryLimits(timeout_s=42))
+    assert answer.items and seen and set(seen) == {42}
+    with pytest.raises(QueryTimeout):  # the whole run shares one deadline
+        with bounded(QueryLimits(timeout_s=0.001)):
+            time.sleep(0.01)
+            ask(movies_kb, "Which films did Ridley Scott direct?", strategy="offline", rerank="none")
