@@ -63,6 +63,8 @@ class Outcome:
     boolean: bool | None = None
     triples: list[Any] = field(default_factory=list)
     truncated: bool = False
+    #: the worker grew too much while answering: replace it
+    recycle: bool = False
 
 
 def _worker_env() -> dict[str, str]:
@@ -161,8 +163,10 @@ class QueryPool:
         healthy = False
         try:
             worker.conn.send((sparql, limits.max_rows, limits.max_memory_mb))
-            outcome = self._collect(worker, scope)
-            healthy = True
+            outcome, grown = self._collect(worker, scope)
+            healthy = not grown  # a worker that answered (even with an error) is reused, unless it grew
+            if isinstance(outcome, QueryError):
+                raise outcome
             return outcome
         except _Stopped:
             raise QueryTimeout(limits.timeout_s) from None
@@ -174,7 +178,8 @@ class QueryPool:
         finally:
             self._release(worker, healthy)
 
-    def _collect(self, worker: _Worker, scope: Scope) -> Outcome:
+    def _collect(self, worker: _Worker, scope: Scope) -> tuple[Outcome | QueryError, bool]:
+        """The worker's answer (or the error it reported) and whether it grew too much."""
         outcome = Outcome()
         while True:
             kind, *rest = _receive(worker, scope.deadline)
@@ -187,13 +192,13 @@ class QueryPool:
             elif kind == "boolean":
                 outcome.boolean = rest[0]
             elif kind == "done":
-                if rest[0]:
-                    if not scope.limits.truncate:
-                        raise QueryTooLarge("rows", scope.limits.max_rows)
-                    outcome.truncated = True
-                return outcome
-            else:
-                raise _error(rest[0], rest[1], scope)
+                overflow, grown = rest
+                if overflow and not scope.limits.truncate:
+                    return QueryTooLarge("rows", scope.limits.max_rows), grown
+                outcome.truncated = overflow
+                return outcome, grown
+            else:  # an error the worker caught: it stays usable, unless memory ran out
+                return _error(rest[0], rest[1], scope), rest[0] == "memory"
 
     def _acquire(self, scope: Scope) -> _Worker:
         with self._cond:

@@ -5,8 +5,9 @@ then answers one request at a time, ``(sparql, max_rows, max_memory_mb)``, with 
 
 * ``("head", variables)`` then ``("rows", [row, ...])`` batches (SELECT), or ``("triples", [...])``
   batches (CONSTRUCT, DESCRIBE), or ``("boolean", value)`` (ASK);
-* ``("done", overflow)`` — ``overflow``: more than ``max_rows`` rows exist; none past the limit was
-  read, so a runaway result never fills the worker or the parent;
+* ``("done", overflow, grown)`` — ``overflow``: more than ``max_rows`` rows exist; none past the limit
+  was read, so a runaway result never fills the worker or the parent; ``grown``: the worker's resident
+  memory grew by more than half ``max_memory_mb`` since it started (the pool then replaces it);
 * ``("error", kind, message)`` — ``kind``: ``syntax``, ``memory`` or ``failed``.
 
 While a query runs, the address space may grow by ``max_memory_mb`` at most (``RLIMIT_AS``): an
@@ -52,6 +53,7 @@ def serve(conn: Connection, path: str) -> None:
         conn.send(("error", "open", str(exc)))
         return
     conn.send(("ready", os.getpid()))
+    start = resident()
     while True:
         try:
             request = conn.recv()
@@ -61,7 +63,9 @@ def serve(conn: Connection, path: str) -> None:
             return
         sparql, max_rows, max_memory_mb = request
         try:
-            _answer(conn, store, sparql, max_rows, max_memory_mb)
+            overflow = _answer(conn, store, sparql, max_rows, max_memory_mb)
+            if overflow is not None:
+                conn.send(("done", overflow, resident() - start > max_memory_mb * 1024 * 1024 // 2))
         except (BrokenPipeError, EOFError, ConnectionError):
             return
 
@@ -87,7 +91,17 @@ def _detach() -> None:
     threading.Thread(target=watch, name="sparqlqa-orphan-watch", daemon=True).start()
 
 
-def _answer(conn: Connection, store: Any, sparql: str, max_rows: int, max_memory_mb: int) -> None:
+def resident() -> int:
+    """Resident memory of this process in bytes (0 without ``/proc``)."""
+    try:
+        with open("/proc/self/statm", encoding="ascii") as statm:
+            return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
+def _answer(conn: Connection, store: Any, sparql: str, max_rows: int, max_memory_mb: int) -> bool | None:
+    """Send the result; whether rows were left over (``None``: an error was sent instead)."""
     from pyoxigraph import QueryBoolean, QuerySolutions
 
     soft, hard = resource.getrlimit(resource.RLIMIT_AS)
@@ -97,8 +111,7 @@ def _answer(conn: Connection, store: Any, sparql: str, max_rows: int, max_memory
             raw = store.query(sparql, use_default_graph_as_union=True)
             if isinstance(raw, QueryBoolean):
                 conn.send(("boolean", bool(raw)))
-                conn.send(("done", False))
-                return
+                return False
             if isinstance(raw, QuerySolutions):
                 variables = [v.value for v in raw.variables]
                 conn.send(("head", variables))
@@ -106,13 +119,14 @@ def _answer(conn: Connection, store: Any, sparql: str, max_rows: int, max_memory
                 overflow = _stream(conn, "rows", (tuple(s[i] for i in width) for s in raw), max_rows)
             else:
                 overflow = _stream(conn, "triples", iter(raw), max_rows)
-            conn.send(("done", overflow))
+            return overflow
         except SyntaxError as exc:
             conn.send(("error", "syntax", str(exc)))
         except MemoryError:
             conn.send(("error", "memory", ""))
         except (OSError, RuntimeError, ValueError, TypeError) as exc:
             conn.send(("error", "failed", f"{type(exc).__name__}: {exc}"))
+        return None
     finally:
         resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
 

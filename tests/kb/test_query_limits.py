@@ -19,7 +19,7 @@ from pyoxigraph import NamedNode, Quad, Triple
 from pyoxigraph import Store as OxStore
 
 from sparqlqa.cli import main
-from sparqlqa.errors import ConfigError, QueryTimeout, QueryTooLarge
+from sparqlqa.errors import ConfigError, QueryError, QueryTimeout, QueryTooLarge
 from sparqlqa.kb import query_worker
 from sparqlqa.kb.limits import QueryLimits, bounded, current, unbounded
 from sparqlqa.kb.query_pool import run_in_process
@@ -263,3 +263,13 @@ def test_ask_bounds_every_query_of_the_pipeline(movies_kb: Any, monkeypatch: pyt
     with pytest.raises(QueryTimeout), bounded(QueryLimits(timeout_s=0.001)):  # the whole run shares one deadline
         time.sleep(0.01)
         ask(movies_kb, "Which films did Ridley Scott direct?", strategy="offline", rerank="none")
+
+
+def test_a_worker_survives_a_bad_query_and_the_row_limit(disk: OxigraphStore) -> None:
+    disk.query("ASK { ?s ?p ?o }", limits=QueryLimits())
+    [pid] = _worker_pids(disk)
+    with pytest.raises(QueryError, match="invalid SPARQL"):
+        disk.query("SELECT * WHERE { ?s ?p }", limits=QueryLimits())
+    with pytest.raises(QueryTooLarge):
+        disk.query("SELECT * WHERE { ?s ?p ?o }", limits=QueryLimits(max_rows=3))
+    assert _worker_pids(disk) == [pid] and _alive(pid)
