@@ -27,6 +27,9 @@ an interpreter start (a fraction of a second), paid once: idle workers stay open
 concurrent query, at most ``size``), so a normal query pays a socket round trip and the pickling of
 its rows (``benchmarks/bench_query_bounds.py`` measures it).
 
+A worker's stderr goes to ``/dev/null`` (a failed allocation in Rust prints a line before the process
+aborts); ``SPARQLQA_WORKER_STDERR=1`` lets it through when debugging.
+
 In-memory stores (tests, rdflib graphs) cannot be shared with another process; :func:`run_in_process`
 streams their rows with the same row cap and checks the deadline between rows.  That bounds what
 streams; it cannot stop a query that computes everything before its first row.
@@ -63,8 +66,6 @@ class Outcome:
     boolean: bool | None = None
     triples: list[Any] = field(default_factory=list)
     truncated: bool = False
-    #: the worker grew too much while answering: replace it
-    recycle: bool = False
 
 
 def _worker_env() -> dict[str, str]:
