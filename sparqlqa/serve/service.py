@@ -173,6 +173,7 @@ class Service:
         kb.store.allow_service = frozenset(self.settings.allow_service)  # only what the server was started with
         if isinstance(kb.store, OxigraphStore):
             kb.store.query_workers = self.settings.workers  # one query worker per request thread
+            kb.query("ASK { ?s ?p ?o }", limits=self.limits())  # starts a query worker now, not on a request
         embedder = get_embedder(self.settings.embedder)
         if not kb.is_remote:  # a remote endpoint has neither index (its names are looked up remotely)
             LabelIndex.for_kb(kb)
