@@ -23,6 +23,7 @@ from typing import Any
 import pytest
 
 from faults.helpers import REPO, assert_clean_failure, copy_kbs, spawn
+from sparqlqa.errors import QueryTimeout
 from sparqlqa.samples import sample_path
 
 pytestmark = pytest.mark.skipif(not Path("/proc/self/statm").exists(), reason="reads memory and CPU from /proc")
@@ -243,3 +244,26 @@ def test_mcp_runaway_query_is_an_error_result_and_the_tool_answers_again(movies:
     assert runaway.isError and ("time limit of 3 s" in text or "timed out after 3 s" in text), text
     assert "Traceback" not in text
     assert not light.isError and '"boolean": true' in light.content[0].text
+
+
+# --- /healthz tells the truth ------------------------------------------------------------------------
+
+
+def test_healthz_says_when_work_could_not_be_stopped(movies: str) -> None:
+    from starlette.testclient import TestClient
+
+    from sparqlqa.serve.app import create_app
+    from sparqlqa.serve.service import OVERDUE_GRACE_S, ServeSettings, Service
+
+    service = Service(ServeSettings(kbs=(movies,), timeout_s=5))
+    with TestClient(create_app(service), base_url="http://127.0.0.1") as client:
+        assert client.get("/healthz").status_code == 200
+        service.busy[-1] = time.monotonic() - 5 - OVERDUE_GRACE_S - 1  # a request's thread stuck past its limit
+        stuck = client.get("/healthz")
+        assert stuck.status_code == 503 and "1 request(s) still at work" in stuck.json()["error"]
+        del service.busy[-1]
+        assert client.get("/healthz").status_code == 200
+        late = service.bounded_work(lambda: service.sparql({"kb": movies, "query": LIGHT}), time.monotonic() - 1)
+        with pytest.raises(QueryTimeout):  # a request whose time ran out while it waited for a thread
+            late()
+        assert service.busy == {}
