@@ -20,6 +20,7 @@ from sparqlqa.cli.output import (
     safe,
     warning,
 )
+from sparqlqa.cli.remote_options import endpoint_timeout, endpoint_timeout_option
 
 if TYPE_CHECKING:
     from sparqlqa.embed.embedders import Embedder
@@ -116,10 +117,11 @@ def _open_target(words: tuple[str, ...], endpoint: str | None, profile: str) -> 
 @click.option("--plain", is_flag=True, help="Tab-separated answers with full IRIs and bare SPARQL: for copying.")
 @click.option("--call-budget", type=click.IntRange(min=2), help="fiske: most LLM calls per question "
               "(default 30, or $SPARQLQA_FISKE_BUDGET).")
+@endpoint_timeout_option()
 def ask(words: tuple[str, ...], endpoint: str | None, profile_name: str, llm_spec: str | None,
         llm_cache: str | None, k: int, rerank: str, strategy: str | None, embedder_spec: str | None, top: int,
         as_json: bool, explain: bool, save_dir: Path | None, quiet: bool, plain: bool,
-        call_budget: int | None) -> None:
+        call_budget: int | None, timeout_s: float | None) -> None:
     """Answer QUESTION over knowledge base NAME (or over a SPARQL endpoint with --endpoint).
 
     \b
@@ -130,12 +132,13 @@ def ask(words: tuple[str, ...], endpoint: str | None, profile_name: str, llm_spe
     from sparqlqa.embed.embedders import get_embedder
     from sparqlqa.strategies.ask import ask as run_ask
 
-    target, question = _open_target(words, endpoint, profile_name)
-    with target as kb:
-        ensure_index(kb, get_embedder(embedder_spec), quiet=quiet)
-        answer = run_ask(kb, question, strategy=strategy, llm=llm_spec, k=k, rerank=rerank,
-                         embedder=embedder_spec, llm_cache=llm_cache,
-                         settings={"call_budget": call_budget} if call_budget else None)
+    with endpoint_timeout(timeout_s):
+        target, question = _open_target(words, endpoint, profile_name)
+        with target as kb:
+            ensure_index(kb, get_embedder(embedder_spec), quiet=quiet)
+            answer = run_ask(kb, question, strategy=strategy, llm=llm_spec, k=k, rerank=rerank,
+                             embedder=embedder_spec, llm_cache=llm_cache,
+                             settings={"call_budget": call_budget} if call_budget else None)
     saved = _save(answer, save_dir) if save_dir is not None else []
     _warn_if_unnarrowed(answer)
     if as_json:

@@ -9,6 +9,7 @@ from typing import Any
 import click
 
 from sparqlqa.cli.output import byte_progress, cell, console, note, print_json, safe
+from sparqlqa.cli.remote_options import ADD_HELP, endpoint_timeout_option
 from sparqlqa.errors import ConfigError
 
 
@@ -137,12 +138,14 @@ def kbs_remove(name: str, yes: bool) -> None:
 @click.option("--profile", "profile_name", default="generic", show_default=True,
               help="wikidata, freebase, generic, or a profile file.")
 @click.option("--replace", is_flag=True, help="Replace an existing KB of that name.")
+@endpoint_timeout_option(ADD_HELP)
 @click.option("--json", "as_json", is_flag=True)
-def kbs_add(name: str, endpoint: str, profile_name: str, replace: bool, as_json: bool) -> None:
+def kbs_add(name: str, endpoint: str, profile_name: str, replace: bool, timeout_s: float | None,
+            as_json: bool) -> None:
     """Register a remote SPARQL endpoint as knowledge base NAME (schema sampled, never scanned)."""
     from sparqlqa.remote import add_remote_kb
 
-    kb = add_remote_kb(name, endpoint, profile_name, replace=replace)
+    kb = add_remote_kb(name, endpoint, profile_name, replace=replace, timeout=timeout_s)
     if as_json:
         print_json(kb.manifest.to_dict())
     else:

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from sparqlqa.cli.output import note
+from sparqlqa.cli.remote_options import endpoint_timeout
 from sparqlqa.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -67,7 +68,7 @@ def common_options(func: click.decorators.FC) -> click.decorators.FC:
         click.option("--strategy", metavar="NAME", help="Default strategy (as 'sparqlqa ask')."),
         click.option("--embedder", "embedder", metavar="SPEC", help="Embedder for the vector ranking."),
         click.option("--timeout", "timeout_s", type=click.FloatRange(min=0.1), default=120.0, show_default=True,
-                     help="Seconds one request may take."),
+                     help="Seconds one request may take (and so any query it sends to a remote endpoint)."),
         click.option("--allow-service", "allow_service", multiple=True, metavar="HOST",
                      help="A host (HOST or HOST:PORT) a query's SERVICE may call (repeatable; default: SERVICE "
                      "is refused)."),
@@ -100,11 +101,12 @@ def serve(kbs: tuple[str, ...], llms: tuple[str, ...], strategy: str | None, emb
 
     service = Service(_settings(kbs, llms, strategy, embedder, allow_service, timeout_s=timeout_s,
                                 max_body=max_body, workers=workers))
-    _warm(service)
-    app = create_app(service, token=token or None, loopback=is_loopback(host))
-    shown = f"[{host}]" if ":" in host else host
-    note(f"serving on http://{shown}:{port}/ (Ctrl-C stops){' with a token' if token else ''}")
-    uvicorn.run(app, host=host, port=port, log_level="warning", server_header=False)
+    with endpoint_timeout(timeout_s, cap=True):  # no endpoint query outlives a request
+        _warm(service)
+        app = create_app(service, token=token or None, loopback=is_loopback(host))
+        shown = f"[{host}]" if ":" in host else host
+        note(f"serving on http://{shown}:{port}/ (Ctrl-C stops){' with a token' if token else ''}")
+        uvicorn.run(app, host=host, port=port, log_level="warning", server_header=False)
 
 
 def _warm(service: Service) -> None:
@@ -135,4 +137,5 @@ def mcp(kbs: tuple[str, ...], llms: tuple[str, ...], strategy: str | None, embed
 
     os.environ.setdefault("SPARQLQA_PROGRESS_EVERY", "3600")  # stdout is the protocol; keep stderr quiet too
     settings = _settings(kbs, llms, strategy, embedder, allow_service, timeout_s=timeout_s)
-    run_stdio(Service(settings))
+    with endpoint_timeout(timeout_s, cap=True):  # no endpoint query outlives a tool call
+        run_stdio(Service(settings))

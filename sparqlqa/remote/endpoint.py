@@ -88,14 +88,17 @@ def set_timeout_cap(seconds: float | None) -> None:
 
 
 @contextmanager
-def timeout_override(seconds: float | None) -> Iterator[None]:
-    """:func:`set_timeout_override` for a ``with`` block (the previous setting comes back after)."""
-    previous = _TIMEOUTS["override"]
-    set_timeout_override(seconds)
+def timeout_override(seconds: float | None, *, cap: bool = False) -> Iterator[None]:
+    """:func:`set_timeout_override` (or, with ``cap``, :func:`set_timeout_cap`) for a ``with`` block;
+    the previous setting comes back after.  ``None`` changes nothing."""
+    key = "cap" if cap else "override"
+    previous = _TIMEOUTS[key]
+    if seconds is not None:
+        _TIMEOUTS[key] = _positive(seconds)
     try:
         yield
     finally:
-        _TIMEOUTS["override"] = previous
+        _TIMEOUTS[key] = previous
 
 
 def effective_timeout(configured: float) -> float:

@@ -10,8 +10,9 @@ True
 >>> try:
 ...     parse_json_results(b'{"head": {"vars": ["s"]}}', "SELECT ?s {}", "SELECT", "application/json")
 ... except CallFailure as failure:
-...     print(failure.message)
-the answer is not SPARQL JSON results: key 'results' is missing (the object has: head); received application/json, 25 bytes: {"head": {"vars": ["s"]}}
+...     print(failure.message.replace("; ", ";\\n"))
+the answer is not SPARQL JSON results: key 'results' is missing (the object has: head);
+received application/json, 25 bytes: {"head": {"vars": ["s"]}}
 """
 
 from __future__ import annotations

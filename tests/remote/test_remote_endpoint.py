@@ -173,7 +173,7 @@ def test_truncated_json_every_time_is_a_clear_error(server: FakeSparqlServer) ->
 def test_a_timeout_spends_the_whole_deadline_and_is_reported(server: FakeSparqlServer) -> None:
     server.script(*[Scripted(body=SELECT_BODY, delay=1.0)] * 2)
     store, waits = make_store(server.url, timeout=0.2, max_retries=1)
-    with pytest.raises(EndpointError, match="no complete answer within the 0.2 s timeout") as caught:
+    with pytest.raises(EndpointError, match=r"no complete answer within the 0\.2 s timeout") as caught:
         store.query("SELECT * WHERE { ?s ?p ?o }")
     assert waits == [] and store.requests_sent == 1 and caught.value.endpoint == server.url
     assert "--timeout" in (caught.value.hint or "")
