@@ -201,12 +201,11 @@ def _read_body(answer: http.client.HTTPResponse, connection: http.client.HTTPCon
         _set_timeout(connection, deadline)
         try:
             chunk = answer.read(min(_CHUNK, max_bytes + 1 - size))
-        except http.client.IncompleteRead as exc:
-            got = size + len(exc.partial)
-            raise CallFailure(f"the answer was cut short: {got:,} of {got + (exc.expected or 0):,} announced bytes "
-                              "arrived before the connection closed", retryable=True,
-                              hint="the connection or the endpoint failed mid-answer; try again later") from exc
+        except http.client.IncompleteRead as exc:  # chunked transfer cut short
+            raise _cut_short(size + len(exc.partial), size + len(exc.partial) + (exc.expected or 0)) from exc
         if not chunk:
+            if declared and declared.strip().isdigit() and size < int(declared):
+                raise _cut_short(size, int(declared))
             return b"".join(chunks)
         chunks.append(chunk)
         size += len(chunk)
@@ -262,6 +261,12 @@ def _connection_failure(exc: Exception) -> CallFailure:
         return CallFailure(f"request failed: {type(exc).__name__}: {exc}".rstrip(": "), retryable=True,
                            hint="check the network and the endpoint URL")
     return CallFailure(f"unexpected error from the HTTP client: {exc!r}", retryable=False)
+
+
+def _cut_short(got: int, announced: int) -> CallFailure:
+    return CallFailure(f"the answer was cut short: {got:,} of {announced:,} announced bytes arrived before the "
+                       "connection closed", retryable=True,
+                       hint="the connection or the endpoint failed mid-answer; try again later")
 
 
 def _too_big(limit: int, why: str) -> CallFailure:

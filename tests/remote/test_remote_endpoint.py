@@ -246,3 +246,21 @@ def test_retry_after_http_date_and_json_terms() -> None:
                                                     "predicate": {"type": "uri", "value": "http://b"},
                                                     "object": {"type": "literal", "value": "c"}}})
     assert triple == Triple(NamedNode("http://a"), NamedNode("http://b"), Literal("c"))
+
+
+def test_the_process_wide_override_and_cap() -> None:
+    from sparqlqa.errors import ConfigError
+    from sparqlqa.remote.endpoint import timeout_override
+
+    store = EndpointStore("http://127.0.0.1:1/sparql", timeout=30)
+    with timeout_override(5):
+        assert store.timeout == 5
+        with timeout_override(2, cap=True):
+            assert store.timeout == 2
+        with timeout_override(None):
+            assert store.timeout == 5
+    with timeout_override(10, cap=True):
+        assert store.timeout == 10 and EndpointStore("http://127.0.0.1:1/sparql", timeout=4).timeout == 4
+    assert store.timeout == 30
+    with pytest.raises(ConfigError, match="positive"), timeout_override(0):
+        pass
