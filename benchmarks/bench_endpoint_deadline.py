@@ -26,10 +26,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
-from fake_servers import LoopbackHTTP  # noqa: E402
+from fake_servers import LoopbackHTTP
 
-from sparqlqa.errors import EndpointError  # noqa: E402
-from sparqlqa.remote.endpoint import EndpointStore  # noqa: E402
+from sparqlqa.errors import EndpointError
+from sparqlqa.remote.endpoint import EndpointStore
 
 ROWS = (b'{"head": {"vars": ["s"]}, "results": {"bindings": [{"s": {"type": "uri", "value": "http://e/a"}}]}}')
 
