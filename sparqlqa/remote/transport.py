@@ -13,6 +13,8 @@ redirect or retries behind our back):
   followed, with the same method and body, at most :data:`MAX_REDIRECTS` times; one to another host
   is refused with an error naming both hosts, so a query (a POST body included) never goes
   anywhere the user did not name.
+* **proxies** from the environment (``http_proxy``, ``https_proxy``, ``no_proxy``) are used as urllib
+  would (no proxy credentials);
 * **bounded answers**: a body longer than ``max_bytes`` is refused as soon as it is announced or
   read, so memory stays bounded whatever the server sends.
 
@@ -32,6 +34,7 @@ import socket
 import ssl
 import threading
 import time
+import urllib.request
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from urllib.parse import urljoin, urlsplit
@@ -161,8 +164,7 @@ def _exchange(method: str, url: str, headers: Mapping[str, str], body: bytes | N
     remaining = deadline.remaining()
     if remaining <= 0:
         raise _timed_out(deadline)
-    connection_class = http.client.HTTPSConnection if parts.scheme.lower() == "https" else http.client.HTTPConnection
-    connection = connection_class(parts.hostname or "", parts.port, timeout=remaining)
+    connection, target = _connection(url, target, remaining)
     watchdog = _Watchdog(connection, deadline)
     try:
         connection.connect()
@@ -179,6 +181,23 @@ def _exchange(method: str, url: str, headers: Mapping[str, str], body: bytes | N
     finally:
         watchdog.cancel()
         connection.close()
+
+
+def _connection(url: str, target: str, timeout: float) -> tuple[http.client.HTTPConnection, str]:
+    """A connection to the endpoint, or through the proxy the environment names (``http_proxy``,
+    ``https_proxy``, ``no_proxy``, as urllib reads them), and the request target to send it."""
+    parts = urlsplit(url)
+    https = parts.scheme.lower() == "https"
+    connection_class = http.client.HTTPSConnection if https else http.client.HTTPConnection
+    proxy = urllib.request.getproxies().get(parts.scheme.lower())
+    if not proxy or urllib.request.proxy_bypass(parts.hostname or ""):
+        return connection_class(parts.hostname or "", parts.port, timeout=timeout), target
+    via = urlsplit(proxy if "://" in proxy else f"http://{proxy}")
+    if https:  # a CONNECT tunnel: the proxy sees the host, never the query
+        connection = http.client.HTTPSConnection(via.hostname or "", via.port or 80, timeout=timeout)
+        connection.set_tunnel(parts.hostname or "", parts.port or 443)
+        return connection, target
+    return http.client.HTTPConnection(via.hostname or "", via.port or 80, timeout=timeout), url
 
 
 def _set_timeout(connection: http.client.HTTPConnection, deadline: Deadline) -> None:

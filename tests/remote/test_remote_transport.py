@@ -92,3 +92,17 @@ def test_a_relative_redirect_keeps_method_and_body(server: FakeSparqlServer) -> 
     assert response.status == 200 and response.url.endswith("/elsewhere")
     assert [(s.method, s.path, s.body) for s in server.seen] == [("POST", "/sparql", b"query=q"),
                                                                  ("POST", "/elsewhere", b"query=q")]
+
+
+def test_the_environments_proxy_is_used_and_no_proxy_honoured(server: FakeSparqlServer,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    server.script(Scripted(body=b"{}"))
+    monkeypatch.setenv("http_proxy", f"http://127.0.0.1:{server.http.port}")
+    monkeypatch.delenv("no_proxy", raising=False)
+    monkeypatch.delenv("NO_PROXY", raising=False)
+    response = send(Request("GET", "http://endpoint.invalid/sparql?query=q"), Deadline(5), max_bytes=1000)
+    assert response.status == 200 and server.seen[0].path == "http://endpoint.invalid/sparql?query=q"
+    monkeypatch.setenv("no_proxy", "endpoint.invalid")
+    with pytest.raises(CallFailure, match=r"cannot resolve|request failed"):  # straight to the (unknown) host
+        send(Request("GET", "http://endpoint.invalid/sparql"), Deadline(5), max_bytes=1000)
+    assert len(server.seen) == 1
