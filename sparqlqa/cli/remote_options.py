@@ -3,7 +3,7 @@
 One query to an endpoint gets one deadline, every retry, redirect and backoff wait included
 (:mod:`sparqlqa.remote.endpoint`).  Without the option a KB keeps its own setting: the timeout
 given to ``kbs add --timeout``, else ``timeout`` under ``[endpoint]`` in its profile, else 60 s.
-``serve`` and ``mcp`` cap every endpoint query by their own ``--timeout`` (a request's limit):
+``serve`` and ``mcp`` cap every endpoint query at 90% of their own ``--timeout`` (a request's limit):
 ``endpoint_timeout(seconds, cap=True)``.
 """
 

@@ -21,6 +21,9 @@ if TYPE_CHECKING:
     from sparqlqa.serve.service import ServeSettings, Service
 
 TOKEN_ENV = "SPARQLQA_SERVE_TOKEN"
+#: a remote KB's endpoint query may take this share of ``--timeout``: it ends (freeing its worker) just
+#: before the request does, so the client hears which endpoint failed rather than a bare timeout
+ENDPOINT_SHARE = 0.9
 
 
 def is_loopback(host: str) -> bool:
@@ -101,7 +104,7 @@ def serve(kbs: tuple[str, ...], llms: tuple[str, ...], strategy: str | None, emb
 
     service = Service(_settings(kbs, llms, strategy, embedder, allow_service, timeout_s=timeout_s,
                                 max_body=max_body, workers=workers))
-    with endpoint_timeout(timeout_s, cap=True):  # no endpoint query outlives a request
+    with endpoint_timeout(ENDPOINT_SHARE * timeout_s, cap=True):  # no endpoint query outlives a request
         _warm(service)
         app = create_app(service, token=token or None, loopback=is_loopback(host))
         shown = f"[{host}]" if ":" in host else host
@@ -137,5 +140,5 @@ def mcp(kbs: tuple[str, ...], llms: tuple[str, ...], strategy: str | None, embed
 
     os.environ.setdefault("SPARQLQA_PROGRESS_EVERY", "3600")  # stdout is the protocol; keep stderr quiet too
     settings = _settings(kbs, llms, strategy, embedder, allow_service, timeout_s=timeout_s)
-    with endpoint_timeout(timeout_s, cap=True):  # no endpoint query outlives a tool call
+    with endpoint_timeout(ENDPOINT_SHARE * timeout_s, cap=True):  # no endpoint query outlives a tool call
         run_stdio(Service(settings))

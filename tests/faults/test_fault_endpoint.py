@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import socket
+import sys
 import threading
 import time
 import tracemalloc
@@ -336,3 +337,42 @@ def test_an_ask_answer_that_is_not_sparql_json_is_not_an_empty_endpoint() -> Non
         code, output = cli("kbs", "add", "wd", "--endpoint", fake.url)
     assert_clean_failure(code, output, EndpointError.exit_code, "key 'boolean' is missing", "the object has: status")
     assert "holds no triples" not in output and not kb_exists("wd")
+
+
+def remote_kb_at(name: str, url: str, timeout: float) -> None:
+    """A remote KB whose endpoint is ``url`` (written directly: no sampling against a silent endpoint)."""
+    from sparqlqa.kb.knowledge_base import Manifest, write_generation
+    from sparqlqa.kb.schema import Schema
+    from sparqlqa.remote.endpoint import EndpointConfig
+
+    def build(generation: Path) -> None:
+        store = {**EndpointConfig(url=url, timeout=timeout).to_dict()}
+        store.pop("user_agent")
+        Manifest(name=name, generation=generation.name, store=store, schema=Schema().to_dict()).write(generation)
+
+    write_generation(name, build)
+
+
+def test_mcp_caps_a_remote_kbs_queries_by_its_timeout() -> None:
+    import anyio
+    from mcp import ClientSession, StdioServerParameters
+    from mcp.client.stdio import stdio_client
+
+    from faults.helpers import child_env
+
+    with SilentListener() as silent:
+        remote_kb_at("wd", silent.url, timeout=600)  # the KB's own setting would hold a query 10 minutes
+        params = StdioServerParameters(command=sys.executable, args=["-m", "sparqlqa", "mcp", "--kb", "wd",
+                                                                     "--timeout", "5"], env=child_env())
+
+        async def main() -> Any:
+            with anyio.fail_after(90):
+                async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+                    await session.initialize()
+                    await session.call_tool("schema", {"kb": "wd"})  # opens the KB (no query): imports done
+                    return await session.call_tool("sparql", {"kb": "wd", "query": "ASK { ?s ?p ?o }"})
+
+        result = anyio.run(main)
+    text = result.content[0].text
+    assert result.isError and silent.url in text and "within the 4.5 s timeout" in text, text
+    assert "Traceback" not in text
