@@ -376,3 +376,12 @@ def test_mcp_caps_a_remote_kbs_queries_by_its_timeout() -> None:
     text = result.content[0].text
     assert result.isError and silent.url in text and "within the 4.5 s timeout" in text, text
     assert "Traceback" not in text
+
+
+def test_ask_timeout_overrides_a_saved_kbs_own_setting() -> None:
+    with SilentListener() as silent:
+        remote_kb_at("wd", silent.url, timeout=600)
+        code, output = cli("ask", "wd", "who directed Alien", "--strategy", "offline", "--timeout", "1")
+        connections = len(silent.accepted)
+    assert_clean_failure(code, output, EndpointError.exit_code, silent.url, "within the 1 s timeout")
+    assert connections == 1
