@@ -274,7 +274,8 @@ def test_label_lookup_matches_only_the_literal_text(text: str) -> None:
     store.oxstore.add(Quad(other, RDFS.label, Literal("zz other label")))
     query = label_lookup_query(text, [RDFS.label.value], limit=5)
     baseline = label_lookup_query("plain", [RDFS.label.value], limit=5)
-    assert query.count("\n") == baseline.count("\n") and _shape(query)[:2] == _shape(baseline)[:2]
+    without_text = query.replace(str(Literal(text)), str(Literal("plain")))  # the text may hold " ." or VALUES
+    assert query.count("\n") == baseline.count("\n") and without_text == baseline
     assert query.splitlines()[:4] == baseline.splitlines()[:4]
     prepareQuery(query)
     found = {row[0].value for row in store.query(query).rows if row[0] is not None}
