@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from pyoxigraph import Literal, NamedNode, Quad, RdfFormat
+from pyoxigraph import Literal, NamedNode, Quad
 
 from sparqlqa.kb.knowledge_base import KnowledgeBase
 from sparqlqa.kb.labels import NodeMatch, clear_cache
@@ -23,14 +23,6 @@ from sparqlqa.stages.triplets import Term, Triplet, Triplets, parse_arrow_triple
 EX = "https://example.org/movies/"
 REL = EX + "rel/"
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "movies.ttl"
-
-
-@pytest.fixture(scope="module")
-def kb() -> KnowledgeBase:
-    """The movie fixture as an in-memory KB (module-wide: these tests only read it)."""
-    store = OxigraphStore.in_memory()
-    store.oxstore.load(path=str(FIXTURE), format=RdfFormat.TURTLE)
-    return KnowledgeBase.in_memory("movies", store)
 
 
 @pytest.fixture(scope="module")
