@@ -9,7 +9,7 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -83,28 +83,6 @@ class RelationVectors:
         return self._matrix[rows] if rows else self.embedder.embed(texts)
 
 
-_VECTORS: dict[tuple[str, str], np.ndarray] = {}
-#: short texts (question spans) whose vectors are kept in memory, per process
-VECTOR_CACHE_SIZE = 50_000
-
-
-def embed_cached(embedder: Embedder, texts: Sequence[str]) -> np.ndarray:
-    """``embedder.embed(texts)``, remembering each text's vector (spans recur across questions)."""
-    if not texts:
-        return np.zeros((0, embedder.dimension), dtype=np.float32)
-    model = embedder.model_id
-    # read each vector once into a local dict: another thread (sparqlqa serve) may clear the cache meanwhile
-    found: dict[str, np.ndarray | None] = {t: _VECTORS.get((model, t)) for t in texts}
-    missing = [t for t, v in found.items() if v is None]
-    if missing:
-        fresh = dict(zip(missing, embedder.embed(missing)))
-        found.update(fresh)
-        if len(_VECTORS) + len(missing) > VECTOR_CACHE_SIZE:
-            _VECTORS.clear()
-        _VECTORS.update({(model, t): v for t, v in fresh.items()})
-    return np.stack([cast(np.ndarray, found[t]) for t in texts])
-
-
 def has_round_trip(hops: Sequence[Hop]) -> bool:
     """Whether a path goes out and back along one relation somewhere (``-r-> <-r-`` or ``<-r- -r->``)."""
     return any(a.relation == b.relation and a.forward != b.forward for a, b in itertools.pairwise(hops))
@@ -121,7 +99,7 @@ class QuestionScorer:
         self.relations = relations
         self.settings = settings
         self.spans = question_spans(question, placeholder, settings.max_span_words)
-        self._span_vectors = embed_cached(relations.embedder, [s.text for s in self.spans]) if self.spans else None
+        self._span_vectors = relations.embedder.embed_cached([s.text for s in self.spans]) if self.spans else None
         self._apart = np.array([[a.last < b.first or b.last < a.first for b in self.spans] for a in self.spans],
                                dtype=bool).reshape(len(self.spans), len(self.spans))
         self._free = np.array([[a.last <= b.first or b.last <= a.first for b in self.spans] for a in self.spans],
@@ -170,7 +148,7 @@ class QuestionScorer:
             if span.category_of:
                 texts = category_texts(self.relations.texts(relation, "forward"), span.category_of)
                 if texts:
-                    sims[i] = float((embed_cached(self.relations.embedder, texts) @ self._span_vectors[i]).max())
+                    sims[i] = float((self.relations.embedder.embed_cached(texts) @ self._span_vectors[i]).max())
 
     def _twice_row(self, unit: Unit) -> np.ndarray:
         """A hop said twice by one "grand-" word: the cosine of the word's rest ("grand**parent**") with
@@ -178,7 +156,7 @@ class QuestionScorer:
         row = np.full(len(self.spans), -np.inf)
         stems = [(i, stem) for i, s in enumerate(self.spans) if (stem := grand_stem(s.text))]
         if stems:
-            vectors = embed_cached(self.relations.embedder, [stem for _, stem in stems])
+            vectors = self.relations.embedder.embed_cached([stem for _, stem in stems])
             sims = (self.relations.vectors(unit.relation, "forward") @ vectors.T).max(axis=0)
             row[[i for i, _ in stems]] = sims
         return row
@@ -278,7 +256,7 @@ class QuestionScorer:
             return 0.0
         if self._focus_scores is None:
             rels = self.relations
-            phrase = embed_cached(rels.embedder, [self.focus.phrase])[0]
+            phrase = rels.embedder.embed_cached([self.focus.phrase])[0]
             raw = np.array([float((rels.vectors(r.iri, "forward") @ phrase).max()) for r in rels.relations])
             self._focus_scores = np.maximum(0.0, raw - raw.mean() - self.settings.type_margin)
         last = path.hops[-1]
@@ -297,7 +275,7 @@ class QuestionScorer:
         if not self.class_phrase or rels.class_vectors is None or not path.hops:
             return 0.0
         if self._class_values is None:
-            sims = rels.class_vectors @ embed_cached(rels.embedder, [self.class_phrase])[0]
+            sims = rels.class_vectors @ rels.embedder.embed_cached([self.class_phrase])[0]
             values = sims - sims.mean()
             named = float(values.max()) > self.settings.type_margin
             self._class_values = dict(zip(rels.classes, values.tolist())) if named else {}

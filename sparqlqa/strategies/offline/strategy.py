@@ -18,7 +18,7 @@ import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar, TypeVar, cast
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 from pyoxigraph import NamedNode
 
@@ -183,17 +183,12 @@ def _units(path: RelationPath) -> tuple[Any, ...]:
     return segmentations(path.hops)[0]
 
 
-_PER_KB: dict[tuple[str, str, int, str], Any] = {}
 T = TypeVar("T")
 
 
 def kb_statistic(kb: KnowledgeBase, name: str, compute: Callable[[], T]) -> T:
-    """``compute()`` once per (KB generation, ``name``) in this process."""
-    key = (str(kb.directory or id(kb)), str(kb.manifest.generation), len(kb.manifest.extra.get("ontologies", [])),
-           name)
-    if key not in _PER_KB:
-        _PER_KB[key] = compute()
-    return cast(T, _PER_KB[key])
+    """``compute()`` once per opened KB (and its added ontologies): see :meth:`KnowledgeBase.remember`."""
+    return kb.remember(("offline", name, len(kb.manifest.extra.get("ontologies", []))), compute)
 
 
 def relation_vectors(kb: KnowledgeBase, embedder: Embedder) -> RelationVectors:
