@@ -29,7 +29,8 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Mapping
-from dataclasses import dataclass, field as dataclass_field
+from dataclasses import dataclass
+from dataclasses import field as dataclass_field
 from typing import Any
 
 from sparqlqa.errors import InvalidText
@@ -141,10 +142,7 @@ def _bad_character(text: str, index: int, kind: TextKind, field: str) -> Invalid
             what += f", which is how an invalid UTF-8 byte 0x{code - 0xDC00:02X} reads in Python"
             hint = "pass the text as UTF-8 (check the terminal's or the file's encoding), or send valid Unicode"
         return InvalidText(field, f"holds {what}", position=index + 1, hint=hint)
-    if code == 0:
-        what = "a NUL character (U+0000)"
-    else:
-        what = f"a control character (U+{code:04X})"
+    what = "a NUL character (U+0000)" if code == 0 else f"a control character (U+{code:04X})"
     allowed = {"\t": "tab", "\n": "newline", "\r": "carriage return"}
     kept = [allowed[c] for c in kind.controls]
     hint = ("remove it: " + (f"only {', '.join(kept)} are allowed among control characters" if kept
