@@ -113,6 +113,11 @@ def _decode(data: bytes, kind: TextKind, field: str) -> str:
     if len(data) > 4 * kind.limit:  # more bytes than the longest allowed text can take
         raise InvalidText(field, f"is {len(data):,} bytes long; at most {kind.limit:,} characters are accepted",
                           hint=kind.shorten)
+    return decode_utf8(data, field)
+
+
+def decode_utf8(data: bytes, field: str) -> str:
+    """``data`` decoded as UTF-8, or :class:`InvalidText` giving the first bad byte and its offset."""
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
