@@ -25,7 +25,7 @@ from typing import Any
 import httpx
 import pytest
 
-from faults.helpers import REPO, build_template
+from faults.helpers import REPO, assert_clean_failure, build_template, cli, copy_kbs, run_child
 
 TOKEN = "t0ken-not-for-logs"
 #: the bound on every wait of these tests: a server that never answers fails the test, never hangs it
@@ -161,6 +161,58 @@ def test_megabyte_bodies_are_refused_and_the_server_answers_on(server: Server) -
         assert answer.status_code == 200 and answer.json()["items"], answer.text
         rows = http.post("/api/sparql", json={"kb": "movies", "query": "ASK { ?s ?p ?o }"})
         assert rows.status_code == 200 and rows.json()["results"]["boolean"] is True
+
+
+# --- the command line -----------------------------------------------------------------------------
+
+
+@pytest.fixture
+def movies(home: Path, sparqlqa_home: Path) -> None:
+    copy_kbs(home, sparqlqa_home)
+
+
+def test_a_real_invalid_byte_in_argv_is_exit_2(movies: None) -> None:
+    """A child gets the byte 0xFF itself in its argv (not a Python string)."""
+    code, output = run_child("ask", "movies", "who directed \udcffAlien", "--strategy", "offline")
+    assert_clean_failure(code, output, 2, "the question (QUESTION) holds a lone surrogate (U+DCFF) at character 14",
+                         "invalid UTF-8 byte 0xFF", "hint:")
+    code, output = run_child("sparql", "movi\udce9s", "ASK {}")
+    assert_clean_failure(code, output, 2, "the knowledge base name holds a lone surrogate (U+DCE9)")
+
+
+def test_queries_from_files_and_stdin_are_checked(movies: None, tmp_path: Path) -> None:
+    bad = tmp_path / "bad.rq"
+    bad.write_bytes(b"SELECT * WHERE {\n  ?s ?p \"\xc3\" }")
+    code, output = cli("sparql", "movies", f"@{bad}")
+    assert_clean_failure(code, output, 2, f"the query file {bad} is not valid UTF-8: byte 0xC3 at byte 27")
+    nul = tmp_path / "nul.rq"
+    nul.write_bytes(b"\xef\xbb\xbfASK {\n}\x00")
+    code, output = cli("sparql", "movies", f"@{nul}")
+    assert_clean_failure(code, output, 2, "holds a NUL character (U+0000) at character 8 (line 2, column 2)")
+    child = subprocess.run([sys.executable, "-m", "sparqlqa", "sparql", "movies", "-", "--json"], input=b"ASK {\xff}",
+                           capture_output=True, env={**os.environ, "PYTHONPATH": str(REPO)}, timeout=120)
+    assert child.returncode == 2 and b"Traceback" not in child.stderr, child.stderr
+    assert json.loads(child.stdout)["error"].startswith("the query on stdin is not valid UTF-8: byte 0xFF")
+    good = tmp_path / "good.rq"
+    good.write_bytes(b"\xef\xbb\xbfASK { ?s ?p ?o }")  # a BOM is fine: dropped
+    code, output = cli("sparql", "movies", f"@{good}", "--json")
+    assert code == 0 and json.loads(output)["boolean"] is True, output
+
+
+@pytest.mark.parametrize("args", [("kbs", "remove", "mov\x00ies", "--yes"), ("schema", "mo\x1bvies"),
+                                  ("index", "movies\x7f"), ("ask", "mov\x85ies", "who")])
+def test_kb_names_are_checked(movies: None, args: tuple[str, ...]) -> None:
+    code, output = cli(*args)
+    assert_clean_failure(code, output, 2, "knowledge base name", "holds a", "hint: remove it")
+
+
+def test_eval_question_files_are_checked(movies: None, tmp_path: Path) -> None:
+    questions = tmp_path / "q.jsonl"
+    questions.write_text('{"id": "a", "question": "who directed Alien", "answers": ["Ridley Scott"]}\n'
+                         '{"id": "b", "question": "who \\ud800 directed", "answers": ["x"]}\n', encoding="utf-8")
+    code, output = cli("eval", "jsonl", str(questions), "--kb", "movies", "--strategy", "offline",
+                       "--out", str(tmp_path / "out"), "--no-plots")
+    assert_clean_failure(code, output, 2, f"{questions}: question 'b' holds a lone surrogate (U+D800) at character 5")
 
 
 # --- connections ----------------------------------------------------------------------------------
