@@ -4,6 +4,10 @@ Routes: ``GET /`` (the page), ``GET /healthz``, ``GET /api/kbs``, ``GET /api/sch
 ``POST /api/ask``, ``POST /api/sparql``.  Every error is JSON ``{"error", "hint"}`` (our
 :class:`~sparqlqa.errors.SparqlqaError`: 400/404/502; body too large: 413; wrong content type:
 415; over the time limit: 504; anything else: 500, the traceback only in the server log).
+A body is checked once, here, by :func:`~sparqlqa.text_input.clean_json`: not UTF-8, not JSON, or
+a string in it with a lone surrogate, NUL, a control character or too many characters is a 400
+naming the field.  A client gone before its answer gets nothing and nothing is logged but its
+access line (499, :mod:`sparqlqa.serve.connections`).
 Blocking work runs in a bounded thread pool, so requests are answered concurrently.  With a
 token, ``/api/*`` needs ``Authorization: Bearer TOKEN``; on loopback, a request whose ``Host``
 is not a loopback name is refused (DNS rebinding), and POSTs must be ``application/json`` (a
