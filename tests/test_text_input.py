@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from sparqlqa.errors import ConfigError, InvalidText
-from sparqlqa.text_input import CODE, NAME, PROSE, TextKind, clean_json, clean_text
+from sparqlqa.text_input import CODE, DATASET, NAME, PROSE, TextKind, clean_json, clean_text
 
 KINDS = [PROSE, CODE, NAME]
 
@@ -142,3 +142,9 @@ def test_clean_json_checks_every_string_with_the_field_kind() -> None:
     with pytest.raises(InvalidText, match=r"body\.kb holds a control character"):
         clean_json({"kb": "a\tb"}, {"kb": NAME})
     assert clean_json(["a", 1], {}) == ["a", 1]
+
+
+def test_dataset_questions_have_stray_controls_blanked_but_not_surrogates() -> None:
+    assert clean_text("a\x07b\x08c\x0cd\x00e\tf\n", kind=DATASET, field="q") == "a b c d e\tf\n"
+    with pytest.raises(InvalidText, match="q holds a lone surrogate"):
+        clean_text("a\x07\ud800", kind=DATASET, field="q")

@@ -26,7 +26,7 @@ from typing import Any, ClassVar
 
 from sparqlqa.errors import DatasetError
 from sparqlqa.registry import Registry
-from sparqlqa.text_input import PROSE, clean_text
+from sparqlqa.text_input import DATASET, clean_text
 
 #: the splits ``--split`` accepts (``human``: STaRK's human-generated set)
 SPLITS: tuple[str, ...] = ("test", "val", "dev", "train", "human", "all")
@@ -93,8 +93,9 @@ def load_questions(name: str, source: str | Path, **options: Any) -> list[Questi
 
 
 def _clean(question: Question, path: Path) -> Question:
-    """``question`` with its text checked once, here at the edge (:func:`~sparqlqa.text_input.clean_text`)."""
-    text = clean_text(question.text, kind=PROSE, field=f"{path}: question {question.id!r}")
+    """``question`` with its text checked once, here at the edge (:func:`~sparqlqa.text_input.clean_text`):
+    stray control characters become spaces; invalid Unicode or an overlong question is an error."""
+    text = clean_text(question.text, kind=DATASET, field=f"{path}: question {question.id!r}")
     return question if text == question.text else replace(question, text=text)
 
 
