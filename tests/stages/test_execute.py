@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from pyoxigraph import Literal, NamedNode, Quad, RdfFormat
+from pyoxigraph import Literal, NamedNode, Quad
 
 from sparqlqa.kb.knowledge_base import KnowledgeBase
 from sparqlqa.kb.labels import NodeMatch, clear_cache
@@ -23,14 +23,6 @@ from sparqlqa.stages.triplets import Term, Triplet, Triplets, parse_arrow_triple
 EX = "https://example.org/movies/"
 REL = EX + "rel/"
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "movies.ttl"
-
-
-@pytest.fixture(scope="module")
-def kb() -> KnowledgeBase:
-    """The movie fixture as an in-memory KB (module-wide: these tests only read it)."""
-    store = OxigraphStore.in_memory()
-    store.oxstore.load(path=str(FIXTURE), format=RdfFormat.TURTLE)
-    return KnowledgeBase.in_memory("movies", store)
 
 
 @pytest.fixture(scope="module")
@@ -274,7 +266,8 @@ def test_label_lookup_matches_only_the_literal_text(text: str) -> None:
     store.oxstore.add(Quad(other, RDFS.label, Literal("zz other label")))
     query = label_lookup_query(text, [RDFS.label.value], limit=5)
     baseline = label_lookup_query("plain", [RDFS.label.value], limit=5)
-    assert query.count("\n") == baseline.count("\n") and _shape(query)[:2] == _shape(baseline)[:2]
+    without_text = query.replace(str(Literal(text)), str(Literal("plain")))  # the text may hold " ." or VALUES
+    assert query.count("\n") == baseline.count("\n") and without_text == baseline
     assert query.splitlines()[:4] == baseline.splitlines()[:4]
     prepareQuery(query)
     found = {row[0].value for row in store.query(query).rows if row[0] is not None}

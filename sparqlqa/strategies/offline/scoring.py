@@ -9,15 +9,14 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, cast
 
 import numpy as np
 
+from sparqlqa.english import STOPWORDS, WH_CLASSES, ScoringSettings
 from sparqlqa.kb.schema import RelationInfo, Schema, humanize, local_name
 from sparqlqa.strategies.offline.mentions import words_of
 from sparqlqa.strategies.offline.question import (
-    WH_CLASSES,
     do_support,
     grand_stem,
     main_verb,
@@ -31,34 +30,6 @@ if TYPE_CHECKING:
     from sparqlqa.embed.embedders import Embedder
 
 from sparqlqa.strategies.offline.paths import Hop, RelationPath, Unit, path_text, segmentations
-
-
-@dataclass
-class ScoringSettings:
-    """Knobs of path scoring (KB-agnostic; see the README on improving relation labels instead).
-
-    ``hop_cost``: the similarity a unit's span must exceed to pay for the unit, so
-    paths grow a hop only when the question says that hop; ``centering``: how much
-    of a span's mean similarity to *all* relations is subtracted (domain words such
-    as "film" resemble every relation of a movie KB and so evidence none);
-    ``backward_penalty``: a tie-breaker preferring hops read in the label's direction;
-    ``round_trip_cue``: what a reading without a round trip loses when the question says "together",
-    "same", "share", "co-" or "also"; ``class_weight``: how much the answer's node type counts on a
-    typed KB (no typed benchmark KB here, so set by hand, below ``type_weight``); ``unsaid_verb``: what a
-    reading loses when no hop is said by the main verb of a do-question ("what did X 's mother **die** of").
-    """
-
-    hop_cost: float = 0.2
-    centering: float = 0.9
-    backward_penalty: float = 0.01
-    max_span_words: int = 3
-    order_penalty: float = 0.15
-    type_weight: float = 1.0
-    type_margin: float = 0.2
-    chain_hop_cost: float = 0.05
-    round_trip_cue: float = 0.2
-    class_weight: float = 0.5
-    unsaid_verb: float = 0.2
 
 
 def end_type_shares(relation: RelationInfo, forward: bool) -> dict[str, float]:
@@ -283,8 +254,6 @@ class QuestionScorer:
         axis = np.abs(centers - name) - np.abs(centers - focus)
         if do_support(words, focus, self.focus.phrase) and focus < name:
             # "where did the daughter of X **die**": the final verb goes with the wh-word
-            from sparqlqa.strategies.offline.mentions import STOPWORDS
-
             final = max((i for i, w in enumerate(words) if w not in STOPWORDS), default=-1)
             ends = np.array([s.last - 1 for s in self.spans])
             axis[(ends == final) & (centers > name)] = abs(name - focus)

@@ -22,13 +22,14 @@ from typing import TYPE_CHECKING, Any, ClassVar, TypeVar, cast
 
 from pyoxigraph import NamedNode
 
+from sparqlqa.english import ALTERNATIVE_MARGIN, MENTION_WEIGHT, ScoringSettings
 from sparqlqa.kb.labels import LabelIndex, NodeMatch
 from sparqlqa.stages.linking import LinkedConstants
 from sparqlqa.stages.triplets import Term, Triplet, Triplets
 from sparqlqa.strategies.base import FourStep, strategies
 from sparqlqa.strategies.offline.mentions import PLACEHOLDER, Mention, detect_mentions, mask_all
 from sparqlqa.strategies.offline.paths import RelationPath, SelfChaining, enumerate_paths
-from sparqlqa.strategies.offline.scoring import QuestionScorer, RelationVectors, ScoringSettings
+from sparqlqa.strategies.offline.scoring import QuestionScorer, RelationVectors
 
 if TYPE_CHECKING:
     from sparqlqa.embed.embedders import Embedder
@@ -40,15 +41,10 @@ if TYPE_CHECKING:
 #: mentions (and nodes per mention) whose paths are explored
 MAX_MENTIONS = 3
 MAX_NODES_PER_MENTION = 3
-#: runner-up paths within this score of the best become alternative tiers
-ALTERNATIVE_MARGIN = 0.05
 MAX_ALTERNATIVES = 2
 #: longer questions are not path-scored (alignment cost grows with the cube of the span count;
 #: the longest STaRK question has 97 words): they get no triplets and are ranked by vectors
 MAX_QUESTION_WORDS = 120
-#: weight of a mention's prior (length, exactness, bracket hint) in the final score; a reading gets it
-#: for every mention it uses, so a conjunction that explains both names beats a chain that ignores one
-MENTION_WEIGHT = 0.1
 #: how many paths per mention are shown in the explanation and tried in conjunctions
 SHOWN_PATHS = 8
 
