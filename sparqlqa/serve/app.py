@@ -129,7 +129,7 @@ async def read_json(request: Request, limit: int, kinds: Mapping[str, TextKind])
                 raise HTTPProblem(413, f"the request body is over {limit:,} bytes")
     except ClientDisconnect:
         raise Disconnected from None
-    text = decode_utf8(bytes(body), "the request body")
+    text = decode_utf8(bytes(body), "the request body").removeprefix("\ufeff")
     try:
         payload = json.loads(text)
     except ValueError as exc:
