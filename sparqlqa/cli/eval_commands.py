@@ -19,7 +19,7 @@ from rich.progress import (
 )
 
 from sparqlqa.cli.llm_commands import llm_options
-from sparqlqa.cli.output import PlainProgress, console, device_option, err_console, note, print_json
+from sparqlqa.cli.output import KB_NAME, PlainProgress, console, device_option, err_console, note, print_json
 from sparqlqa.errors import ConfigError
 
 #: eval's exit status when some answers failed (counted as misses; listed in report.md)
@@ -96,7 +96,7 @@ def _plain_progress() -> ProgressHooks:
 @click.command("eval")
 @click.argument("dataset", type=click.Choice(DATASET_NAMES))
 @click.argument("source", type=click.Path(exists=True, path_type=Path))
-@click.option("--kb", "kb_name", required=True, help="Knowledge base to answer from.")
+@click.option("--kb", "kb_name", type=KB_NAME, required=True, help="Knowledge base to answer from.")
 @click.option("--strategy", "strategy_text", default="4step", show_default=True,
               help="Comma-separated strategies run side by side: 4step, fiske, offline, vss, vss+rerank "
               "(fiske's call budget: $SPARQLQA_FISKE_BUDGET, default 30).")
