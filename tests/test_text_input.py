@@ -148,3 +148,14 @@ def test_dataset_questions_have_stray_controls_blanked_but_not_surrogates() -> N
     assert clean_text("a\x07b\x08c\x0cd\x00e\tf\n", kind=DATASET, field="q") == "a b c d e\tf\n"
     with pytest.raises(InvalidText, match="q holds a lone surrogate"):
         clean_text("a\x07\ud800", kind=DATASET, field="q")
+
+
+def test_the_python_api_is_an_edge_too() -> None:
+    """``sparqlqa.ask`` refuses bad text before it opens a KB or embeds anything."""
+    import sparqlqa
+    from sparqlqa.errors import InvalidText
+
+    with pytest.raises(InvalidText, match="lone surrogate"):
+        sparqlqa.ask("movies", "who directed \ud800")
+    with pytest.raises(InvalidText, match="kb"):
+        sparqlqa.ask("mov\x00ies", "who directed Alien")
