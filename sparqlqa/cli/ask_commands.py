@@ -11,6 +11,7 @@ import click
 
 from sparqlqa.cli.llm_commands import llm_options
 from sparqlqa.cli.output import (
+    KB_NAME,
     cell,
     console,
     count_progress,
@@ -53,7 +54,7 @@ def ensure_index(kb: KnowledgeBase, embedder: Embedder, *, quiet: bool = False, 
 
 
 @click.command("index")
-@click.argument("name")
+@click.argument("name", type=KB_NAME)
 @click.option("--embedder", "embedder_spec", metavar="SPEC",
               help="Embedder (default: $SPARQLQA_EMBEDDER or onnx:all-MiniLM-L6-v2).")
 @device_option
@@ -79,19 +80,23 @@ def index(name: str, embedder_spec: str | None, rebuild: bool, as_json: bool) ->
 def _open_target(words: tuple[str, ...], endpoint: str | None, profile: str) -> tuple[KnowledgeBase, str]:
     """``NAME QUESTION`` → that KB; ``--endpoint URL QUESTION`` → an unsaved KB over the endpoint."""
     from sparqlqa.errors import ConfigError
+    from sparqlqa.text_input import NAME, PROSE, clean_text
 
     if endpoint is not None:
         if len(words) != 1:
             raise ConfigError("with --endpoint, give only the question", hint='sparqlqa ask --endpoint URL "question"')
         from sparqlqa.remote import open_endpoint
 
-        return open_endpoint(endpoint, profile), words[0]
+        question = clean_text(words[0], kind=PROSE, field="the question (QUESTION)")
+        return open_endpoint(endpoint, profile), question
     if len(words) != 2:
         raise ConfigError("give a knowledge base name and a question",
                           hint='sparqlqa ask NAME "question"  (or: sparqlqa ask --endpoint URL "question")')
     from sparqlqa.kb.knowledge_base import open_kb
 
-    return open_kb(words[0]), words[1]
+    name = clean_text(words[0], kind=NAME, field="the knowledge base name (NAME)")
+    question = clean_text(words[1], kind=PROSE, field="the question (QUESTION)")
+    return open_kb(name), question
 
 
 @click.command("ask")

@@ -19,7 +19,7 @@ from rich.progress import (
 )
 
 from sparqlqa.cli.llm_commands import llm_options
-from sparqlqa.cli.output import PlainProgress, console, device_option, err_console, note, print_json
+from sparqlqa.cli.output import KB_NAME, PlainProgress, console, device_option, err_console, note, print_json
 from sparqlqa.cli.remote_options import endpoint_timeout, endpoint_timeout_option
 from sparqlqa.errors import ConfigError
 
@@ -97,7 +97,7 @@ def _plain_progress() -> ProgressHooks:
 @click.command("eval")
 @click.argument("dataset", type=click.Choice(DATASET_NAMES))
 @click.argument("source", type=click.Path(exists=True, path_type=Path))
-@click.option("--kb", "kb_name", required=True, help="Knowledge base to answer from.")
+@click.option("--kb", "kb_name", type=KB_NAME, required=True, help="Knowledge base to answer from.")
 @click.option("--strategy", "strategy_text", default="4step", show_default=True,
               help="Comma-separated strategies run side by side: 4step, fiske, offline, vss, vss+rerank "
               "(fiske's call budget: $SPARQLQA_FISKE_BUDGET, default 30).")

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from sparqlqa.cli.output import note
+from sparqlqa.cli.output import KB_NAME, note
 from sparqlqa.cli.remote_options import endpoint_timeout
 from sparqlqa.errors import ConfigError
 
@@ -63,7 +63,7 @@ def _settings(kbs: tuple[str, ...], llms: tuple[str, ...], strategy: str | None,
 
 def common_options(func: click.decorators.FC) -> click.decorators.FC:
     for option in reversed([
-        click.option("--kb", "kbs", multiple=True, metavar="NAME",
+        click.option("--kb", "kbs", multiple=True, metavar="NAME", type=KB_NAME,
                      help="A KB to serve (repeatable; default: every KB, looked up per request)."),
         click.option("--llm", "llms", multiple=True, metavar="SPEC",
                      help="An LLM clients may choose (repeatable; the first is the default; default: "
@@ -90,9 +90,13 @@ def common_options(func: click.decorators.FC) -> click.decorators.FC:
               help="Largest request body in bytes (413 past it).")
 @click.option("--workers", type=click.IntRange(min=1, max=64), default=4, show_default=True,
               help="Requests answered at once (threads).")
+@click.option("--read-timeout", type=click.FloatRange(min=0.1), default=20.0, show_default=True,
+              help="Seconds a client has to send a whole request (408 and closed past it).")
+@click.option("--max-connections", type=click.IntRange(min=1), default=64, show_default=True,
+              help="Open connections at most (a surplus client gets 503 and is closed).")
 def serve(kbs: tuple[str, ...], llms: tuple[str, ...], strategy: str | None, embedder: str | None,
           timeout_s: float, allow_service: tuple[str, ...], host: str, port: int, token: str | None, max_body: int,
-          workers: int) -> None:
+          workers: int, read_timeout: float, max_connections: int) -> None:
     """Serve KBs over HTTP: a JSON API (/api/ask, /api/sparql, /api/schema/KB, /api/kbs) and a page at /."""
     from sparqlqa.serve import require
 
@@ -109,7 +113,25 @@ def serve(kbs: tuple[str, ...], llms: tuple[str, ...], strategy: str | None, emb
         app = create_app(service, token=token or None, loopback=is_loopback(host))
         shown = f"[{host}]" if ":" in host else host
         note(f"serving on http://{shown}:{port}/ (Ctrl-C stops){' with a token' if token else ''}")
-        uvicorn.run(app, host=host, port=port, log_level="warning", server_header=False)
+        uvicorn.run(app, host=host, port=port, log_level="warning", server_header=False, access_log=False,
+                    http=_protocol(read_timeout, max_connections))
+
+
+def _protocol(read_timeout: float, max_connections: int) -> Any:
+    """Our h11 protocol class (read deadline, connection cap), its access log on stderr (one line per request:
+    client, method, path, status, ms; uvicorn's own access log, which shows query strings, stays off)."""
+    import logging
+    import sys
+
+    from sparqlqa.serve.connections import access_log, guarded_protocol
+
+    if not access_log.handlers:
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("%(asctime)s %(message)s"))
+        access_log.addHandler(handler)
+    access_log.setLevel(logging.INFO)
+    access_log.propagate = False
+    return guarded_protocol(read_timeout=read_timeout, max_connections=max_connections)
 
 
 def _warm(service: Service) -> None:
