@@ -267,3 +267,20 @@ def test_healthz_says_when_work_could_not_be_stopped(movies: str) -> None:
         with pytest.raises(QueryTimeout):  # a request whose time ran out while it waited for a thread
             late()
         assert service.busy == {}
+
+
+# --- a remote KB: --timeout reaches the endpoint query ----------------------------------------------
+
+
+def test_sparql_timeout_bounds_a_remote_kbs_query() -> None:
+    from faults.helpers import cli
+    from faults.test_fault_endpoint import SilentListener, remote_kb_at
+    from sparqlqa.errors import EndpointError
+
+    with SilentListener() as silent:
+        remote_kb_at("slow", silent.url, timeout=600)  # the KB's own setting would hold the query 10 minutes
+        code, output = cli("sparql", "slow", "ASK { ?s ?p ?o }", "--timeout", "1")
+        assert_clean_failure(code, output, EndpointError.exit_code, silent.url, "within the 1 s timeout")
+        remote_kb_at("quick", silent.url, timeout=0.5)  # without --timeout the KB's own (shorter) one holds
+        code, output = cli("sparql", "quick", "ASK { ?s ?p ?o }")
+        assert_clean_failure(code, output, EndpointError.exit_code, silent.url, "within the 0.5 s timeout")
