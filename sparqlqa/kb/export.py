@@ -31,11 +31,12 @@ from pyoxigraph import Store as OxStore
 
 from sparqlqa.errors import ConfigError, KBError, UnknownNameError
 from sparqlqa.kb.store import OxigraphStore, Store, Term
-from sparqlqa.kb.vocab import PREFIXES, SQA_BASE
+from sparqlqa.kb.vocab import PREFIXES, SQA_BASE, XSD
 
 if TYPE_CHECKING:
     import rdflib
 
+XSD_STRING = XSD.string.value
 #: the file in a KB generation listing the triples ingest added beside the sources (N-Triples)
 ADDED_FILE = "added.nt"
 #: ``--format`` names of ``sparqlqa export``
@@ -187,6 +188,8 @@ def rdflib_term(term: Term) -> Any:
     if isinstance(term, Literal):
         if term.language:
             return rdflib.Literal(term.value, lang=term.language)
+        if term.datatype.value == XSD_STRING:  # RDF 1.1: a plain literal is an xsd:string; rdflib parses it untyped
+            return rdflib.Literal(term.value)
         return rdflib.Literal(term.value, datatype=rdflib.URIRef(term.datatype.value))
     raise TypeError(f"rdflib has no equivalent of {term!r}")
 
