@@ -301,16 +301,17 @@ def sparql(name: str, query: str, fmt: str, as_json: bool, allow_service: tuple[
     only when its host is allowed (--allow-service, or allow_service in the KB's profile).
     """
     from sparqlqa.kb.knowledge_base import open_kb
+    from sparqlqa.kb.query_errors import query_with_prefixes
     from sparqlqa.kb.results_format import format_result
     from sparqlqa.kb.service_guard import allowance
-    from sparqlqa.kb.vocab import kb_prefixes, with_default_prefixes
+    from sparqlqa.kb.vocab import kb_prefixes
 
     hosts = allowance(allow_service)
     kb = open_kb(name)
     if hosts:
         kb.store.allow_service = kb.store.allow_service | hosts
     prefixes = kb_prefixes(kb)
-    result = kb.query(with_default_prefixes(_read_query(query), prefixes))
+    result = query_with_prefixes(kb.query, _read_query(query), prefixes)
     fmt = "json" if as_json else fmt
     if fmt == "table":
         _print_table(result, prefixes)

@@ -54,8 +54,10 @@ DEFAULT_GRAPH = "default"
 class ExportSource(Protocol):
     """What export reads of a KB (a :class:`~sparqlqa.kb.knowledge_base.KnowledgeBase`)."""
 
-    name: str
     directory: Path | None
+
+    @property
+    def name(self) -> str: ...
 
     @property
     def store(self) -> Store: ...
@@ -135,8 +137,10 @@ def _graph_name(store: OxStore, graph: str | None) -> NamedNode | DefaultGraph |
 def export_quads(store: OxStore, *, graph: str | None = None,
                  skip: frozenset[Triple] = frozenset()) -> Iterator[Quad]:
     """The store's quads (of ``graph`` only when given), lazily; default-graph triples in ``skip`` left out."""
+    subjects = frozenset(triple.subject for triple in skip)  # a cheap first test: few subjects have additions
     for quad in store.quads_for_pattern(None, None, None, _graph_name(store, graph)):
-        if skip and isinstance(quad.graph_name, DefaultGraph) and quad.triple in skip:
+        if (subjects and quad.subject in subjects and isinstance(quad.graph_name, DefaultGraph)
+                and quad.triple in skip):
             continue
         yield quad
 

@@ -184,9 +184,10 @@ class Service:
         """Run a read query: ``{kb, query}`` → form, variables, SPARQL JSON results, elapsed ms."""
         import json
 
+        from sparqlqa.kb.query_errors import query_with_prefixes
         from sparqlqa.kb.results_format import to_json
         from sparqlqa.kb.sparql_guard import query_form
-        from sparqlqa.kb.vocab import kb_prefixes, with_default_prefixes
+        from sparqlqa.kb.vocab import kb_prefixes
 
         body = _object(payload, {"kb", "query"})
         query = body.get("query")
@@ -194,7 +195,7 @@ class Service:
             raise QueryError("'query' must be a SPARQL query", hint="e.g. SELECT * WHERE { ?s ?p ?o } LIMIT 10")
         query_form(query)  # refuses updates before the KB is even opened
         with self.using(body.get("kb")) as kb:
-            result = kb.query(with_default_prefixes(query, kb_prefixes(kb)))
+            result = query_with_prefixes(kb.query, query, kb_prefixes(kb))
         size = len(result.rows) if result.form == "SELECT" else len(result.triples)
         result.rows, result.triples = result.rows[:MAX_ROWS], result.triples[:MAX_ROWS]
         return {"kb": kb.name, "form": result.form, "query": result.query,

@@ -66,14 +66,14 @@ def test_export_to_stdout_with_the_format_from_the_option(films: Path) -> None:
 def test_a_failed_export_leaves_the_old_file(films: Path, tmp_path: Path) -> None:
     target = tmp_path / "keep.nq"
     target.write_text("old\n", encoding="utf-8")
-    code, out, err = run("export", "films", "-o", str(target), "--graph", "http://example.org/nope")
+    code, _out, err = run("export", "films", "-o", str(target), "--graph", "http://example.org/nope")
     assert code == 2 and "no graph named" in err and "Traceback" not in err
     assert target.read_text("utf-8") == "old\n"
     assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".keep")) == []
 
 
 def test_json_without_a_file_is_refused(films: Path) -> None:
-    code, out, err = run("export", "films", "--json")
+    code, out, _err = run("export", "films", "--json")
     assert code == 2 and "needs -o" in json.loads(out)["error"]
 
 
