@@ -20,6 +20,7 @@ from mcp.server.fastmcp.exceptions import ToolError
 from sparqlqa.errors import SparqlqaError
 from sparqlqa.serve.service import Service
 from sparqlqa.stages.answer import Answer
+from sparqlqa.version import __version__
 
 INSTRUCTIONS = ("Answers natural-language questions over RDF knowledge graphs with audited, read-only SPARQL. "
                 "Call schema(kb) to see a KB's types and relations, ask(kb, question) for ranked answers "
@@ -52,9 +53,11 @@ def compact(answer: Answer, top: int) -> dict[str, Any]:
             "timings_ms": data["timings_ms"]}
 
 
-def build_server(service: Service) -> FastMCP:
-    """The MCP server with its three tools bound to ``service``."""
-    server = FastMCP("sparqlqa", instructions=INSTRUCTIONS)
+def build_server(service: Service, *, verbose: bool = False) -> FastMCP:
+    """The MCP server with its tools bound to ``service``; it introduces itself as sparqlqa and its version
+    (not the SDK's) and logs to stderr at WARNING (INFO with ``verbose``)."""
+    server = FastMCP("sparqlqa", instructions=INSTRUCTIONS, log_level="INFO" if verbose else "WARNING")
+    server._mcp_server.version = __version__  # what ``initialize`` reports as serverInfo.version
 
     @server.tool()
     async def ask(kb: str, question: str, strategy: str | None = None, k: int = 10,
@@ -96,6 +99,6 @@ def build_server(service: Service) -> FastMCP:
     return server
 
 
-def run_stdio(service: Service) -> None:
+def run_stdio(service: Service, *, verbose: bool = False) -> None:
     """Serve MCP on stdin/stdout until the client closes it."""
-    build_server(service).run(transport="stdio")
+    build_server(service, verbose=verbose).run(transport="stdio")

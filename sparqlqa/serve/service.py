@@ -44,9 +44,9 @@ ASK_FIELDS = frozenset({"kb", "question", "strategy", "llm", "k", "rerank"})
 class NotServed(KBNotFound):
     """The KB exists (or not) but this server was started for other KBs."""
 
-    def __init__(self, name: str, served: tuple[str, ...]) -> None:
+    def __init__(self, name: str, served: tuple[str, ...], listing: str = "GET /api/kbs") -> None:
         KBError.__init__(self, f"knowledge base {name!r} is not served here",
-                         hint=f"served: {', '.join(served)} (GET /api/kbs lists them)")
+                         hint=f"served: {', '.join(served)} ({listing} lists them)")
         self.name = name
 
 
@@ -68,6 +68,8 @@ class ServeSettings:
     workers: int = 4
     #: hosts a query's SERVICE may call (``--allow-service``); KB profiles' allowances do not apply here
     allow_service: tuple[str, ...] = ()
+    #: how a client of this front end lists the KBs, for hints ("the kbs tool" over MCP)
+    kbs_listing: str = "GET /api/kbs"
 
 
 class Service:
@@ -88,10 +90,10 @@ class Service:
     def check_kb(self, name: Any) -> str:
         """``name`` as a served KB name, or :class:`NotServed` / :class:`ConfigError`."""
         if not isinstance(name, str) or not name.strip():
-            raise ConfigError("'kb' must be a knowledge base name", hint="GET /api/kbs lists them")
+            raise ConfigError("'kb' must be a knowledge base name", hint=f"{self.settings.kbs_listing} lists them")
         name = name.strip()
         if self.settings.kbs and name not in self.settings.kbs:
-            raise NotServed(name, self.settings.kbs)
+            raise NotServed(name, self.settings.kbs, self.settings.kbs_listing)
         return name
 
     def kb(self, name: Any) -> KnowledgeBase:
