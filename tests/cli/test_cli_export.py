@@ -96,3 +96,14 @@ def test_sparql_construct_formats(films: Path) -> None:
     assert code == 0 and len(rdflib.Graph().parse(data=out, format="nt")) == 2
     code, _, err = run("sparql", "films", "SELECT * WHERE { ?s ?p ?o }", "--format", "turtle")
     assert code == 2 and "CONSTRUCT or DESCRIBE" in err
+
+
+def test_sparql_syntax_error_shows_line_column_and_caret(films: Path) -> None:
+    query = "SELECT ?d WHERE {\n  ?f rdfs:label ?l .\n  ?f <http://dbpedia.org/ontology/director> ?d\n"
+    code, _, err = run("sparql", "films", query)
+    assert code == 1 and "Traceback" not in err
+    assert "error: invalid SPARQL at line 1, column 17: this '{' is never closed" in err
+    assert "  1 | SELECT ?d WHERE {\n    |                 ^" in err
+    code, out, _ = run("sparql", "films", "SELECT * WHERE { ?s dbo:p ?o }", "--json")
+    body = json.loads(out)
+    assert code == 1 and "unknown prefix 'dbo:'" in body["error"] and "PREFIX dbo:" in body["hint"]
