@@ -21,7 +21,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from pyoxigraph import RdfFormat, parse, serialize
+from pyoxigraph import RdfFormat, Triple, parse, serialize
 from pyoxigraph import Store as OxStore
 
 from sparqlqa.errors import IngestError, KBError, UnknownNameError
@@ -95,7 +95,7 @@ def _build(directory: Path, name: str, sources: Sequence[Path], fmt: str | None,
     reports = _load_sources(store, sources, fmt, options, base_iri, progress, loaded)
     data_triples = len(store)
     check(data_triples)
-    _add_ontologies(store, loaded, directory / ADDED_FILE)
+    added = _add_ontologies(store, loaded)
     store.flush()
     schema = compute_schema(OxigraphStore(store), profile)
     if profile != DEFAULT_PROFILE:  # a dump of a known store: its own names, no bookkeeping predicates
@@ -113,20 +113,21 @@ def _build(directory: Path, name: str, sources: Sequence[Path], fmt: str | None,
     store.optimize()
     del store
     gc.collect()
+    with atomic_writer(directory / ADDED_FILE) as handle:  # once the store is closed, like the manifest
+        serialize(added, handle, RdfFormat.N_TRIPLES)
     manifest.write(directory)
     return manifest
 
 
-def _add_ontologies(store: OxStore, paths: Sequence[Path], added_file: Path) -> None:
-    """Load the ontologies after the sources; the triples they add (those no source holds) are also written
-    to ``added_file`` (N-Triples), so ``export --source-only`` can leave out exactly what ingest added."""
+def _add_ontologies(store: OxStore, paths: Sequence[Path]) -> list[Triple]:
+    """Load the ontologies after the sources; the triples they add (those no source holds) are returned, to
+    be written to the generation's ``added.nt``, so ``export --source-only`` can leave out exactly those."""
     ontology = OxStore()
     for path in dict.fromkeys(paths):
         load_ontology(ontology, path)
     added = [quad for quad in ontology if quad not in store]
     store.bulk_extend(added)
-    with atomic_writer(added_file) as handle:
-        serialize((quad.triple for quad in added), handle, RdfFormat.N_TRIPLES)
+    return [quad.triple for quad in added]
 
 
 def _source_prefixes(reports: list[dict[str, Any]]) -> dict[str, str]:
