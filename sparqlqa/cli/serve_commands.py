@@ -136,9 +136,9 @@ def mcp_args(kbs: tuple[str, ...], llms: tuple[str, ...], strategy: str | None, 
     for flag, values in (("--kb", kbs), ("--llm", llms), ("--allow-service", allow_service)):
         for value in values:
             args += [flag, value]
-    for flag, value in (("--strategy", strategy), ("--embedder", embedder)):
-        if value:
-            args += [flag, value]
+    for flag, chosen in (("--strategy", strategy), ("--embedder", embedder)):
+        if chosen:
+            args += [flag, chosen]
     if timeout_s != DEFAULT_TIMEOUT_S:
         args += ["--timeout", f"{timeout_s:g}"]
     return args
