@@ -33,7 +33,8 @@ async def _run(service: Service, work: Callable[[], Any]) -> Any:
         with anyio.fail_after(service.settings.timeout_s):
             return await anyio.to_thread.run_sync(work, abandon_on_cancel=True)
     except TimeoutError:
-        raise ToolError(f"timed out after {service.settings.timeout_s:g} s") from None
+        raise ToolError(f"timed out after {service.settings.timeout_s:g} s\n  hint: ask a narrower question, or "
+                        "start 'sparqlqa mcp' with a larger --timeout") from None
     except SparqlqaError as exc:
         raise ToolError(exc.full_message()) from None
 

@@ -132,3 +132,23 @@ def test_kb_to_graph_still_works(kb) -> None:  # type: ignore[no-untyped-def]
 
     graph = kb_to_graph(kb)
     assert len(graph) == len(kb.store)
+
+
+def test_a_remote_kb_is_not_exported_from_here() -> None:
+    from types import SimpleNamespace
+
+    from sparqlqa.kb.export import oxigraph_of
+    from sparqlqa.kb.store import Store
+
+    class Remote(Store):
+        kind = "endpoint"
+
+        def _execute(self, sparql: str, form: str):  # type: ignore[no-untyped-def]
+            raise AssertionError("nothing is sent")
+
+        def describe(self) -> str:
+            return "endpoint:http://127.0.0.1:1/sparql"
+
+    with pytest.raises(KBError, match="is a remote endpoint") as caught:
+        oxigraph_of(SimpleNamespace(name="wd", directory=None, store=Remote()))  # type: ignore[arg-type]
+    assert "CONSTRUCT" in (caught.value.hint or "")
