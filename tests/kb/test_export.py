@@ -152,3 +152,13 @@ def test_a_remote_kb_is_not_exported_from_here() -> None:
     with pytest.raises(KBError, match="is a remote endpoint") as caught:
         oxigraph_of(SimpleNamespace(name="wd", directory=None, store=Remote()))  # type: ignore[arg-type]
     assert "CONSTRUCT" in (caught.value.hint or "")
+
+
+def test_source_only_leaves_out_an_ontology_given_at_ingest(source: Path, tmp_path: Path) -> None:
+    ontology = tmp_path / "labels.ttl"
+    ontology.write_text('<http://dbpedia.org/ontology/director> <http://www.w3.org/2000/01/rdf-schema#label> '
+                        '"directed by" .\n', encoding="utf-8")
+    kb = ingest([source], kb="films", ontologies=[ontology])
+    label = (rdflib.URIRef("http://dbpedia.org/ontology/director"), rdflib.RDFS.label, rdflib.Literal("directed by"))
+    assert label in kb.to_rdflib()
+    assert isomorphic(kb.to_rdflib(source_only=True), parsed(SOURCE))
