@@ -20,6 +20,7 @@ from mcp.server.fastmcp.exceptions import ToolError
 from sparqlqa.errors import SparqlqaError
 from sparqlqa.serve.service import Service
 from sparqlqa.stages.answer import Answer
+from sparqlqa.text_input import CODE, NAME, PROSE, TextKind, clean_text
 from sparqlqa.version import __version__
 
 INSTRUCTIONS = ("Answers natural-language questions over RDF knowledge graphs with audited, read-only SPARQL. "
@@ -35,6 +36,14 @@ async def _run(service: Service, work: Callable[[], Any]) -> Any:
     except TimeoutError:
         raise ToolError(f"timed out after {service.settings.timeout_s:g} s\n  hint: ask a narrower question, or "
                         "start 'sparqlqa mcp' with a larger --timeout") from None
+    except SparqlqaError as exc:
+        raise ToolError(exc.full_message()) from None
+
+
+def _text(value: Any, kind: TextKind, field: str) -> str:
+    """A tool argument checked once, here at the edge: bad text is a tool error, never a crash or a hang."""
+    try:
+        return clean_text(value, kind=kind, field=field)
     except SparqlqaError as exc:
         raise ToolError(exc.full_message()) from None
 
@@ -69,9 +78,10 @@ def build_server(service: Service, *, verbose: bool = False) -> FastMCP:
         evidence triples, and the SPARQL query of each tier that narrowed them.  `strategy`: offline
         (no LLM), 4step, fiske, vss (default: the server's).  `detail`: add the whole answer record.
         """
-        payload: dict[str, Any] = {"kb": kb, "question": question, "k": k}
+        payload: dict[str, Any] = {"kb": _text(kb, NAME, "kb"), "question": _text(question, PROSE, "question"),
+                                   "k": k}
         if strategy:
-            payload["strategy"] = strategy
+            payload["strategy"] = _text(strategy, NAME, "strategy")
         answer: Answer = await _run(service, lambda: service.ask(payload))
         out = compact(answer, k)
         if detail:
@@ -85,12 +95,14 @@ def build_server(service: Service, *, verbose: bool = False) -> FastMCP:
         Updates (INSERT, DELETE, LOAD, CLEAR, DROP, ...) are refused.  Common prefixes (rdf, rdfs, owl,
         xsd, skos, kb:) need no declaration.  Results use the SPARQL 1.1 JSON results format.
         """
-        return await _run(service, lambda: service.sparql({"kb": kb, "query": query}))
+        body = {"kb": _text(kb, NAME, "kb"), "query": _text(query, CODE, "query")}
+        return await _run(service, lambda: service.sparql(body))
 
     @server.tool()
     async def schema(kb: str) -> dict[str, Any]:
         """The schema of knowledge base `kb`: node types, relations (IRI, label, domain → range, count)."""
-        return await _run(service, lambda: service.schema(kb))
+        name = _text(kb, NAME, "kb")
+        return await _run(service, lambda: service.schema(name))
 
     @server.tool()
     async def kbs() -> list[dict[str, Any]]:
@@ -101,5 +113,14 @@ def build_server(service: Service, *, verbose: bool = False) -> FastMCP:
 
 
 def run_stdio(service: Service, *, verbose: bool = False) -> None:
-    """Serve MCP on stdin/stdout until the client closes it."""
-    build_server(service, verbose=verbose).run(transport="stdio")
+    """Serve MCP on stdin/stdout until the client closes it (every request line gets an answer:
+    :mod:`sparqlqa.serve.mcp_stdio`); logs at WARNING, or INFO when ``verbose``."""
+    anyio.run(_serve_stdio, build_server(service, verbose=verbose))
+
+
+async def _serve_stdio(server: FastMCP) -> None:
+    from sparqlqa.serve.mcp_stdio import stdio_transport
+
+    lowlevel = server._mcp_server  # what FastMCP.run_stdio_async runs, here over our transport
+    async with stdio_transport() as (read_stream, write_stream):
+        await lowlevel.run(read_stream, write_stream, lowlevel.create_initialization_options())

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from pyoxigraph import Literal, NamedNode, Quad
 
 from sparqlqa.kb.knowledge_base import KnowledgeBase
-from sparqlqa.kb.labels import NodeMatch, clear_cache
+from sparqlqa.kb.labels import NodeMatch
 from sparqlqa.kb.schema import Schema
 from sparqlqa.kb.store import OxigraphStore
 from sparqlqa.kb.vocab import RDFS
@@ -35,7 +35,6 @@ def rdflib_graph():  # type: ignore[no-untyped-def]
 
 
 def run(kb: KnowledgeBase, arrows: str, **options: object) -> Candidates:
-    clear_cache()
     triplets = parse_arrow_triplets(arrows, "q", kb.schema)
     linked = link_constants(triplets, kb)
     return find_candidates(triplets, linked, kb, ExecuteOptions(**options))  # type: ignore[arg-type]
@@ -277,7 +276,6 @@ def test_label_lookup_matches_only_the_literal_text(text: str) -> None:
 
 def test_distinct_terms_become_filters(kb: KnowledgeBase) -> None:
     """"actors of the films that share a director with Alien": the middle film is not Alien itself."""
-    clear_cache()
     triplets = parse_arrow_triplets("'Alien' -> directed by -> ?d ; ?m -> directed by -> ?d ; "
                                     "?m -> starred actors -> |?1|", "q", kb.schema)
     linked = link_constants(triplets, kb)
