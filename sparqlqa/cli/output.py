@@ -20,7 +20,6 @@ from rich.progress import (
     Progress,
     TextColumn,
     TimeElapsedColumn,
-    TimeRemainingColumn,
 )
 
 from sparqlqa.text_input import NAME, TextKind, clean_text
@@ -259,14 +258,16 @@ def byte_progress(description: str) -> Iterator[Any]:
         yield log
         return
     columns = (TextColumn("{task.description}"), BarColumn(), DownloadColumn(), TimeElapsedColumn(),
-               TimeRemainingColumn())
+               TextColumn("{task.fields[eta]}"))
     with Progress(*columns, console=err_console(), transient=True) as progress:
-        tasks: dict[str, Any] = {}
+        tasks: dict[str, tuple[Any, EtaEstimator]] = {}
 
         def update(name: str, done: int, total: int) -> None:
             if name not in tasks:
-                tasks[name] = progress.add_task(f"{description} {name}", total=total)
-            progress.update(tasks[name], completed=done)
+                tasks[name] = (progress.add_task(f"{description} {name}", total=total, eta=""), EtaEstimator())
+            task, estimator = tasks[name]
+            estimator.update(done)
+            progress.update(task, completed=done, eta=eta_text(estimator, total))
 
         yield update
 

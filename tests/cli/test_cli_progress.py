@@ -126,3 +126,16 @@ def test_a_long_note_stays_one_line_in_a_log(monkeypatch: pytest.MonkeyPatch) ->
     monkeypatch.setattr(output, "_stderr", Console(file=buffer, width=40))
     output.note("building the node index of metaqa (st-all-MiniLM-L6-v2): once per KB and embedder, resumable")
     assert buffer.getvalue().count("\n") == 1
+
+
+def test_a_bar_says_it_is_still_measuring_before_it_gives_an_eta() -> None:
+    from sparqlqa.cli.output import eta_text
+
+    clock = FakeClock()
+    estimator = EtaEstimator(clock=clock)
+    clock.now = 600.0
+    estimator.update(10)
+    assert eta_text(estimator, 1_000) == "ETA …"
+    clock.now = 603.0
+    estimator.update(40)
+    assert eta_text(estimator, 1_000) == "ETA 1m"  # 960 left at 10 per second
