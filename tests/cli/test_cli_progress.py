@@ -138,4 +138,4 @@ def test_a_bar_says_it_is_still_measuring_before_it_gives_an_eta() -> None:
     assert eta_text(estimator, 1_000) == "ETA …"
     clock.now = 603.0
     estimator.update(40)
-    assert eta_text(estimator, 1_000) == "ETA 1m"  # 960 left at 10 per second
+    assert eta_text(estimator, 1_000) == "ETA 2m"  # 960 left at 10 per second: 96 s
