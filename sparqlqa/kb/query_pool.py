@@ -50,6 +50,7 @@ from typing import Any
 
 from sparqlqa.errors import QueryError, QueryTimeout, QueryTooLarge, StoreUnavailable
 from sparqlqa.kb.limits import Scope
+from sparqlqa.kb.query_errors import syntax_error
 
 #: concurrent queries (worker processes) per store, unless the store says otherwise
 DEFAULT_WORKERS = 4
@@ -164,7 +165,7 @@ class QueryPool:
         healthy = False
         try:
             worker.conn.send((sparql, limits.max_rows, limits.max_memory_mb))
-            outcome, grown = self._collect(worker, scope)
+            outcome, grown = self._collect(worker, sparql, scope)
             healthy = not grown  # a worker that answered (even with an error) is reused, unless it grew
             if isinstance(outcome, QueryError):
                 raise outcome
@@ -179,7 +180,7 @@ class QueryPool:
         finally:
             self._release(worker, healthy)
 
-    def _collect(self, worker: _Worker, scope: Scope) -> tuple[Outcome | QueryError, bool]:
+    def _collect(self, worker: _Worker, sparql: str, scope: Scope) -> tuple[Outcome | QueryError, bool]:
         """The worker's answer (or the error it reported) and whether it grew too much."""
         outcome = Outcome()
         while True:
@@ -199,7 +200,7 @@ class QueryPool:
                 outcome.truncated = overflow
                 return outcome, grown
             else:  # an error the worker caught: it stays usable, unless memory ran out
-                return _error(rest[0], rest[1], scope), rest[0] == "memory"
+                return _error(rest[0], rest[1], sparql, scope), rest[0] == "memory"
 
     def _acquire(self, scope: Scope) -> _Worker:
         with self._cond:
@@ -256,9 +257,9 @@ class QueryPool:
         return self._live
 
 
-def _error(kind: str, message: str, scope: Scope) -> QueryError:
+def _error(kind: str, message: str, sparql: str, scope: Scope) -> QueryError:
     if kind == "syntax":
-        return QueryError(f"invalid SPARQL: {message}", hint="check the query syntax")
+        return syntax_error(sparql, SyntaxError(message))
     if kind == "memory":
         return QueryTooLarge("memory", scope.limits.max_memory_mb)
     return QueryError(f"the query failed in Oxigraph: {message}")
@@ -273,7 +274,7 @@ def run_in_process(oxstore: Any, sparql: str, scope: Scope) -> Outcome:
     try:
         raw = oxstore.query(sparql, use_default_graph_as_union=True)
     except SyntaxError as exc:
-        raise QueryError(f"invalid SPARQL: {exc}", hint="check the query syntax") from exc
+        raise syntax_error(sparql, exc) from exc
     except OSError as exc:
         raise QueryError(f"the query failed in Oxigraph: {exc}") from exc
     if isinstance(raw, QueryBoolean):

@@ -26,6 +26,7 @@ from pyoxigraph import Store as OxStore
 
 from sparqlqa.errors import QueryError, QueryTimeout, QueryTooLarge, StoreUnavailable
 from sparqlqa.kb.limits import QueryLimits, Scope, bounded, current
+from sparqlqa.kb.query_errors import syntax_error
 from sparqlqa.kb.query_pool import DEFAULT_WORKERS, Outcome, QueryPool, run_in_process
 from sparqlqa.kb.service_guard import check_service
 from sparqlqa.kb.sparql_guard import query_form
@@ -195,7 +196,7 @@ class OxigraphStore(Store):
         try:
             raw = self.oxstore.query(sparql, use_default_graph_as_union=True)
         except SyntaxError as exc:
-            raise QueryError(f"invalid SPARQL: {exc}", hint="check the query syntax") from exc
+            raise syntax_error(sparql, exc) from exc
         except OSError as exc:
             raise QueryError(f"the query failed in Oxigraph: {exc}") from exc
         if isinstance(raw, QueryBoolean):
