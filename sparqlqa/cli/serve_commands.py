@@ -164,6 +164,8 @@ def mcp_args(kbs: tuple[str, ...], llms: tuple[str, ...], strategy: str | None, 
 
     >>> mcp_args(("movies",), (), "offline", None, 120.0, ())
     ['--kb', 'movies', '--strategy', 'offline']
+    >>> mcp_args((), (), None, None, 30.0, (), 256)
+    ['--timeout', '30', '--query-memory', '256']
     """
     args: list[str] = []
     for flag, values in (("--kb", kbs), ("--llm", llms), ("--allow-service", allow_service)):
