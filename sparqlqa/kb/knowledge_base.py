@@ -37,7 +37,7 @@ from sparqlqa.errors import (
     StorageError,
     StoreUnavailable,
 )
-from sparqlqa.kb.limits import QueryLimits
+from sparqlqa.kb.limits import QueryLimits, unbounded
 from sparqlqa.kb.profile import DEFAULT_PROFILE, Profile
 from sparqlqa.kb.schema import Schema
 from sparqlqa.kb.store import QueryResult, Store, stores
@@ -121,6 +121,8 @@ class KnowledgeBase:
         offline statistics, relation vectors) lives and dies with this object, not the process.
 
         Concurrent first calls (``sparqlqa serve`` threads) may both build; the first result is kept.
+        ``build`` runs outside any query limits (:func:`~sparqlqa.kb.limits.unbounded`): derived data covers
+        every node, whatever request happens to need it first.
 
         >>> from sparqlqa.kb.store import OxigraphStore
         >>> kb = KnowledgeBase.in_memory("demo", OxigraphStore.in_memory())
@@ -131,7 +133,8 @@ class KnowledgeBase:
             with self._memo_lock:
                 if key in self._memo:
                     return self._memo[key]
-        value = build()
+        with unbounded():
+            value = build()
         with self._memo_lock:
             if rebuild:
                 self._memo[key] = value

@@ -248,6 +248,7 @@ def test_ask_bounds_every_query_of_the_pipeline(movies_kb: Any, monkeypatch: pyt
     from sparqlqa.kb.store import Store
     from sparqlqa.strategies.ask import ask
 
+    ask(movies_kb, "Which films did Ridley Scott direct?", strategy="offline", rerank="none")  # indexes built
     seen: list[float | None] = []
     original = Store._timed
 
@@ -273,3 +274,11 @@ def test_a_worker_survives_a_bad_query_and_the_row_limit(disk: OxigraphStore) ->
     with pytest.raises(QueryTooLarge):
         disk.query("SELECT * WHERE { ?s ?p ?o }", limits=QueryLimits(max_rows=3))
     assert _worker_pids(disk) == [pid] and _alive(pid)
+
+
+def test_derived_data_is_built_outside_the_limits(movies_kb: Any) -> None:
+    with bounded(QueryLimits(max_rows=1)):
+        rows = movies_kb.remember("every triple", lambda: len(movies_kb.query("SELECT * WHERE { ?s ?p ?o }").rows))
+        assert rows > 1  # the build ran unbounded (in this process) ...
+        with pytest.raises(QueryTooLarge):  # ... while the scope's own queries stay bounded
+            movies_kb.query("SELECT * WHERE { ?s ?p ?o }")
