@@ -144,17 +144,28 @@ def _alive(pid: int) -> bool:
 # --- the command line --------------------------------------------------------------------------------
 
 
-def test_cli_runaway_query_ends_at_its_timeout(movies: str) -> None:
-    child = spawn("sparql", movies, CARTESIAN, "--timeout", "5")
+def _run_stopped(*args: str) -> tuple[int, str, Sampler]:
+    """``sparqlqa ARGS`` as a child, which must end by itself within 20 s (the bound of the issue)."""
+    child = spawn(*args)
     with Sampler(child.pid) as sampler:
         try:
-            output, _ = child.communicate(timeout=20)  # the bound of the issue: ended within 20 s
+            output, _ = child.communicate(timeout=20)
         finally:
             child.kill()
-    assert_clean_failure(child.returncode, output, 1, "time limit of 5 s", "--timeout")
     assert sampler.peak < 2 * GB, f"peak RSS {sampler.peak / GB:.2f} GB"
     assert len(sampler.seen) >= 2  # the query ran in a worker process ...
     assert not any(_alive(pid) for pid in sampler.seen)  # ... which is gone, like the CLI
+    return child.returncode, output, sampler
+
+
+@pytest.mark.parametrize("query, stopped_by", [
+    (COUNTED, ("time limit of 5 s", "--timeout")),  # nothing streams: only the deadline can stop it
+    (CARTESIAN, ()),  # rows stream: the deadline or the 100,000-row limit, whichever comes first on this machine
+], ids=["counted", "streaming"])
+def test_cli_runaway_query_ends_by_itself(movies: str, query: str, stopped_by: tuple[str, ...]) -> None:
+    code, output, _ = _run_stopped("sparql", movies, query, "--timeout", "5")
+    assert_clean_failure(code, output, 1, "it was stopped", *stopped_by)
+    assert "time limit of 5 s" in output or "more than 100,000 rows (the row limit)" in output, output
 
 
 # --- the server --------------------------------------------------------------------------------------
