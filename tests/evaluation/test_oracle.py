@@ -83,8 +83,9 @@ def metaqa_kb(tmp_path: Path) -> Any:
 def test_metaqa_question_types_become_gold_paths(metaqa_dir: Path) -> None:
     questions = load_questions("metaqa", metaqa_dir, split="dev")
     assert [q.meta["qtype"] for q in questions] == QTYPES
-    assert gold_path(questions[1]).hops == metaqa_path("actor_to_movie_to_director") == \
-        (("starred_actors", False), ("directed_by", True))
+    path = gold_path(questions[1])
+    assert path is not None and path.topic == "Bo"
+    assert path.hops == metaqa_path("actor_to_movie_to_director") == (("starred_actors", False), ("directed_by", True))
 
 
 def test_answerable_runs_the_gold_path_from_the_topic_entity(metaqa_dir: Path, metaqa_kb: Any) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +31,7 @@ SCOTT = {"triplets": [{"head": _term("variable", "?x1", "movie"), "relation": "d
 QUESTION = "Which films did Ridley Scott direct?"
 
 
-def _judge(word: str, reason: str | None = None, seen: list[str] | None = None):  # type: ignore[no-untyped-def]
+def _judge(word: str, reason: str | None = None, seen: list[str] | None = None) -> Callable[[LLMRequest], str]:
     """A listwise judge that puts the passage containing ``word`` first, with ``reason`` for it."""
 
     def answer(request: LLMRequest) -> str:
