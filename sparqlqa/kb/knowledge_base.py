@@ -16,15 +16,16 @@ import json
 import os
 import re
 import shutil
+import threading
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Hashable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from sparqlqa.errors import (
     InvalidKBName,
@@ -89,6 +90,9 @@ class Manifest:
         atomic_write_json(directory / "manifest.json", self.to_dict())
 
 
+T = TypeVar("T")
+
+
 class KnowledgeBase:
     """A named store with its schema and profile.  Open one with :func:`open_kb`.
 
@@ -103,6 +107,29 @@ class KnowledgeBase:
         self.directory = directory
         self._store = store
         self._lease: int | None = None
+        self._memo: dict[Hashable, Any] = {}
+        self._memo_lock = threading.Lock()
+
+    def remember(self, key: Hashable, build: Callable[[], T], *, rebuild: bool = False) -> T:
+        """``build()`` once for this opened KB: what the stages derive from it (label and node indexes,
+        offline statistics, relation vectors) lives and dies with this object, not the process.
+
+        Concurrent first calls (``sparqlqa serve`` threads) may both build; the first result is kept.
+
+        >>> from sparqlqa.kb.store import OxigraphStore
+        >>> kb = KnowledgeBase.in_memory("demo", OxigraphStore.in_memory())
+        >>> kb.remember("answer", lambda: 42), kb.remember("answer", lambda: 0)
+        (42, 42)
+        """
+        if not rebuild:
+            with self._memo_lock:
+                if key in self._memo:
+                    return self._memo[key]
+        value = build()
+        with self._memo_lock:
+            if rebuild:
+                self._memo[key] = value
+            return self._memo.setdefault(key, value)
 
     @classmethod
     def in_memory(cls, name: str, store: Store, *, schema: Schema | None = None,

@@ -15,10 +15,9 @@ from sparqlqa.cli.output import PlainProgress
 from sparqlqa.kb.knowledge_base import KnowledgeBase
 
 
-@pytest.fixture
-def runner(monkeypatch: pytest.MonkeyPatch) -> CliRunner:
+@pytest.fixture(autouse=True)
+def progress_every_line(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("SPARQLQA_PROGRESS_EVERY", "0")
-    return CliRunner()
 
 
 def test_plain_progress_prints_first_last_and_no_more_than_every(capsys: pytest.CaptureFixture[str]) -> None:

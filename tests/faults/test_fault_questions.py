@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from faults.helpers import assert_clean_failure, build_template, cli, copy_kbs, count
+from faults.helpers import assert_clean_failure, build_template, cli, count
 from sparqlqa.errors import ConfigError
 from sparqlqa.kb.sparql_guard import query_form
 
@@ -35,12 +35,6 @@ HOSTILE = [
 def template(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, int]:
     home = tmp_path_factory.mktemp("home")
     return home, build_template(home, "movies", [Path(__file__).parents[1] / "fixtures" / "movies.ttl"])
-
-
-@pytest.fixture
-def kb(template: tuple[Path, int], sparqlqa_home: Path) -> int:
-    copy_kbs(template[0], sparqlqa_home)
-    return template[1]
 
 
 @pytest.mark.parametrize("question", HOSTILE)
