@@ -64,8 +64,8 @@ def ask(kb: KnowledgeBase | str, question: str, *, strategy: str | None = None, 
 
     ``settings``: strategy-specific knobs, e.g. ``{"call_budget": 15}`` for ``fiske``.  Answers that
     satisfied the query always come before vector fill-in; ``exact=True`` returns only those.
-    ``topic``: ``auto`` (the nodes the question names are left out unless the query returns only them),
-    ``exclude`` (always left out) or ``keep``.
+    ``topic``: ``auto`` (the nodes the question names are left out unless the query returns only them,
+    and not added as fill-in when the query found answers), ``exclude`` (always left out) or ``keep``.
     """
     if not question or not question.strip():
         raise ConfigError("the question is empty", hint="ask something, e.g. 'Which films did X direct?'")

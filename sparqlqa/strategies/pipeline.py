@@ -37,8 +37,10 @@ WAITING_NOTE = ("waiting for recorded LLM answers (--llm-cache only): the triple
 VSS_DEPTH = 100
 SNIPPET_CHARS = 300
 #: ``topic``: what happens to the nodes the question names (its topic entities) among the answers.
-#: ``auto``: left out unless they alone satisfy the query (the question asks for them back) and never
-#: added as fill-in; ``exclude``: always left out (MetaQA's gold); ``keep``: treated like any node
+#: ``auto``: left out unless they alone satisfy the query (the question asks for them back), and not added
+#: as fill-in once the query found answers (with none, the similarity list is left as it is: a question
+#: whose path leads back to its own entity is about that entity); ``exclude``: always left out (MetaQA's
+#: gold); ``keep``: treated like any node
 TOPIC_MODES = ("auto", "exclude", "keep")
 #: relation values listed per relation in the texts the reranker reads (cut by characters, not by count)
 RERANK_MAX_VALUES = 40
@@ -191,7 +193,12 @@ def rank(ctx: AskContext, triplets: Triplets | None, candidates: Candidates | No
         return rank_candidates(ctx.kb, ctx.question, candidates, k=ctx.k, embedder=ctx.embedder,
                                requirements=triplets.requirements if triplets else (),
                                target_type=target_type(ctx, triplets),
-                               exclude=ctx.topic_iris if ctx.topic != "keep" else ())
+                               exclude=ctx.topic_iris if _excluding(ctx, candidates) else ())
+
+
+def _excluding(ctx: AskContext, candidates: Candidates | None) -> bool:
+    """Whether the question's own nodes stay out of the fill-in (see :data:`TOPIC_MODES`)."""
+    return ctx.topic == "exclude" or (ctx.topic == "auto" and candidates is not None and bool(candidates.items))
 
 
 def rerank_top(ctx: AskContext, ranking: Ranking, *, enabled: bool = True) -> dict[str, str]:
@@ -302,7 +309,7 @@ def settle(ctx: AskContext, answer: Answer) -> Answer:
     named = ctx.topic_iris
     if ctx.topic == "exclude":
         items = [i for i in items if i.iri not in named]
-    elif ctx.topic == "auto":  # a named node stays only when the query itself returned it
+    elif ctx.topic == "auto" and any(i.matched for i in items):  # the query answered: not as fill-in
         items = [i for i in items if i.iri not in named or i.matched]
     if len(items) < len(answer.items):
         answer.notes.append(f"left out {len(answer.items) - len(items)} node(s) the question names "

@@ -66,3 +66,17 @@ def test_auto_never_adds_the_named_node_as_fill_in(movies_kb: KnowledgeBase) -> 
         assert (f"{EX}blade_runner" in ranked) is held
         assert [i.iri for i in answer.items].count(f"{EX}blade_runner") == held
 
+
+
+def test_auto_leaves_a_pure_similarity_list_alone_but_exclude_does_not(movies_kb: KnowledgeBase) -> None:
+    """Nothing satisfies "?x starred actors Witness": every answer is fill-in.  The question may be about
+    its own entity (PathQuestion's round trips are), so ``auto`` keeps it there; ``exclude`` never does."""
+    nothing = {"triplets": [{"head": _term("variable", "?x", "movie"), "relation": "starred actors",
+                             "tail": _term("constant", "Witness", "movie")}], "target": "?x", "requirements": []}
+    listed: dict[str, list[str]] = {}
+    for topic in ("auto", "exclude"):
+        answer = ask(movies_kb, "Which films star Witness?", llm=FakeLLM([nothing]), k=7, rerank="none",
+                     topic=topic)
+        assert answer.items and not any(i.matched for i in answer.items)
+        listed[topic] = [i.iri for i in answer.items]
+    assert f"{EX}witness" in listed["auto"] and f"{EX}witness" not in listed["exclude"]
