@@ -69,6 +69,17 @@ class MissingExtraError(SparqlqaError):
         self.package = package
 
 
+class InvalidText(ConfigError):
+    """Text from outside (a question, a query, a name, a JSON body) that sparqlqa will not take: not UTF-8,
+    a lone surrogate, a NUL or control character, or too long (see :mod:`sparqlqa.text_input`).
+    ``field`` names where it came from; ``position`` is the 1-based character (or byte) of the first bad one."""
+
+    def __init__(self, field: str, problem: str, *, position: int | None = None, hint: str | None = None) -> None:
+        super().__init__(f"{field} {problem}", hint=hint)
+        self.field = field
+        self.position = position
+
+
 # --- knowledge bases ----------------------------------------------------------------
 
 

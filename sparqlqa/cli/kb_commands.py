@@ -8,7 +8,8 @@ from typing import Any
 
 import click
 
-from sparqlqa.cli.output import byte_progress, cell, console, note, print_json, safe
+from sparqlqa.cli.output import KB_NAME, byte_progress, cell, console, note, print_json, safe
+from sparqlqa.cli.remote_options import ADD_HELP, endpoint_timeout_option
 from sparqlqa.errors import ConfigError
 
 
@@ -30,7 +31,7 @@ def _manifest_summary(manifest: Any) -> dict[str, Any]:
 
 @click.command()
 @click.argument("sources", nargs=-1, required=True)
-@click.option("--kb", "kb_name", required=True, help="Name of the knowledge base to create.")
+@click.option("--kb", "kb_name", type=KB_NAME, required=True, help="Name of the knowledge base to create.")
 @click.option("--format", "fmt", help="rdf, nt, nq, turtle, trig, rdfxml, n3, jsonld, triples or stark "
               "(default: from the file name).")
 @click.option("--sep", help="Field separator for --format triples (default: tab or '|', guessed).")
@@ -118,7 +119,7 @@ def kbs(ctx: click.Context, as_json: bool) -> None:
 
 
 @kbs.command("remove")
-@click.argument("name")
+@click.argument("name", type=KB_NAME)
 @click.option("--yes", is_flag=True, help="Do not ask for confirmation.")
 def kbs_remove(name: str, yes: bool) -> None:
     """Delete knowledge base NAME and everything derived from it."""
@@ -132,17 +133,19 @@ def kbs_remove(name: str, yes: bool) -> None:
 
 
 @kbs.command("add")
-@click.argument("name")
+@click.argument("name", type=KB_NAME)
 @click.option("--endpoint", required=True, help="URL of a SPARQL 1.1 endpoint.")
 @click.option("--profile", "profile_name", default="generic", show_default=True,
               help="wikidata, freebase, generic, or a profile file.")
 @click.option("--replace", is_flag=True, help="Replace an existing KB of that name.")
+@endpoint_timeout_option(ADD_HELP)
 @click.option("--json", "as_json", is_flag=True)
-def kbs_add(name: str, endpoint: str, profile_name: str, replace: bool, as_json: bool) -> None:
+def kbs_add(name: str, endpoint: str, profile_name: str, replace: bool, timeout_s: float | None,
+            as_json: bool) -> None:
     """Register a remote SPARQL endpoint as knowledge base NAME (schema sampled, never scanned)."""
     from sparqlqa.remote import add_remote_kb
 
-    kb = add_remote_kb(name, endpoint, profile_name, replace=replace)
+    kb = add_remote_kb(name, endpoint, profile_name, replace=replace, timeout=timeout_s)
     if as_json:
         print_json(kb.manifest.to_dict())
     else:
@@ -150,7 +153,7 @@ def kbs_add(name: str, endpoint: str, profile_name: str, replace: bool, as_json:
 
 
 @kbs.command("annotate")
-@click.argument("name")
+@click.argument("name", type=KB_NAME)
 @click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--json", "as_json", is_flag=True)
 def kbs_annotate(name: str, files: tuple[Path, ...], as_json: bool) -> None:
@@ -237,7 +240,7 @@ def _schema_tsv(kb: Any) -> str:
 
 
 @click.command()
-@click.argument("name")
+@click.argument("name", type=KB_NAME)
 @click.option("--json", "as_json", is_flag=True, help="Print the schema as JSON.")
 @click.option("--plain", is_flag=True, help="Tab-separated lines with full IRIs, for copying.")
 def schema(name: str, as_json: bool, plain: bool) -> None:
@@ -254,15 +257,21 @@ def schema(name: str, as_json: bool, plain: bool) -> None:
 
 
 def _read_query(query: str) -> str:
+    """The query text of QUERY (text, ``@file.rq`` or ``-`` for stdin), checked by ``clean_text``."""
+    from sparqlqa.text_input import CODE, clean_text
+
     if query.startswith("@"):
         path = Path(query[1:])
         try:
-            return path.read_text("utf-8")
+            data = path.read_bytes()
         except OSError as exc:
             raise ConfigError(f"cannot read query file {path}: {exc.strerror or exc}") from exc
+        return clean_text(data, kind=CODE, field=f"the query file {path}")
     if query == "-":
-        return sys.stdin.read()
-    return query
+        stdin = getattr(sys.stdin, "buffer", None)
+        return clean_text(stdin.read() if stdin is not None else sys.stdin.read(), kind=CODE,
+                          field="the query on stdin")
+    return clean_text(query, kind=CODE, field="the query (QUERY)")
 
 
 def _print_table(result: Any, prefixes: dict[str, str]) -> None:
@@ -282,7 +291,7 @@ def _print_table(result: Any, prefixes: dict[str, str]) -> None:
 
 
 @click.command()
-@click.argument("name")
+@click.argument("name", type=KB_NAME)
 @click.argument("query")
 @click.option("--format", "fmt", type=click.Choice(["table", "json", "csv", "tsv"]), default="table",
               show_default=True)

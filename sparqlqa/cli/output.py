@@ -22,6 +22,8 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
+from sparqlqa.text_input import NAME, TextKind, clean_text
+
 _stdout: Console | None = None
 _stderr: Console | None = None
 
@@ -40,6 +42,23 @@ def err_console() -> Console:
     if _stderr is None:
         _stderr = Console(stderr=True)
     return _stderr
+
+
+class CleanText(click.ParamType):
+    """A text argument or option checked by :func:`~sparqlqa.text_input.clean_text` as it is parsed
+    (bad text ends the command with :class:`~sparqlqa.errors.InvalidText`, exit 2)."""
+
+    name = "text"
+
+    def __init__(self, kind: TextKind = NAME, field: str = "the knowledge base name") -> None:
+        self.kind, self.field = kind, field
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        return clean_text(value, kind=self.kind, field=self.field)
+
+
+#: a KB name argument or option
+KB_NAME = CleanText()
 
 
 def print_json(data: Any) -> None:

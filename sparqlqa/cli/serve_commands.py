@@ -13,13 +13,17 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from sparqlqa.cli.output import note
+from sparqlqa.cli.output import KB_NAME, note
+from sparqlqa.cli.remote_options import endpoint_timeout
 from sparqlqa.errors import ConfigError
 
 if TYPE_CHECKING:
     from sparqlqa.serve.service import ServeSettings, Service
 
 TOKEN_ENV = "SPARQLQA_SERVE_TOKEN"
+#: a remote KB's endpoint query may take this share of ``--timeout``: it ends (freeing its worker) just
+#: before the request does, so the client hears which endpoint failed rather than a bare timeout
+ENDPOINT_SHARE = 0.9
 
 
 def is_loopback(host: str) -> bool:
@@ -59,7 +63,7 @@ def _settings(kbs: tuple[str, ...], llms: tuple[str, ...], strategy: str | None,
 
 def common_options(func: click.decorators.FC) -> click.decorators.FC:
     for option in reversed([
-        click.option("--kb", "kbs", multiple=True, metavar="NAME",
+        click.option("--kb", "kbs", multiple=True, metavar="NAME", type=KB_NAME,
                      help="A KB to serve (repeatable; default: every KB, looked up per request)."),
         click.option("--llm", "llms", multiple=True, metavar="SPEC",
                      help="An LLM clients may choose (repeatable; the first is the default; default: "
@@ -67,7 +71,7 @@ def common_options(func: click.decorators.FC) -> click.decorators.FC:
         click.option("--strategy", metavar="NAME", help="Default strategy (as 'sparqlqa ask')."),
         click.option("--embedder", "embedder", metavar="SPEC", help="Embedder for the vector ranking."),
         click.option("--timeout", "timeout_s", type=click.FloatRange(min=0.1), default=120.0, show_default=True,
-                     help="Seconds one request may take."),
+                     help="Seconds one request may take (and so any query it sends to a remote endpoint)."),
         click.option("--allow-service", "allow_service", multiple=True, metavar="HOST",
                      help="A host (HOST or HOST:PORT) a query's SERVICE may call (repeatable; default: SERVICE "
                      "is refused)."),
@@ -86,9 +90,13 @@ def common_options(func: click.decorators.FC) -> click.decorators.FC:
               help="Largest request body in bytes (413 past it).")
 @click.option("--workers", type=click.IntRange(min=1, max=64), default=4, show_default=True,
               help="Requests answered at once (threads).")
+@click.option("--read-timeout", type=click.FloatRange(min=0.1), default=20.0, show_default=True,
+              help="Seconds a client has to send a whole request (408 and closed past it).")
+@click.option("--max-connections", type=click.IntRange(min=1), default=64, show_default=True,
+              help="Open connections at most (a surplus client gets 503 and is closed).")
 def serve(kbs: tuple[str, ...], llms: tuple[str, ...], strategy: str | None, embedder: str | None,
           timeout_s: float, allow_service: tuple[str, ...], host: str, port: int, token: str | None, max_body: int,
-          workers: int) -> None:
+          workers: int, read_timeout: float, max_connections: int) -> None:
     """Serve KBs over HTTP: a JSON API (/api/ask, /api/sparql, /api/schema/KB, /api/kbs) and a page at /."""
     from sparqlqa.serve import require
 
@@ -100,11 +108,30 @@ def serve(kbs: tuple[str, ...], llms: tuple[str, ...], strategy: str | None, emb
 
     service = Service(_settings(kbs, llms, strategy, embedder, allow_service, timeout_s=timeout_s,
                                 max_body=max_body, workers=workers))
-    _warm(service)
-    app = create_app(service, token=token or None, loopback=is_loopback(host))
-    shown = f"[{host}]" if ":" in host else host
-    note(f"serving on http://{shown}:{port}/ (Ctrl-C stops){' with a token' if token else ''}")
-    uvicorn.run(app, host=host, port=port, log_level="warning", server_header=False)
+    with endpoint_timeout(ENDPOINT_SHARE * timeout_s, cap=True):  # no endpoint query outlives a request
+        _warm(service)
+        app = create_app(service, token=token or None, loopback=is_loopback(host))
+        shown = f"[{host}]" if ":" in host else host
+        note(f"serving on http://{shown}:{port}/ (Ctrl-C stops){' with a token' if token else ''}")
+        uvicorn.run(app, host=host, port=port, log_level="warning", server_header=False, access_log=False,
+                    http=_protocol(read_timeout, max_connections))
+
+
+def _protocol(read_timeout: float, max_connections: int) -> Any:
+    """Our h11 protocol class (read deadline, connection cap), its access log on stderr (one line per request:
+    client, method, path, status, ms; uvicorn's own access log, which shows query strings, stays off)."""
+    import logging
+    import sys
+
+    from sparqlqa.serve.connections import access_log, guarded_protocol
+
+    if not access_log.handlers:
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("%(asctime)s %(message)s"))
+        access_log.addHandler(handler)
+    access_log.setLevel(logging.INFO)
+    access_log.propagate = False
+    return guarded_protocol(read_timeout=read_timeout, max_connections=max_connections)
 
 
 def _warm(service: Service) -> None:
@@ -135,4 +162,5 @@ def mcp(kbs: tuple[str, ...], llms: tuple[str, ...], strategy: str | None, embed
 
     os.environ.setdefault("SPARQLQA_PROGRESS_EVERY", "3600")  # stdout is the protocol; keep stderr quiet too
     settings = _settings(kbs, llms, strategy, embedder, allow_service, timeout_s=timeout_s)
-    run_stdio(Service(settings))
+    with endpoint_timeout(ENDPOINT_SHARE * timeout_s, cap=True):  # no endpoint query outlives a tool call
+        run_stdio(Service(settings))

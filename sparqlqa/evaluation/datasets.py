@@ -20,12 +20,13 @@ import re
 import sys
 from abc import ABC, abstractmethod
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, ClassVar
 
 from sparqlqa.errors import DatasetError
 from sparqlqa.registry import Registry
+from sparqlqa.text_input import DATASET, clean_text
 
 #: the splits ``--split`` accepts (``human``: STaRK's human-generated set)
 SPLITS: tuple[str, ...] = ("test", "val", "dev", "train", "human", "all")
@@ -84,7 +85,7 @@ def load_questions(name: str, source: str | Path, **options: Any) -> list[Questi
     path = Path(source).expanduser()
     if not path.exists():
         raise DatasetError(f"{path}: no such file or folder")
-    questions = datasets.get(name)(**options).load(path)
+    questions = [_clean(q, path) for q in datasets.get(name)(**options).load(path)]
     seen: set[str] = set()
     for question in questions:
         if question.id in seen:
@@ -92,6 +93,13 @@ def load_questions(name: str, source: str | Path, **options: Any) -> list[Questi
                                hint="every question needs a unique id")
         seen.add(question.id)
     return questions
+
+
+def _clean(question: Question, path: Path) -> Question:
+    """``question`` with its text checked once, here at the edge (:func:`~sparqlqa.text_input.clean_text`):
+    stray control characters become spaces; invalid Unicode or an overlong question is an error."""
+    text = clean_text(question.text, kind=DATASET, field=f"{path}: question {question.id!r}")
+    return question if text == question.text else replace(question, text=text)
 
 
 def _lines(path: Path) -> Iterator[tuple[int, str]]:

@@ -211,6 +211,7 @@ class KnowledgeBase:
         raise KBBusy(f"knowledge base {self.name!r} keeps changing while being opened", hint="try again")
 
     def close(self) -> None:
+        """Release the store and the generation's lease; the last reader of a replaced generation deletes it."""
         if self._store is not None:
             self._store.close()
             self._store = None
@@ -218,6 +219,8 @@ class KnowledgeBase:
             if self._lease >= 0:
                 os.close(self._lease)
             self._lease = None
+            if self.directory is not None and (self.directory / RETIRED).exists():
+                retire_generation(self.directory)
 
     def __enter__(self) -> KnowledgeBase:
         return self
@@ -231,6 +234,9 @@ class KnowledgeBase:
 
 #: a reader's lease file in each generation (shared ``flock`` while its store is open)
 LEASE = ".lease"
+#: marks a replaced generation a writer could not delete (a reader held it): whoever finds it unleased
+#: later (that reader closing, or any :func:`open_kb`) deletes it
+RETIRED = ".retired"
 LEASE_TRIES = 50
 
 
@@ -258,7 +264,8 @@ def acquire_lease(generation: Path) -> int | None:
 
 
 def retire_generation(generation: Path) -> None:
-    """Delete an old ``generation`` unless a reader holds its lease (then a later write deletes it)."""
+    """Delete an old ``generation`` unless a reader holds its lease; then mark it :data:`RETIRED`, and
+    the last reader's :meth:`KnowledgeBase.close` (or the next :func:`open_kb`) deletes it."""
     if generation.name.startswith("."):  # already retired by a writer that was killed
         shutil.rmtree(generation, ignore_errors=True)
         return
@@ -271,11 +278,32 @@ def retire_generation(generation: Path) -> None:
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         os.rename(generation, trash)
-    except OSError:  # BlockingIOError: in use by a reader
+    except BlockingIOError:  # in use by a reader: marked, deleted once unleased
+        _mark_retired(generation)
+        return
+    except OSError:
         return
     finally:
         os.close(fd)
     shutil.rmtree(trash, ignore_errors=True)
+
+
+def _mark_retired(generation: Path) -> None:
+    try:
+        (generation / RETIRED).touch()
+    except OSError:  # a read-only KB folder: the next writer tries again
+        pass
+
+
+def sweep_retired(root: Path) -> None:
+    """Delete the generations of the KB folder ``root`` marked :data:`RETIRED` that no reader holds any
+    more (a reader killed before its ``close``); never one being built (those carry no mark)."""
+    try:
+        marked = [child for child in root.iterdir() if (child / RETIRED).exists()]
+    except OSError:
+        return
+    for generation in marked:
+        retire_generation(generation)
 
 
 def kb_root(name: str) -> Path:
@@ -345,7 +373,9 @@ def kb_exists(name: str) -> bool:
 def open_kb(name: str) -> KnowledgeBase:
     """Open the KB called ``name`` (read-only store, opened on first query); :class:`KBNotFound` when
     there is none, :class:`KBDamaged` when its folder is there but unusable."""
-    generation = _generation_or_raise(name, kb_root(name))
+    root = kb_root(name)
+    sweep_retired(root)
+    generation = _generation_or_raise(name, root)
     return KnowledgeBase(_read_manifest(name, generation), generation)
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
@@ -65,19 +65,27 @@ class Store(ABC):
     #: hosts a query's SERVICE may call (``HOST`` or ``HOST:PORT``, see :mod:`sparqlqa.kb.service_guard`);
     #: empty: every SERVICE is refused
     allow_service: frozenset[str] = frozenset()
+    #: True where the engine runs every SERVICE by fetching its IRI itself (Oxigraph): none is the engine's own
+    fetches_every_service: ClassVar[bool] = False
 
-    def query(self, sparql: str) -> QueryResult:
-        """Run a read query; updates, and SERVICE calls to hosts not allowed, are refused before anything is sent."""
+    def query(self, sparql: str, *, engine_services: Collection[str] = ()) -> QueryResult:
+        """Run a read query; updates, and SERVICE calls to hosts not allowed, are refused before anything is sent.
+
+        ``engine_services``: for queries sparqlqa builds itself only (never a user's), IRIs of SERVICEs
+        the remote engine provides and runs in-house (Wikidata's ``wikibase:mwapi`` name search):
+        calling them sends nothing anywhere else.  Ignored by a store that would fetch them.
+        """
         form = query_form(sparql)
-        check_service(sparql, self.allow_service)
+        check_service(sparql, self.allow_service,
+                      engine_services=() if self.fetches_every_service else engine_services)
         start = time.perf_counter()
         result = self._execute(sparql, form)
         result.elapsed_ms = (time.perf_counter() - start) * 1000
         result.store = self.describe()
         return result
 
-    def select(self, sparql: str) -> QueryResult:
-        result = self.query(sparql)
+    def select(self, sparql: str, *, engine_services: Collection[str] = ()) -> QueryResult:
+        result = self.query(sparql, engine_services=engine_services)
         if result.form != "SELECT":
             raise QueryError(f"expected a SELECT query, got {result.form}")
         return result
@@ -110,6 +118,7 @@ class OxigraphStore(Store):
     """
 
     kind = "oxigraph"
+    fetches_every_service = True
 
     def __init__(self, oxstore: OxStore, *, path: Path | None = None) -> None:
         self.oxstore = oxstore

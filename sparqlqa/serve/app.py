@@ -4,6 +4,10 @@ Routes: ``GET /`` (the page), ``GET /healthz``, ``GET /api/kbs``, ``GET /api/sch
 ``POST /api/ask``, ``POST /api/sparql``.  Every error is JSON ``{"error", "hint"}`` (our
 :class:`~sparqlqa.errors.SparqlqaError`: 400/404/502; body too large: 413; wrong content type:
 415; over the time limit: 504; anything else: 500, the traceback only in the server log).
+A body is checked once, here, by :func:`~sparqlqa.text_input.clean_json`: not UTF-8, not JSON, or
+a string in it with a lone surrogate, NUL, a control character or too many characters is a 400
+naming the field.  A client gone before its answer gets nothing and nothing is logged but its
+access line (499, :mod:`sparqlqa.serve.connections`).
 Blocking work runs in a bounded thread pool, so requests are answered concurrently.  With a
 token, ``/api/*`` needs ``Authorization: Bearer TOKEN``; on loopback, a request whose ``Host``
 is not a loopback name is refused (DNS rebinding), and POSTs must be ``application/json`` (a
@@ -20,7 +24,7 @@ import json
 import logging
 import math
 import re
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
 from functools import lru_cache
@@ -28,13 +32,14 @@ from importlib import resources
 from typing import Any
 
 from starlette.applications import Starlette
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from sparqlqa.errors import SparqlqaError
 from sparqlqa.serve.service import Service, status_of
+from sparqlqa.text_input import CODE, NAME, PROSE, TextKind, clean_json, clean_text, decode_utf8
 
 log = logging.getLogger("sparqlqa.serve")
 LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1", "[::1]"})
@@ -101,8 +106,14 @@ async def index(request: Request) -> Response:
 # --- request helpers ---------------------------------------------------------------------------------
 
 
-async def read_json(request: Request, limit: int) -> Any:
-    """The JSON body, read at most ``limit`` bytes far (413 past it, 415 if not JSON)."""
+class Disconnected(Exception):
+    """The client went away before its request was read: nobody to answer (the access log says 499)."""
+
+
+async def read_json(request: Request, limit: int, kinds: Mapping[str, TextKind]) -> Any:
+    """The JSON body, read at most ``limit`` bytes far (413 past it, 415 if not JSON), every string in it
+    checked by :func:`~sparqlqa.text_input.clean_json` (``kinds``: the kind of each top-level field): bad
+    bytes, lone surrogates, NUL, control characters and oversized fields are a 400 naming the field."""
     kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
     if kind != "application/json":
         raise HTTPProblem(415, f"the body must be application/json, got {kind or 'no content type'}",
@@ -111,14 +122,21 @@ async def read_json(request: Request, limit: int) -> Any:
     if declared is not None and declared.isdigit() and int(declared) > limit:
         raise HTTPProblem(413, f"the request body is {int(declared):,} bytes; at most {limit:,}")
     body = bytearray()
-    async for chunk in request.stream():
-        body.extend(chunk)
-        if len(body) > limit:
-            raise HTTPProblem(413, f"the request body is over {limit:,} bytes")
     try:
-        return json.loads(body)
+        async for chunk in request.stream():
+            body.extend(chunk)
+            if len(body) > limit:
+                raise HTTPProblem(413, f"the request body is over {limit:,} bytes")
+    except ClientDisconnect:
+        raise Disconnected from None
+    text = decode_utf8(bytes(body), "the request body").removeprefix("\ufeff")
+    try:
+        payload = json.loads(text)
     except ValueError as exc:
-        raise HTTPProblem(400, f"the request body is not valid JSON: {exc}") from None
+        raise HTTPProblem(400, f"the request body is not valid JSON: {exc}", "send one JSON object") from None
+    except RecursionError:
+        raise HTTPProblem(400, "the request body nests too deeply", "send one flat JSON object") from None
+    return clean_json(payload, kinds)
 
 
 async def blocking(request: Request, work: Callable[[], Any]) -> Any:
@@ -139,6 +157,8 @@ def endpoint(handler: Callable[[Request, Service], Awaitable[Any]]) -> Callable[
     async def route(request: Request) -> Response:
         try:
             return AnswerJSON(await handler(request, request.app.state.service))
+        except Disconnected:  # nobody is listening; the access log records 499, nothing else is logged
+            return Response(status_code=499)
         except HTTPProblem as exc:
             return problem(exc.status, exc.error, exc.hint)
         except SparqlqaError as exc:
@@ -152,6 +172,10 @@ def endpoint(handler: Callable[[Request, Service], Awaitable[Any]]) -> Callable[
 
 # --- routes ------------------------------------------------------------------------------------------
 
+#: the kind of text of each field of a POST body (any other string: prose)
+ASK_KINDS = {"kb": NAME, "question": PROSE, "strategy": NAME, "llm": NAME, "rerank": NAME}
+SPARQL_KINDS = {"kb": NAME, "query": CODE}
+
 
 async def healthz(request: Request, service: Service) -> Any:
     return {"status": "ok"}
@@ -162,17 +186,17 @@ async def list_kbs(request: Request, service: Service) -> Any:
 
 
 async def schema(request: Request, service: Service) -> Any:
-    name = request.path_params["kb"]
+    name = clean_text(request.path_params["kb"], kind=NAME, field="the knowledge base name in the path")
     return await blocking(request, lambda: service.schema(name))
 
 
 async def ask(request: Request, service: Service) -> Any:
-    payload = await read_json(request, service.settings.max_body)
+    payload = await read_json(request, service.settings.max_body, ASK_KINDS)
     return await blocking(request, lambda: service.ask(payload).to_dict())
 
 
 async def sparql(request: Request, service: Service) -> Any:
-    payload = await read_json(request, service.settings.max_body)
+    payload = await read_json(request, service.settings.max_body, SPARQL_KINDS)
     return await blocking(request, lambda: service.sparql(payload))
 
 

@@ -20,6 +20,7 @@ from mcp.server.fastmcp.exceptions import ToolError
 from sparqlqa.errors import SparqlqaError
 from sparqlqa.serve.service import Service
 from sparqlqa.stages.answer import Answer
+from sparqlqa.text_input import CODE, NAME, PROSE, TextKind, clean_text
 
 INSTRUCTIONS = ("Answers natural-language questions over RDF knowledge graphs with audited, read-only SPARQL. "
                 "Call schema(kb) to see a KB's types and relations, ask(kb, question) for ranked answers "
@@ -33,6 +34,14 @@ async def _run(service: Service, work: Callable[[], Any]) -> Any:
             return await anyio.to_thread.run_sync(work, abandon_on_cancel=True)
     except TimeoutError:
         raise ToolError(f"timed out after {service.settings.timeout_s:g} s") from None
+    except SparqlqaError as exc:
+        raise ToolError(exc.full_message()) from None
+
+
+def _text(value: Any, kind: TextKind, field: str) -> str:
+    """A tool argument checked once, here at the edge: bad text is a tool error, never a crash or a hang."""
+    try:
+        return clean_text(value, kind=kind, field=field)
     except SparqlqaError as exc:
         raise ToolError(exc.full_message()) from None
 
@@ -67,9 +76,10 @@ def build_server(service: Service) -> FastMCP:
         `matched` is false for fill-in (similar to the question, but not satisfying the query); `exact`:
         return only matched items.
         """
-        payload: dict[str, Any] = {"kb": kb, "question": question, "k": k, "exact": exact}
+        payload: dict[str, Any] = {"kb": _text(kb, NAME, "kb"), "question": _text(question, PROSE, "question"),
+                                   "k": k, "exact": exact}
         if strategy:
-            payload["strategy"] = strategy
+            payload["strategy"] = _text(strategy, NAME, "strategy")
         answer: Answer = await _run(service, lambda: service.ask(payload))
         out = compact(answer, k)
         if detail:
@@ -83,12 +93,14 @@ def build_server(service: Service) -> FastMCP:
         Updates (INSERT, DELETE, LOAD, CLEAR, DROP, ...) are refused.  Common prefixes (rdf, rdfs, owl,
         xsd, skos, kb:) need no declaration.  Results use the SPARQL 1.1 JSON results format.
         """
-        return await _run(service, lambda: service.sparql({"kb": kb, "query": query}))
+        body = {"kb": _text(kb, NAME, "kb"), "query": _text(query, CODE, "query")}
+        return await _run(service, lambda: service.sparql(body))
 
     @server.tool()
     async def schema(kb: str) -> dict[str, Any]:
         """The schema of knowledge base `kb`: node types, relations (IRI, label, domain → range, count)."""
-        return await _run(service, lambda: service.schema(kb))
+        name = _text(kb, NAME, "kb")
+        return await _run(service, lambda: service.schema(name))
 
     @server.tool()
     async def kbs() -> list[dict[str, Any]]:
@@ -99,5 +111,14 @@ def build_server(service: Service) -> FastMCP:
 
 
 def run_stdio(service: Service) -> None:
-    """Serve MCP on stdin/stdout until the client closes it."""
-    build_server(service).run(transport="stdio")
+    """Serve MCP on stdin/stdout until the client closes it (every request line gets an answer:
+    :mod:`sparqlqa.serve.mcp_stdio`)."""
+    anyio.run(_serve_stdio, build_server(service))
+
+
+async def _serve_stdio(server: FastMCP) -> None:
+    from sparqlqa.serve.mcp_stdio import stdio_transport
+
+    lowlevel = server._mcp_server  # what FastMCP.run_stdio_async runs, here over our transport
+    async with stdio_transport() as (read_stream, write_stream):
+        await lowlevel.run(read_stream, write_stream, lowlevel.create_initialization_options())

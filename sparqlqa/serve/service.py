@@ -5,7 +5,7 @@ embedder's session) under that KB's own lock, so concurrent first requests do no
 an index twice; afterwards requests run concurrently: Oxigraph stores answer reads from
 many threads and an ONNX Runtime session's ``run`` is thread-safe.  A KB re-ingested while
 serving is reopened (and warmed) on its next request; the old generation is closed when its last
-request ends, so the next ingest can delete it.
+request ends, and closing it deletes its folder (a retired generation goes with its last reader).
 
 Clients never name an arbitrary LLM: ``llm`` must be one of the specs the server was
 started with (``--llm``), so a request cannot make the server call a URL of its choosing.
@@ -102,7 +102,7 @@ class Service:
     @contextmanager
     def using(self, name: Any) -> Iterator[KnowledgeBase]:
         """The warm KB ``name`` for one request.  A generation replaced meanwhile is closed once no
-        request uses it any more: its reader lease is released, so the next ingest can delete it."""
+        request uses it any more: its reader lease is released and its retired folder deleted."""
         from sparqlqa.kb.knowledge_base import current_generation, kb_root
 
         name = self.check_kb(name)

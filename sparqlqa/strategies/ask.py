@@ -24,6 +24,7 @@ from sparqlqa.llm.context import llm_context
 from sparqlqa.stages.rerank import RERANK_MODES
 from sparqlqa.strategies.base import strategies
 from sparqlqa.strategies.pipeline import TOPIC_MODES, AskContext, settle
+from sparqlqa.text_input import NAME, PROSE, clean_text
 
 if TYPE_CHECKING:
     from sparqlqa.llm import LLM
@@ -83,7 +84,8 @@ def ask(kb: KnowledgeBase | str, question: str, *, strategy: str | None = None, 
         raise ConfigError(f"strategy {name!r} needs an LLM and none is configured",
                           hint="pass --llm SPEC (e.g. anthropic) or set ANTHROPIC_API_KEY, "
                           "or use --strategy offline / vss")
-    base = open_kb(kb) if isinstance(kb, str) else kb
+    question = clean_text(question, kind=PROSE, field="question")  # the library is an edge too
+    base = open_kb(clean_text(kb, kind=NAME, field="kb")) if isinstance(kb, str) else kb
     ctx = AskContext(kb=base, question=question.strip(), llm=llm_obj, embedder=get_embedder(embedder), k=k,
                      rerank=rerank, options=options, strategy=name, settings=dict(settings or {}),
                      exact=exact, topic=topic)
