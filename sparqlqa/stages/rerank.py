@@ -220,10 +220,17 @@ def listwise_prompt(question: str, passages: Sequence[str], matched: Sequence[bo
     return "\n".join(lines)
 
 
-def pointwise_prompt(question: str, passage: str) -> str:
-    """The user message scoring one candidate."""
+def pointwise_prompt(question: str, passage: str, matched: bool | None = None,
+                     evidence: Sequence[str] = ()) -> str:
+    """The user message scoring one candidate (``matched``: whether it satisfied the knowledge-base query,
+    ``evidence``: its paths as labels; ``None``: nothing said about matching)."""
+    mark = ""
+    if matched is not None:
+        shown = f"; evidence: {evidence_line(evidence)}" if matched and evidence else ""
+        mark = ("It MATCHED the knowledge-base query" + shown if matched else
+                "It did not match the knowledge-base query: it is only similar in text (fill-in)") + ".\n\n"
     return (f"Question: {question}\n\nCandidate answer (its name, description and relations):\n{passage}\n\n"
-            "How likely is it that this candidate is a correct answer to the question? Reply with one "
+            f"{mark}How likely is it that this candidate is a correct answer to the question? Reply with one "
             "number between 0 and 1 (0 = certainly not, 1 = certainly), and nothing else.")
 
 
@@ -245,7 +252,7 @@ def rerank(question: str, texts: Sequence[str], llm: LLM, *, mode: str = "listwi
         marks = Marks(matched, evidence)
         result = _listwise(question, texts, llm, window=window, stride=stride, max_words=max_words, marks=marks)
     else:
-        result = _pointwise(question, texts, llm, max_words=max_words)
+        result = _pointwise(question, texts, llm, max_words=max_words, marks=Marks(matched, evidence))
     result.elapsed_ms = (time.perf_counter() - started) * 1000
     return result
 
@@ -302,14 +309,17 @@ def _listwise(question: str, texts: Sequence[str], llm: LLM, *, window: int, str
     return result
 
 
-def _pointwise(question: str, texts: Sequence[str], llm: LLM, *, max_words: int) -> RerankResult:
+def _pointwise(question: str, texts: Sequence[str], llm: LLM, *, max_words: int,
+               marks: Marks | None = None) -> RerankResult:
     size = len(texts)
     result = RerankResult("pointwise", list(range(size)))
     failed: list[int] = []
     for rank, text in enumerate(texts):
         passage = fit_passages([text], max_words=max_words, budget_chars=POINTWISE_BUDGET)[0]
+        matched, evidence = (marks or Marks()).window([rank])
+        prompt = pointwise_prompt(question, passage, matched[0] if matched else None, evidence[0] if evidence else ())
         try:
-            reply = llm.complete(pointwise_prompt(question, passage), system=POINTWISE_SYSTEM)
+            reply = llm.complete(prompt, system=POINTWISE_SYSTEM)
         except NotInCache as exc:
             result.pending.append(exc.key)  # keep going: every missing prompt gets recorded
             continue

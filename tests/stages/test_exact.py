@@ -101,13 +101,20 @@ def test_a_reason_for_a_matched_candidate_changes_nothing(movies_kb: KnowledgeBa
 
 
 def test_pointwise_scores_cannot_lift_fill_in_above_matched(movies_kb: KnowledgeBase) -> None:
+    prompts: list[str] = []
+
     def score(request: LLMRequest) -> str:
+        prompts.append(request.messages[-1].content)
         return "0.9" if "Witness" in request.messages[-1].content else "0.1"
 
     answer = ask(movies_kb, QUESTION, llm=FakeLLM([SCOTT, *([score] * 6)]), k=6, rerank="pointwise")
     assert [i.matched for i in answer.items] == [True, True, True, False, False, False]
     fill_in = [i for i in answer.items if not i.matched]
     assert fill_in[0].label == "Witness" and fill_in[0].score > answer.items[0].score
+    alien = next(p for p in prompts if p.count("Alien") and "science fiction horror" in p)
+    assert "It MATCHED the knowledge-base query; evidence: Alien —directed by→ Ridley Scott" in alien
+    witness = next(p for p in prompts if "Amish" in p)
+    assert "did not match the knowledge-base query" in witness
 
 
 # --- exact=True ----------------------------------------------------------------------------------------
