@@ -243,6 +243,24 @@ class QueryError(SparqlqaError):
     """A SPARQL query is malformed or failed to run."""
 
 
+class SparqlSyntaxError(QueryError):
+    """A query the SPARQL parser rejects: the message shows the line with a caret under ``line``:``column``
+    (1-based, in the query as the user wrote it); the hint names the likely mistake
+    (:mod:`sparqlqa.kb.query_errors`)."""
+
+    def __init__(self, message: str, *, line: int, column: int, problem: str, hint: str | None = None,
+                 parser_message: str = "") -> None:
+        super().__init__(message, hint=hint)
+        self.line = line
+        self.column = column
+        self.problem = problem
+        self.parser_message = parser_message  # the parser's own words, position included
+
+    def location(self) -> dict[str, int | str]:
+        """``{"line", "column", "problem"}`` for JSON error bodies."""
+        return {"line": self.line, "column": self.column, "problem": self.problem}
+
+
 class UpdateRefused(QueryError):
     """Only read queries (SELECT, ASK, CONSTRUCT, DESCRIBE) may reach a store."""
 

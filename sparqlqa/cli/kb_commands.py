@@ -293,8 +293,11 @@ def _print_table(result: Any, prefixes: dict[str, str]) -> None:
 @click.command()
 @click.argument("name", type=KB_NAME)
 @click.argument("query")
-@click.option("--format", "fmt", type=click.Choice(["table", "json", "csv", "tsv"]), default="table",
-              show_default=True)
+@click.option("--format", "fmt", type=click.Choice(["table", "json", "csv", "tsv", "nt", "turtle", "jsonld"]),
+              default="table", show_default=True,
+              help="SELECT/ASK: table, json (SPARQL 1.1 JSON results), csv, tsv. CONSTRUCT/DESCRIBE: "
+              "nt (also what table, csv and tsv print), turtle (the KB's prefixes), jsonld, or json "
+              "({\"triples\": [...]}, terms as in SPARQL JSON results).")
 @click.option("--json", "as_json", is_flag=True, help="Same as --format json.")
 @click.option("--allow-service", "allow_service", multiple=True, metavar="HOST",
               help="A host (HOST or HOST:PORT) the query's SERVICE may call (repeatable; default: refused).")
@@ -307,18 +310,19 @@ def sparql(name: str, query: str, fmt: str, as_json: bool, allow_service: tuple[
     only when its host is allowed (--allow-service, or allow_service in the KB's profile).
     """
     from sparqlqa.kb.knowledge_base import open_kb
-    from sparqlqa.kb.results_format import FORMATTERS
+    from sparqlqa.kb.query_errors import query_with_prefixes
+    from sparqlqa.kb.results_format import format_result
     from sparqlqa.kb.service_guard import allowance
-    from sparqlqa.kb.vocab import kb_prefixes, with_default_prefixes
+    from sparqlqa.kb.vocab import kb_prefixes
 
     hosts = allowance(allow_service)
     kb = open_kb(name)
     if hosts:
         kb.store.allow_service = kb.store.allow_service | hosts
     prefixes = kb_prefixes(kb)
-    result = kb.query(with_default_prefixes(_read_query(query), prefixes))
+    result = query_with_prefixes(kb.query, _read_query(query), prefixes)
     fmt = "json" if as_json else fmt
     if fmt == "table":
         _print_table(result, prefixes)
     else:
-        click.echo(FORMATTERS[fmt](result), nl=False)
+        click.echo(format_result(result, fmt, prefixes), nl=False)

@@ -9,11 +9,12 @@ from __future__ import annotations
 import ipaddress
 import os
 import socket
+import sys
 from typing import TYPE_CHECKING, Any
 
 import click
 
-from sparqlqa.cli.output import KB_NAME, note
+from sparqlqa.cli.output import KB_NAME, note, print_json
 from sparqlqa.cli.remote_options import endpoint_timeout
 from sparqlqa.errors import ConfigError
 
@@ -21,6 +22,7 @@ if TYPE_CHECKING:
     from sparqlqa.serve.service import ServeSettings, Service
 
 TOKEN_ENV = "SPARQLQA_SERVE_TOKEN"
+DEFAULT_TIMEOUT_S = 120.0
 #: a remote KB's endpoint query may take this share of ``--timeout``: it ends (freeing its worker) just
 #: before the request does, so the client hears which endpoint failed rather than a bare timeout
 ENDPOINT_SHARE = 0.9
@@ -70,7 +72,8 @@ def common_options(func: click.decorators.FC) -> click.decorators.FC:
                      "$SPARQLQA_LLM or offline)."),
         click.option("--strategy", metavar="NAME", help="Default strategy (as 'sparqlqa ask')."),
         click.option("--embedder", "embedder", metavar="SPEC", help="Embedder for the vector ranking."),
-        click.option("--timeout", "timeout_s", type=click.FloatRange(min=0.1), default=120.0, show_default=True,
+        click.option("--timeout", "timeout_s", type=click.FloatRange(min=0.1), default=DEFAULT_TIMEOUT_S,
+                     show_default=True,
                      help="Seconds one request may take (and so any query it sends to a remote endpoint)."),
         click.option("--allow-service", "allow_service", multiple=True, metavar="HOST",
                      help="A host (HOST or HOST:PORT) a query's SERVICE may call (repeatable; default: SERVICE "
@@ -149,11 +152,63 @@ def _warm(service: Service) -> None:
     service.warm()
 
 
+def mcp_args(kbs: tuple[str, ...], llms: tuple[str, ...], strategy: str | None, embedder: str | None,
+             timeout_s: float, allow_service: tuple[str, ...]) -> list[str]:
+    """The ``sparqlqa mcp`` options that reproduce these settings (for ``--print-config``).
+
+    >>> mcp_args(("movies",), (), "offline", None, 120.0, ())
+    ['--kb', 'movies', '--strategy', 'offline']
+    """
+    args: list[str] = []
+    for flag, values in (("--kb", kbs), ("--llm", llms), ("--allow-service", allow_service)):
+        for value in values:
+            args += [flag, value]
+    for flag, chosen in (("--strategy", strategy), ("--embedder", embedder)):
+        if chosen:
+            args += [flag, chosen]
+    if timeout_s != DEFAULT_TIMEOUT_S:
+        args += ["--timeout", f"{timeout_s:g}"]
+    return args
+
+
+def client_config(args: list[str]) -> dict[str, Any]:
+    """The ``mcpServers`` entry an MCP client needs to start this server over stdio: this Python with
+    ``-m sparqlqa mcp ARGS``, and the environment that finds the same KBs (and this code)."""
+    from sparqlqa.paths import sparqlqa_home
+
+    env = {"SPARQLQA_HOME": str(sparqlqa_home())}
+    for name in ("PYTHONPATH", "SPARQLQA_LLM", "SPARQLQA_EMBEDDER", "SPARQLQA_DEVICE"):
+        if os.environ.get(name):
+            env[name] = os.environ[name]
+    return {"mcpServers": {"sparqlqa": {"command": sys.executable, "args": ["-m", "sparqlqa", "mcp", *args],
+                                        "env": env}}}
+
+
 @click.command("mcp")
 @common_options
+@click.option("--print-config", is_flag=True,
+              help="Print the JSON block an MCP client needs to start this server (command, args, env) and exit.")
+@click.option("-v", "--verbose", is_flag=True, help="Log every request (INFO) on stderr; default: warnings only.")
 def mcp(kbs: tuple[str, ...], llms: tuple[str, ...], strategy: str | None, embedder: str | None,
-        timeout_s: float, allow_service: tuple[str, ...]) -> None:
-    """Run an MCP server on stdio with the tools ask, sparql (read-only) and schema."""
+        timeout_s: float, allow_service: tuple[str, ...], print_config: bool, verbose: bool) -> None:
+    """Run an MCP server on stdio for LLM agents (Claude Desktop, Cursor, ...).
+
+    \b
+    Tools:
+      kbs       the knowledge bases served (name, store, triple and node counts)
+      schema    a KB's node types and relations (IRI, label, domain -> range, count)
+      ask       answer a question: ranked items with evidence and the SPARQL that found them
+      sparql    run a read-only SPARQL query (SELECT, ASK, CONSTRUCT, DESCRIBE)
+
+    \b
+    Set up a client: paste the output of
+      sparqlqa mcp --print-config [--kb NAME ...]
+    into its MCP configuration (e.g. claude_desktop_config.json). Keys for an
+    LLM (ANTHROPIC_API_KEY, ...) go into that block's "env" by hand.
+    """
+    if print_config:
+        print_json(client_config(mcp_args(kbs, llms, strategy, embedder, timeout_s, allow_service)))
+        return
     from sparqlqa.serve import require
 
     require("mcp", "sparqlqa mcp")
@@ -161,6 +216,7 @@ def mcp(kbs: tuple[str, ...], llms: tuple[str, ...], strategy: str | None, embed
     from sparqlqa.serve.service import Service
 
     os.environ.setdefault("SPARQLQA_PROGRESS_EVERY", "3600")  # stdout is the protocol; keep stderr quiet too
-    settings = _settings(kbs, llms, strategy, embedder, allow_service, timeout_s=timeout_s)
+    settings = _settings(kbs, llms, strategy, embedder, allow_service, timeout_s=timeout_s,
+                         kbs_listing="the kbs tool")
     with endpoint_timeout(ENDPOINT_SHARE * timeout_s, cap=True):  # no endpoint query outlives a tool call
-        run_stdio(Service(settings))
+        run_stdio(Service(settings), verbose=verbose)

@@ -25,7 +25,7 @@ from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from functools import cached_property
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from sparqlqa.errors import (
     InvalidKBName,
@@ -41,6 +41,9 @@ from sparqlqa.kb.profile import DEFAULT_PROFILE, Profile
 from sparqlqa.kb.schema import Schema
 from sparqlqa.kb.store import QueryResult, Store, stores
 from sparqlqa.paths import atomic_write_json, atomic_write_text, kbs_dir, make_folder
+
+if TYPE_CHECKING:
+    import rdflib
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 
@@ -70,6 +73,8 @@ class Manifest:
     created_at: str = ""
     sparqlqa_version: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
+    #: the prefixes the user's source files declare (Turtle, TriG, N3), name → namespace IRI
+    prefixes: dict[str, str] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -189,6 +194,25 @@ class KnowledgeBase:
 
     def query(self, sparql: str) -> QueryResult:
         return self.store.query(sparql)
+
+    def to_rdflib(self, *, source_only: bool = False) -> rdflib.Graph:
+        """Every triple of this KB in a new rdflib ``Graph`` (named graphs merged), with the prefixes its
+        Turtle/TriG/N3 sources declared (and the well-known ones) bound.
+
+        ``source_only=True`` leaves out what ingest added beside the source files (sparqlqa's core
+        vocabulary, ``--ontology`` files): a KB ingested from one RDF file then gives a graph isomorphic
+        to that file's.  For large KBs prefer ``sparqlqa export``, which streams to a file.
+
+        >>> from sparqlqa.kb.store import OxigraphStore
+        >>> store = OxigraphStore.in_memory()
+        >>> _ = store.oxstore.update("INSERT DATA { <http://e/a> <http://e/p> 'x' }")
+        >>> len(KnowledgeBase.in_memory("demo", store).to_rdflib())
+        1
+        """
+        from sparqlqa.kb.export import export_prefixes, rdflib_graph
+
+        prefixes = export_prefixes(self.manifest.prefixes, source_only=source_only)
+        return rdflib_graph(self, source_only=source_only, prefixes=prefixes)
 
     def artifacts_dir(self, kind: str) -> Path | None:
         """Folder for derived files of ``kind`` (e.g. ``labels``); ``None`` for in-memory KBs."""

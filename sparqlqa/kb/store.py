@@ -22,6 +22,7 @@ from pyoxigraph import BlankNode, Literal, NamedNode, QueryBoolean, QuerySolutio
 from pyoxigraph import Store as OxStore
 
 from sparqlqa.errors import QueryError, StoreUnavailable
+from sparqlqa.kb.query_errors import syntax_error
 from sparqlqa.kb.service_guard import check_service
 from sparqlqa.kb.sparql_guard import query_form
 from sparqlqa.registry import Registry
@@ -149,7 +150,7 @@ class OxigraphStore(Store):
         try:
             raw = self.oxstore.query(sparql, use_default_graph_as_union=True)
         except SyntaxError as exc:
-            raise QueryError(f"invalid SPARQL: {exc}", hint="check the query syntax") from exc
+            raise syntax_error(sparql, exc) from exc
         except OSError as exc:
             raise QueryError(f"the query failed in Oxigraph: {exc}") from exc
         if isinstance(raw, QueryBoolean):

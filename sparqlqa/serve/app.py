@@ -37,7 +37,7 @@ from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from sparqlqa.errors import SparqlqaError
+from sparqlqa.errors import SparqlqaError, SparqlSyntaxError
 from sparqlqa.serve.service import Service, status_of
 from sparqlqa.text_input import CODE, NAME, PROSE, TextKind, clean_json, clean_text, decode_utf8
 
@@ -78,8 +78,9 @@ def _finite(value: Any) -> Any:
     return value
 
 
-def problem(status: int, error: str, hint: str | None = None) -> JSONResponse:
-    return JSONResponse({"error": error, "hint": hint}, status_code=status)
+def problem(status: int, error: str, hint: str | None = None, **details: Any) -> JSONResponse:
+    """Our JSON error body; ``details`` add fields (a SPARQL syntax error's ``line``, ``column``, ``problem``)."""
+    return JSONResponse({"error": error, "hint": hint, **details}, status_code=status)
 
 
 # --- the page ----------------------------------------------------------------------------------------
@@ -162,7 +163,8 @@ def endpoint(handler: Callable[[Request, Service], Awaitable[Any]]) -> Callable[
         except HTTPProblem as exc:
             return problem(exc.status, exc.error, exc.hint)
         except SparqlqaError as exc:
-            return problem(status_of(exc), exc.message, exc.hint)
+            details = exc.location() if isinstance(exc, SparqlSyntaxError) else {}
+            return problem(status_of(exc), exc.message, exc.hint, **details)
         except Exception as exc:
             log.exception("internal error answering %s %s", request.method, request.url.path)
             return problem(500, f"internal error ({type(exc).__name__})", "see the server log")

@@ -21,6 +21,7 @@ from sparqlqa.errors import SparqlqaError
 from sparqlqa.serve.service import Service
 from sparqlqa.stages.answer import Answer
 from sparqlqa.text_input import CODE, NAME, PROSE, TextKind, clean_text
+from sparqlqa.version import __version__
 
 INSTRUCTIONS = ("Answers natural-language questions over RDF knowledge graphs with audited, read-only SPARQL. "
                 "Call schema(kb) to see a KB's types and relations, ask(kb, question) for ranked answers "
@@ -33,7 +34,8 @@ async def _run(service: Service, work: Callable[[], Any]) -> Any:
         with anyio.fail_after(service.settings.timeout_s):
             return await anyio.to_thread.run_sync(work, abandon_on_cancel=True)
     except TimeoutError:
-        raise ToolError(f"timed out after {service.settings.timeout_s:g} s") from None
+        raise ToolError(f"timed out after {service.settings.timeout_s:g} s\n  hint: ask a narrower question, or "
+                        "start 'sparqlqa mcp' with a larger --timeout") from None
     except SparqlqaError as exc:
         raise ToolError(exc.full_message()) from None
 
@@ -61,9 +63,11 @@ def compact(answer: Answer, top: int) -> dict[str, Any]:
             "timings_ms": data["timings_ms"]}
 
 
-def build_server(service: Service) -> FastMCP:
-    """The MCP server with its three tools bound to ``service``."""
-    server = FastMCP("sparqlqa", instructions=INSTRUCTIONS)
+def build_server(service: Service, *, verbose: bool = False) -> FastMCP:
+    """The MCP server with its tools bound to ``service``; it introduces itself as sparqlqa and its version
+    (not the SDK's) and logs to stderr at WARNING (INFO with ``verbose``)."""
+    server = FastMCP("sparqlqa", instructions=INSTRUCTIONS, log_level="INFO" if verbose else "WARNING")
+    server._mcp_server.version = __version__  # what ``initialize`` reports as serverInfo.version
 
     @server.tool()
     async def ask(kb: str, question: str, strategy: str | None = None, k: int = 10,
@@ -110,10 +114,10 @@ def build_server(service: Service) -> FastMCP:
     return server
 
 
-def run_stdio(service: Service) -> None:
+def run_stdio(service: Service, *, verbose: bool = False) -> None:
     """Serve MCP on stdin/stdout until the client closes it (every request line gets an answer:
-    :mod:`sparqlqa.serve.mcp_stdio`)."""
-    anyio.run(_serve_stdio, build_server(service))
+    :mod:`sparqlqa.serve.mcp_stdio`); logs at WARNING, or INFO when ``verbose``."""
+    anyio.run(_serve_stdio, build_server(service, verbose=verbose))
 
 
 async def _serve_stdio(server: FastMCP) -> None:

@@ -44,9 +44,9 @@ ASK_FIELDS = frozenset({"kb", "question", "strategy", "llm", "k", "rerank", "exa
 class NotServed(KBNotFound):
     """The KB exists (or not) but this server was started for other KBs."""
 
-    def __init__(self, name: str, served: tuple[str, ...]) -> None:
+    def __init__(self, name: str, served: tuple[str, ...], listing: str = "GET /api/kbs") -> None:
         KBError.__init__(self, f"knowledge base {name!r} is not served here",
-                         hint=f"served: {', '.join(served)} (GET /api/kbs lists them)")
+                         hint=f"served: {', '.join(served)} ({listing} lists them)")
         self.name = name
 
 
@@ -68,6 +68,8 @@ class ServeSettings:
     workers: int = 4
     #: hosts a query's SERVICE may call (``--allow-service``); KB profiles' allowances do not apply here
     allow_service: tuple[str, ...] = ()
+    #: how a client of this front end lists the KBs, for hints ("the kbs tool" over MCP)
+    kbs_listing: str = "GET /api/kbs"
 
 
 class Service:
@@ -88,10 +90,10 @@ class Service:
     def check_kb(self, name: Any) -> str:
         """``name`` as a served KB name, or :class:`NotServed` / :class:`ConfigError`."""
         if not isinstance(name, str) or not name.strip():
-            raise ConfigError("'kb' must be a knowledge base name", hint="GET /api/kbs lists them")
+            raise ConfigError("'kb' must be a knowledge base name", hint=f"{self.settings.kbs_listing} lists them")
         name = name.strip()
         if self.settings.kbs and name not in self.settings.kbs:
-            raise NotServed(name, self.settings.kbs)
+            raise NotServed(name, self.settings.kbs, self.settings.kbs_listing)
         return name
 
     def kb(self, name: Any) -> KnowledgeBase:
@@ -184,9 +186,10 @@ class Service:
         """Run a read query: ``{kb, query}`` → form, variables, SPARQL JSON results, elapsed ms."""
         import json
 
+        from sparqlqa.kb.query_errors import query_with_prefixes
         from sparqlqa.kb.results_format import to_json
         from sparqlqa.kb.sparql_guard import query_form
-        from sparqlqa.kb.vocab import kb_prefixes, with_default_prefixes
+        from sparqlqa.kb.vocab import kb_prefixes
 
         body = _object(payload, {"kb", "query"})
         query = body.get("query")
@@ -194,7 +197,7 @@ class Service:
             raise QueryError("'query' must be a SPARQL query", hint="e.g. SELECT * WHERE { ?s ?p ?o } LIMIT 10")
         query_form(query)  # refuses updates before the KB is even opened
         with self.using(body.get("kb")) as kb:
-            result = kb.query(with_default_prefixes(query, kb_prefixes(kb)))
+            result = query_with_prefixes(kb.query, query, kb_prefixes(kb))
         size = len(result.rows) if result.form == "SELECT" else len(result.triples)
         result.rows, result.triples = result.rows[:MAX_ROWS], result.triples[:MAX_ROWS]
         return {"kb": kb.name, "form": result.form, "query": result.query,

@@ -129,7 +129,7 @@ def test_full_disk_during_ingest_replace_keeps_the_kb(kb: int, tmp_path: Path, s
     source.write_text("".join(f"New{i}|directed_by|Someone{i}\n" for i in range(60)))
     before = sorted(p.name for p in (sparqlqa_home / "kbs" / "k").iterdir())
     code, output = cli("ingest", str(source), "--kb", "k", "--replace")
-    assert_clean_failure(code, output, StorageError.exit_code, "manifest.json: No space left on device",
+    assert_clean_failure(code, output, StorageError.exit_code, "added.nt: No space left on device",
                          "free disk space")
     assert count("k") == kb
     assert sorted(p.name for p in (sparqlqa_home / "kbs" / "k").iterdir()) == before
