@@ -160,7 +160,7 @@ def parse_permutation(text: str, size: int) -> list[int] | None:
 def parse_reasons(text: str, size: int) -> dict[int, str]:
     """0-based id → reason, from ``reason [n]: …`` lines of a listwise reply (ids out of range dropped).
 
-    >>> parse_reasons("[2] > [1]\nreason [2]: its text names the award", 2)
+    >>> parse_reasons("[2] > [1]\\nreason [2]: its text names the award", 2)
     {1: 'its text names the award'}
     """
     found: dict[int, str] = {}
