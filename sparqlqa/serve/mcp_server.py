@@ -55,7 +55,7 @@ def compact(answer: Answer, top: int) -> dict[str, Any]:
     """The parts of an answer an agent needs: items, evidence, the SPARQL of each tier."""
     data = answer.to_dict()
     items = [{key: item[key] for key in ("rank", "iri", "label", "type_label", "score", "tier", "source",
-                                         "evidence_text")} for item in data["items"][:top]]
+                                         "matched", "evidence_text")} for item in data["items"][:top]]
     compiled = (data.get("candidates") or {}).get("compiled") or []
     sparql = [{"tier": q.get("tier"), "note": q.get("note", ""), "sparql": q.get("sparql", "")} for q in compiled]
     if not sparql:  # strategies without compiled tiers (fiske, vss): the queries that ran
@@ -74,15 +74,17 @@ def build_server(service: Service, *, verbose: bool = False) -> FastMCP:
 
     @server.tool()
     async def ask(kb: str, question: str, strategy: str | None = None, k: int = 10,
-                  detail: bool = False) -> dict[str, Any]:
+                  detail: bool = False, exact: bool = False) -> dict[str, Any]:
         """Answer a natural-language question over knowledge base `kb`.
 
         Returns ranked items (IRI, label, score, tier: 0 = satisfies every triplet pattern) with their
         evidence triples, and the SPARQL query of each tier that narrowed them.  `strategy`: offline
         (no LLM), 4step, fiske, vss (default: the server's).  `detail`: add the whole answer record.
+        `matched` is false for fill-in (similar to the question, but not satisfying the query); `exact`:
+        return only matched items.
         """
         payload: dict[str, Any] = {"kb": _text(kb, NAME, "kb"), "question": _text(question, PROSE, "question"),
-                                   "k": k}
+                                   "k": k, "exact": exact}
         if strategy:
             payload["strategy"] = _text(strategy, NAME, "strategy")
         answer: Answer = await _run(service, lambda: service.ask(payload))

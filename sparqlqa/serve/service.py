@@ -49,7 +49,7 @@ MAX_ROWS = 10_000
 MAX_QUESTION_CHARS = 2000
 #: a request still at work this long past its time limit makes ``/healthz`` answer 503
 OVERDUE_GRACE_S = 10.0
-ASK_FIELDS = frozenset({"kb", "question", "strategy", "llm", "k", "rerank"})
+ASK_FIELDS = frozenset({"kb", "question", "strategy", "llm", "k", "rerank", "exact", "topic"})
 
 
 class NotServed(KBNotFound):
@@ -253,7 +253,8 @@ class Service:
                 "rows": size, "truncated": result.truncated}
 
     def ask(self, payload: Any) -> Answer:
-        """Answer ``{kb, question, strategy?, llm?, k?, rerank?}`` with the warm KB."""
+        """Answer ``{kb, question, strategy?, llm?, k?, rerank?, exact?, topic?}`` with the warm KB
+        (``exact``: true = only answers that satisfied the query; ``topic``: auto, exclude or keep)."""
         from sparqlqa.strategies.ask import ask
 
         body = _object(payload, ASK_FIELDS)
@@ -267,10 +268,15 @@ class Service:
             raise ConfigError(f"'k' must be a whole number from 1 to {MAX_K}")
         strategy = _optional_str(body, "strategy") or self.settings.strategy
         rerank = _optional_str(body, "rerank") or "listwise"
+        exact = body.get("exact", False)
+        if not isinstance(exact, bool):
+            raise ConfigError("'exact' must be true or false")
+        topic = _optional_str(body, "topic") or "auto"
         llm = self.llm(_optional_str(body, "llm"))
         with self.using(body.get("kb")) as kb, bounded(self.limits()):
             return ask(kb, question, strategy=strategy, llm=llm if llm is not None else "offline", k=k,
-                       rerank=rerank, embedder=self.settings.embedder)  # "offline": not $SPARQLQA_LLM again
+                       rerank=rerank, embedder=self.settings.embedder,  # "offline": not $SPARQLQA_LLM again
+                       exact=exact, topic=topic)
 
     # -- LLMs --------------------------------------------------------------------------------------
 

@@ -30,6 +30,7 @@ from sparqlqa.strategies.base import FourStep, strategies
 from sparqlqa.strategies.offline.mentions import PLACEHOLDER, Mention, detect_mentions, mask_all
 from sparqlqa.strategies.offline.paths import RelationPath, SelfChaining, enumerate_paths
 from sparqlqa.strategies.offline.scoring import QuestionScorer, RelationVectors
+from sparqlqa.strategies.pipeline import note_topic
 
 if TYPE_CHECKING:
     from sparqlqa.embed.embedders import Embedder
@@ -300,7 +301,9 @@ class OfflineStrategy(FourStep):
             with ctx.stage("sparql"):
                 candidates = find_candidates(option, linked, ctx.kb, ctx.options or ExecuteOptions())
             ctx.queries.extend({**q, "stage": "sparql"} for q in candidates.queries)
-            drop_constant_nodes(candidates, linked)
+            note_topic(ctx, linked)
+            if ctx.topic != "keep":
+                drop_constant_nodes(candidates, linked)
             if candidates.items:
                 if number:
                     ctx.note(f"the best path found no candidates; alternative {number} did")
