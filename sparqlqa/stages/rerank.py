@@ -122,8 +122,8 @@ def cap_passage(text: str, chars: int = PASSAGE_CHARS) -> str:
     text = " ".join(text.split())
     if len(text) <= chars:
         return text
-    cut = text[: max(1, chars - 2)]
-    return (cut.rsplit(" ", 1)[0] if " " in cut else cut) + " …"
+    cut = text[: max(1, chars - 1)]  # a space at its end means the word before it is whole
+    return (cut.rsplit(" ", 1)[0] if " " in cut else cut[: max(1, chars - 2)]) + " …"
 
 
 def evidence_line(paths: Sequence[str]) -> str:
