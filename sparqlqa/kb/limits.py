@@ -33,6 +33,10 @@ from sparqlqa.errors import ConfigError
 DEFAULT_TIMEOUT_S = 60.0
 DEFAULT_MAX_ROWS = 100_000
 DEFAULT_MAX_MEMORY_MB = 512
+#: the safety net of one question's queries when the caller sets no limits (``ask`` on the CLI, in eval,
+#: from Python): ten minutes for all of them (LLM calls in between count), rows cut at the default cap
+#: rather than failing the question; a served request's tighter scope wins (see :func:`bounded`)
+ASK_TIMEOUT_S = 600.0
 
 
 @dataclass(frozen=True)

@@ -15,13 +15,12 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from contextlib import nullcontext
 from typing import TYPE_CHECKING, Any
 
 from sparqlqa.embed.embedders import get_embedder
 from sparqlqa.errors import ConfigError
 from sparqlqa.kb.knowledge_base import KnowledgeBase, open_kb
-from sparqlqa.kb.limits import QueryLimits, bounded
+from sparqlqa.kb.limits import ASK_TIMEOUT_S, QueryLimits, bounded
 from sparqlqa.llm.context import llm_context
 from sparqlqa.stages.rerank import RERANK_MODES
 from sparqlqa.strategies.base import strategies
@@ -71,7 +70,8 @@ def ask(kb: KnowledgeBase | str, question: str, *, strategy: str | None = None, 
     ``topic``: ``auto`` (the nodes the question names are left out unless the query returns only them,
     and not added as fill-in when the query found answers), ``exclude`` (always left out) or ``keep``.
     ``limits``: bound every SPARQL query of the run (one deadline for all, see :mod:`sparqlqa.kb.limits`);
-    without it the queries inherit the caller's :func:`~sparqlqa.kb.limits.bounded` scope, if any.
+    without it they get :data:`~sparqlqa.kb.limits.ASK_TIMEOUT_S` seconds in all and the default row and
+    memory caps; an enclosing :func:`~sparqlqa.kb.limits.bounded` scope's tighter limits win.
     """
     if not question or not question.strip():
         raise ConfigError("the question is empty", hint="ask something, e.g. 'Which films did X direct?'")
@@ -98,7 +98,7 @@ def ask(kb: KnowledgeBase | str, question: str, *, strategy: str | None = None, 
         ctx.note(note)
     try:
         with llm_context(kb=base.name, strategy=name, question=ctx.question), \
-                bounded(limits) if limits is not None else nullcontext():
+                bounded(limits or QueryLimits(timeout_s=ASK_TIMEOUT_S, truncate=True)):
             answer = settle(ctx, chosen.run(ctx))
         _settle_pending(llm_obj, base.name, name, ctx.question, answer.pending_llm)
     finally:
