@@ -102,7 +102,8 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))] if ordered else float("nan")
 
 
-def evaluate(kb: KnowledgeBase, items: list[Item], *, brackets: bool, check_oracle: bool) -> dict[str, Any]:
+def evaluate(kb: KnowledgeBase, items: list[Item], *, brackets: bool, check_oracle: bool,
+             topic: str = "auto") -> dict[str, Any]:
     from sparqlqa.strategies.ask import ask
 
     rows = []
@@ -110,7 +111,7 @@ def evaluate(kb: KnowledgeBase, items: list[Item], *, brackets: bool, check_orac
     for number, item in enumerate(items, start=1):
         question = item.question if brackets else item.question.replace("[", "").replace("]", "")
         started = time.perf_counter()
-        answer = ask(kb, question, strategy="offline", rerank="none", k=5)
+        answer = ask(kb, question, strategy="offline", rerank="none", k=5, topic=topic)
         latency = (time.perf_counter() - started) * 1000
         gold = {normalize_label(a) for a in item.answers}
         top = normalize_label(answer.top.label) if answer.top else ""
@@ -145,6 +146,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--no-brackets", action="store_true", help="strip MetaQA's [topic] hints")
     parser.add_argument("--json", type=Path, help="also write the figures here")
+    parser.add_argument("--topic", choices=["auto", "exclude", "keep"],
+                        help="the question's own nodes among the answers (default: as the gold: MetaQA exclude, "
+                        "PathQuestion auto)")
     args = parser.parse_args(argv)
     if not kb_exists(args.kb):
         if args.ingest is None:
@@ -156,9 +160,10 @@ def main(argv: list[str] | None = None) -> int:
     items = load_metaqa(args.file) if args.dataset == "metaqa" else load_pathquestion(args.file)
     random.Random(args.seed).shuffle(items)
     items = items[: args.limit]
-    result = evaluate(kb, items, brackets=not args.no_brackets, check_oracle=args.dataset == "metaqa")
+    topic = args.topic or ("exclude" if args.dataset == "metaqa" else "auto")
+    result = evaluate(kb, items, brackets=not args.no_brackets, check_oracle=args.dataset == "metaqa", topic=topic)
     result.update({"dataset": args.dataset, "file": args.file.name, "seed": args.seed,
-                   "brackets": not args.no_brackets})
+                   "brackets": not args.no_brackets, "topic": topic})
     print(json.dumps(result))
     if args.json:
         args.json.write_text(json.dumps(result, indent=1), "utf-8")

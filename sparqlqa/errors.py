@@ -69,6 +69,17 @@ class MissingExtraError(SparqlqaError):
         self.package = package
 
 
+class InvalidText(ConfigError):
+    """Text from outside (a question, a query, a name, a JSON body) that sparqlqa will not take: not UTF-8,
+    a lone surrogate, a NUL or control character, or too long (see :mod:`sparqlqa.text_input`).
+    ``field`` names where it came from; ``position`` is the 1-based character (or byte) of the first bad one."""
+
+    def __init__(self, field: str, problem: str, *, position: int | None = None, hint: str | None = None) -> None:
+        super().__init__(f"{field} {problem}", hint=hint)
+        self.field = field
+        self.position = position
+
+
 # --- knowledge bases ----------------------------------------------------------------
 
 
@@ -232,6 +243,24 @@ class QueryError(SparqlqaError):
     """A SPARQL query is malformed or failed to run."""
 
 
+class SparqlSyntaxError(QueryError):
+    """A query the SPARQL parser rejects: the message shows the line with a caret under ``line``:``column``
+    (1-based, in the query as the user wrote it); the hint names the likely mistake
+    (:mod:`sparqlqa.kb.query_errors`)."""
+
+    def __init__(self, message: str, *, line: int, column: int, problem: str, hint: str | None = None,
+                 parser_message: str = "") -> None:
+        super().__init__(message, hint=hint)
+        self.line = line
+        self.column = column
+        self.problem = problem
+        self.parser_message = parser_message  # the parser's own words, position included
+
+    def location(self) -> dict[str, int | str]:
+        """``{"line", "column", "problem"}`` for JSON error bodies."""
+        return {"line": self.line, "column": self.column, "problem": self.problem}
+
+
 class UpdateRefused(QueryError):
     """Only read queries (SELECT, ASK, CONSTRUCT, DESCRIBE) may reach a store."""
 
@@ -257,6 +286,35 @@ class ServiceRefused(QueryError):
         )
         self.endpoint = endpoint
         self.host = host
+
+
+class QueryTimeout(QueryError):
+    """A query ran past its time limit and was stopped (its worker killed: no work goes on)."""
+
+    def __init__(self, timeout_s: float, *, waited: bool = False) -> None:
+        what = ("no query worker became free" if waited
+                else "the query did not finish") + f" within the time limit of {timeout_s:g} s; it was stopped"
+        super().__init__(what, hint="narrow the query (LIMIT, more specific patterns, fewer unconnected "
+                         "patterns), or raise the limit: 'sparqlqa sparql ... --timeout SECONDS', "
+                         "'sparqlqa serve/mcp --timeout SECONDS'")
+        self.timeout_s = timeout_s
+
+
+class QueryTooLarge(QueryError):
+    """A query's result passed the row limit, or its work the memory limit (``limit`` is ``"rows"`` or
+    ``"memory"``); it was stopped while its rows streamed, so nothing past the limit was kept."""
+
+    def __init__(self, limit: str, value: int) -> None:
+        if limit == "rows":
+            message = f"the query returned more than {value:,} rows (the row limit); it was stopped there"
+            hint = "add a LIMIT to the query, or raise the limit: 'sparqlqa sparql ... --max-rows N'"
+        else:
+            message = f"the query needed more than {value:,} MB of memory (the memory limit); it was stopped"
+            hint = ("narrow the query (LIMIT, fewer unconnected patterns, no ORDER BY over everything), or raise "
+                    "the limit: 'sparqlqa sparql ... --max-memory MB', 'sparqlqa serve/mcp --query-memory MB'")
+        super().__init__(message, hint=hint)
+        self.limit = limit
+        self.value = value
 
 
 class EndpointError(SparqlqaError):

@@ -9,8 +9,10 @@ import errno
 import json
 import os
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from sparqlqa.errors import StorageError
 
@@ -71,13 +73,15 @@ def umask_mode() -> int:
     return 0o666 & ~mask
 
 
-def atomic_write_bytes(path: Path, data: bytes, *, mode: int | None = None) -> None:
-    """Write ``data`` to ``path`` so readers see the old or the new file, never half of one.
+@contextmanager
+def atomic_writer(path: Path, *, mode: int | None = None) -> Iterator[IO[bytes]]:
+    """A binary file to stream into; on leaving the block it replaces ``path`` at once (readers see the
+    old file or the whole new one), on an error it is removed and ``path`` is left as it was.
 
     The file gets ``mode`` when given (keys: 0o600), else the user's umask, like any file
     the user creates (``mkstemp`` alone would leave it 0o600).
     An OS error (disk full, no permission, a file where a folder should be) becomes a
-    :class:`StorageError` naming ``path``; the old file, if any, is left as it was.
+    :class:`StorageError` naming ``path``.
     """
     make_folder(path.parent)
     try:
@@ -88,7 +92,7 @@ def atomic_write_bytes(path: Path, data: bytes, *, mode: int | None = None) -> N
                                          "takes none)") from None
     try:
         with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
+            yield handle
             handle.flush()
             os.fsync(handle.fileno())
         os.chmod(tmp, umask_mode() if mode is None else mode)
@@ -99,6 +103,13 @@ def atomic_write_bytes(path: Path, data: bytes, *, mode: int | None = None) -> N
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def atomic_write_bytes(path: Path, data: bytes, *, mode: int | None = None) -> None:
+    """Write ``data`` to ``path`` so readers see the old or the new file, never half of one
+    (:func:`atomic_writer`)."""
+    with atomic_writer(path, mode=mode) as handle:
+        handle.write(data)
 
 
 def atomic_write_text(path: Path, text: str, *, mode: int | None = None) -> None:

@@ -30,6 +30,30 @@ def shared_data() -> Path:
 
 
 @pytest.fixture
+def runner():  # type: ignore[no-untyped-def]
+    """A click test runner for ``sparqlqa`` commands (the one every CLI test uses)."""
+    from click.testing import CliRunner
+
+    return CliRunner()
+
+
+@pytest.fixture(scope="module")
+def kb():  # type: ignore[no-untyped-def]
+    """The movie fixture as an in-memory KB, built once per test module (tests only read it).
+
+    The fault suite's own ``kb`` (tests/faults/conftest.py) is a copied on-disk KB instead.
+    """
+    from pyoxigraph import RdfFormat
+
+    from sparqlqa.kb.knowledge_base import KnowledgeBase
+    from sparqlqa.kb.store import OxigraphStore
+
+    store = OxigraphStore.in_memory()
+    store.oxstore.load(path=str(FIXTURES / "movies.ttl"), format=RdfFormat.TURTLE)
+    return KnowledgeBase.in_memory("movies", store)
+
+
+@pytest.fixture
 def movies_ttl() -> Path:
     """A tiny typed movie KB with text (tests/fixtures/movies.ttl)."""
     return FIXTURES / "movies.ttl"

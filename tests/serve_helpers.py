@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import os
 import socket
+import sys
 import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
 
 from sparqlqa.serve.app import create_app
 from sparqlqa.serve.service import Service
@@ -14,6 +18,17 @@ from sparqlqa.serve.service import Service
 QUESTION = "Which films did Ridley Scott direct?"
 #: what the offline strategy finds for QUESTION on tests/fixtures/movies.ttl (tier 0)
 DIRECTED = {"Alien", "Blade Runner", "Gladiator"}
+REPO = Path(__file__).resolve().parents[1]
+
+
+def mcp_server_params(*args: str) -> Any:
+    """How the MCP SDK's stdio client starts ``python -m sparqlqa mcp ARGS`` from this checkout."""
+    from mcp import StdioServerParameters
+
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(REPO), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
+    return StdioServerParameters(command=sys.executable, args=["-m", "sparqlqa", "mcp", *args], env=env,
+                                 cwd=str(REPO))
 
 
 def free_port() -> int:

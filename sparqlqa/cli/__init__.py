@@ -23,6 +23,7 @@ COMMAND_MODULES: list[tuple[str, str]] = [
     ("sparqlqa.cli.kb_commands", "kbs"),
     ("sparqlqa.cli.kb_commands", "schema"),
     ("sparqlqa.cli.kb_commands", "sparql"),
+    ("sparqlqa.cli.export_commands", "export"),
     ("sparqlqa.cli.kb_commands", "samples"),
     ("sparqlqa.cli.llm_commands", "llm"),
     ("sparqlqa.cli.ask_commands", "ask"),

@@ -11,6 +11,7 @@ import click
 
 from sparqlqa.cli.llm_commands import llm_options
 from sparqlqa.cli.output import (
+    KB_NAME,
     cell,
     console,
     count_progress,
@@ -20,6 +21,7 @@ from sparqlqa.cli.output import (
     safe,
     warning,
 )
+from sparqlqa.cli.remote_options import endpoint_timeout, endpoint_timeout_option
 
 if TYPE_CHECKING:
     from sparqlqa.embed.embedders import Embedder
@@ -27,6 +29,8 @@ if TYPE_CHECKING:
     from sparqlqa.stages.answer import Answer
 
 RERANK_CHOICES = ("listwise", "pointwise", "none")
+#: ``--topic`` (``sparqlqa.strategies.pipeline.TOPIC_MODES``)
+TOPIC_CHOICES = ("auto", "exclude", "keep")
 
 #: exit status of ``ask`` when the question names no node of the KB (answers are vector-only); README table
 NO_NODE_EXIT = 3
@@ -52,7 +56,7 @@ def ensure_index(kb: KnowledgeBase, embedder: Embedder, *, quiet: bool = False, 
 
 
 @click.command("index")
-@click.argument("name")
+@click.argument("name", type=KB_NAME)
 @click.option("--embedder", "embedder_spec", metavar="SPEC",
               help="Embedder (default: $SPARQLQA_EMBEDDER or onnx:all-MiniLM-L6-v2).")
 @device_option
@@ -78,19 +82,23 @@ def index(name: str, embedder_spec: str | None, rebuild: bool, as_json: bool) ->
 def _open_target(words: tuple[str, ...], endpoint: str | None, profile: str) -> tuple[KnowledgeBase, str]:
     """``NAME QUESTION`` → that KB; ``--endpoint URL QUESTION`` → an unsaved KB over the endpoint."""
     from sparqlqa.errors import ConfigError
+    from sparqlqa.text_input import NAME, PROSE, clean_text
 
     if endpoint is not None:
         if len(words) != 1:
             raise ConfigError("with --endpoint, give only the question", hint='sparqlqa ask --endpoint URL "question"')
         from sparqlqa.remote import open_endpoint
 
-        return open_endpoint(endpoint, profile), words[0]
+        question = clean_text(words[0], kind=PROSE, field="the question (QUESTION)")
+        return open_endpoint(endpoint, profile), question
     if len(words) != 2:
         raise ConfigError("give a knowledge base name and a question",
                           hint='sparqlqa ask NAME "question"  (or: sparqlqa ask --endpoint URL "question")')
     from sparqlqa.kb.knowledge_base import open_kb
 
-    return open_kb(words[0]), words[1]
+    name = clean_text(words[0], kind=NAME, field="the knowledge base name (NAME)")
+    question = clean_text(words[1], kind=PROSE, field="the question (QUESTION)")
+    return open_kb(name), question
 
 
 @click.command("ask")
@@ -116,10 +124,16 @@ def _open_target(words: tuple[str, ...], endpoint: str | None, profile: str) -> 
 @click.option("--plain", is_flag=True, help="Tab-separated answers with full IRIs and bare SPARQL: for copying.")
 @click.option("--call-budget", type=click.IntRange(min=2), help="fiske: most LLM calls per question "
               "(default 30, or $SPARQLQA_FISKE_BUDGET).")
+@endpoint_timeout_option()
+@click.option("--exact", is_flag=True, help="Only answers that satisfied the query (no 'similar, not matched' "
+              "fill-in from vector search).")
+@click.option("--topic", type=click.Choice(TOPIC_CHOICES), default="auto", show_default=True,
+              help="The nodes the question names: auto = left out unless the query returns only them; "
+              "exclude = always left out; keep = answers like any other node.")
 def ask(words: tuple[str, ...], endpoint: str | None, profile_name: str, llm_spec: str | None,
         llm_cache: str | None, k: int, rerank: str, strategy: str | None, embedder_spec: str | None, top: int,
         as_json: bool, explain: bool, save_dir: Path | None, quiet: bool, plain: bool,
-        call_budget: int | None) -> None:
+        call_budget: int | None, timeout_s: float | None, exact: bool = False, topic: str = "auto") -> None:
     """Answer QUESTION over knowledge base NAME (or over a SPARQL endpoint with --endpoint).
 
     \b
@@ -130,12 +144,14 @@ def ask(words: tuple[str, ...], endpoint: str | None, profile_name: str, llm_spe
     from sparqlqa.embed.embedders import get_embedder
     from sparqlqa.strategies.ask import ask as run_ask
 
-    target, question = _open_target(words, endpoint, profile_name)
-    with target as kb:
-        ensure_index(kb, get_embedder(embedder_spec), quiet=quiet)
-        answer = run_ask(kb, question, strategy=strategy, llm=llm_spec, k=k, rerank=rerank,
-                         embedder=embedder_spec, llm_cache=llm_cache,
-                         settings={"call_budget": call_budget} if call_budget else None)
+    with endpoint_timeout(timeout_s):
+        target, question = _open_target(words, endpoint, profile_name)
+        with target as kb:
+            ensure_index(kb, get_embedder(embedder_spec), quiet=quiet)
+            answer = run_ask(kb, question, strategy=strategy, llm=llm_spec, k=k, rerank=rerank,
+                             embedder=embedder_spec, llm_cache=llm_cache,
+                             settings={"call_budget": call_budget} if call_budget else None, exact=exact,
+                             topic=topic)
     saved = _save(answer, save_dir) if save_dir is not None else []
     _warn_if_unnarrowed(answer)
     if as_json:
@@ -198,8 +214,10 @@ def _warn_if_unnarrowed(answer: Answer) -> None:
 
 
 def answers_table(answer: Answer, top: int) -> Any:
-    """A rich table: rank, label, type, score, tier, evidence."""
+    """A rich table: rank, label, type, score, tier, evidence (fill-in: "similar, not matched")."""
     from rich.table import Table
+
+    from sparqlqa.stages.answer import FILL_IN_MARK
 
     table = Table(title=cell(f"{answer.question}  [{answer.strategy}]"), title_justify="left")
     for column in ("#", "answer", "type", "score", "tier", "evidence"):
@@ -209,8 +227,11 @@ def answers_table(answer: Answer, top: int) -> Any:
         summary = "; ".join(evidence[:2]) + (f" (+{len(evidence) - 2})" if len(evidence) > 2 else "")
         tier = str(item.tier) if item.tier is not None else \
             ("model" if item.source == "model-knowledge" else "vector")
+        if not item.matched:
+            why = f" (moved up by the rerank: {item.rerank_reason})" if item.rerank_reason else ""
+            summary = FILL_IN_MARK + why
         table.add_row(str(rank), cell(item.label), cell(item.type_label or ""), f"{item.score:.3f}", tier,
-                      cell(summary or "—"))
+                      cell(summary or "—", style="" if item.matched else "dim"))
     if not answer.items:
         table.add_row("", "(no answer)", "", "", "", "")
     return table
@@ -218,11 +239,13 @@ def answers_table(answer: Answer, top: int) -> Any:
 
 def answers_tsv(answer: Answer, top: int) -> str:
     """The answers as tab-separated lines with a header: rank, label, type, score, tier, IRI, evidence."""
+    from sparqlqa.stages.answer import FILL_IN_MARK
+
     lines = ["rank\tanswer\ttype\tscore\ttier\tiri\tevidence"]
     for rank, item in enumerate(answer.items[:top], start=1):
         tier = str(item.tier) if item.tier is not None else "vector"
         cells = [str(rank), item.label, item.type_label or "", f"{item.score:.3f}", tier, item.iri,
-                 "; ".join(item.evidence_text(answer.labels))]
+                 "; ".join(item.evidence_text(answer.labels)) if item.matched else FILL_IN_MARK]
         lines.append("\t".join(" ".join(safe(text).split()) for text in cells))
     return "\n".join(lines)
 

@@ -19,7 +19,8 @@ from rich.progress import (
 )
 
 from sparqlqa.cli.llm_commands import llm_options
-from sparqlqa.cli.output import PlainProgress, console, device_option, err_console, note, print_json
+from sparqlqa.cli.output import KB_NAME, PlainProgress, console, device_option, err_console, note, print_json
+from sparqlqa.cli.remote_options import endpoint_timeout, endpoint_timeout_option
 from sparqlqa.errors import ConfigError
 
 #: eval's exit status when some answers failed (counted as misses; listed in report.md)
@@ -96,7 +97,7 @@ def _plain_progress() -> ProgressHooks:
 @click.command("eval")
 @click.argument("dataset", type=click.Choice(DATASET_NAMES))
 @click.argument("source", type=click.Path(exists=True, path_type=Path))
-@click.option("--kb", "kb_name", required=True, help="Knowledge base to answer from.")
+@click.option("--kb", "kb_name", type=KB_NAME, required=True, help="Knowledge base to answer from.")
 @click.option("--strategy", "strategy_text", default="4step", show_default=True,
               help="Comma-separated strategies run side by side: 4step, fiske, offline, vss, vss+rerank "
               "(fiske's call budget: $SPARQLQA_FISKE_BUDGET, default 30).")
@@ -114,16 +115,23 @@ def _plain_progress() -> ProgressHooks:
 @click.option("--test-ratio", type=click.FloatRange(min=0, max=1, min_open=True), default=1.0,
               show_default=True, help="Use the first fraction of the split (as STaRK's runner).")
 @click.option("--no-plots", is_flag=True, help="Skip the PNG plots (no matplotlib needed).")
+@click.option("--topic", type=click.Choice(("auto", "exclude", "keep")),
+              help="The nodes a question names among its answers (default: as the dataset's gold does: "
+              "MetaQA exclude, the others auto).")
 @llm_options
 @device_option
+@endpoint_timeout_option()
 @click.option("--json", "as_json", is_flag=True, help="Print metrics.json instead of the table.")
 def eval_(dataset: str, source: Path, kb_name: str, strategy_text: str, out_dir: Path, limit: int | None,
           sample: int | None, seed: int, workers: int, k: int, split: str | None, test_ratio: float,
-          no_plots: bool, llm_spec: str | None, llm_cache: str | None, as_json: bool) -> None:
+          no_plots: bool, llm_spec: str | None, llm_cache: str | None, timeout_s: float | None,
+          as_json: bool, topic: str | None = None) -> None:
     """Run strategies on a benchmark DATASET (questions in SOURCE, a file or folder) and report.
 
     Writes OUT/metrics.json, OUT/report.md (metric × strategy), OUT/questions.jsonl (one row per
     question and strategy: rank of the first gold answer, triplets, SPARQL, evidence) and PNG plots.
+    When the questions give their gold relation paths (MetaQA's qa_*_qtype.txt beside the file,
+    PathQuestion's path column), report.md adds Hits@1 over the answerable (oracle) subset.
     A killed run resumes when rerun with the same --out.  Exit status: 0 when every pair is answered
     without error, 1 when some answers failed (listed in report.md), 3 when the run is incomplete
     (pending LLM answers, transient failures: rerun to finish).
@@ -132,12 +140,13 @@ def eval_(dataset: str, source: Path, kb_name: str, strategy_text: str, out_dir:
 
     strategies = parse_strategies(strategy_text)
     _check_strategies(strategies)
-    _prepare_index(kb_name)
-    with _progress() as (on_start, on_outcome):
-        result = evaluate(dataset, source, kb=kb_name, strategies=strategies, out_dir=out_dir, k=k,
-                          llm=llm_spec, llm_cache=llm_cache, split=split, test_ratio=test_ratio, limit=limit,
-                          sample=sample, seed=seed, workers=workers, plots=not no_plots, ask=None,
-                          on_start=on_start, on_outcome=on_outcome)
+    with endpoint_timeout(timeout_s):
+        _prepare_index(kb_name)
+        with _progress() as (on_start, on_outcome):
+            result = evaluate(dataset, source, kb=kb_name, strategies=strategies, out_dir=out_dir, k=k,
+                              llm=llm_spec, llm_cache=llm_cache, split=split, test_ratio=test_ratio, limit=limit,
+                              sample=sample, seed=seed, workers=workers, plots=not no_plots, ask=None, topic=topic,
+                              on_start=on_start, on_outcome=on_outcome)
     _finish(result, as_json)
 
 

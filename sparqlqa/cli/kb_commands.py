@@ -8,8 +8,10 @@ from typing import Any
 
 import click
 
-from sparqlqa.cli.output import byte_progress, cell, console, note, print_json, safe
+from sparqlqa.cli.output import KB_NAME, byte_progress, cell, console, note, print_json, safe
+from sparqlqa.cli.remote_options import ADD_HELP, endpoint_timeout_option
 from sparqlqa.errors import ConfigError
+from sparqlqa.kb.limits import DEFAULT_MAX_MEMORY_MB, DEFAULT_MAX_ROWS, DEFAULT_TIMEOUT_S, QueryLimits
 
 
 def _parse_options(pairs: tuple[str, ...]) -> dict[str, Any]:
@@ -30,7 +32,7 @@ def _manifest_summary(manifest: Any) -> dict[str, Any]:
 
 @click.command()
 @click.argument("sources", nargs=-1, required=True)
-@click.option("--kb", "kb_name", required=True, help="Name of the knowledge base to create.")
+@click.option("--kb", "kb_name", type=KB_NAME, required=True, help="Name of the knowledge base to create.")
 @click.option("--format", "fmt", help="rdf, nt, nq, turtle, trig, rdfxml, n3, jsonld, triples or stark "
               "(default: from the file name).")
 @click.option("--sep", help="Field separator for --format triples (default: tab or '|', guessed).")
@@ -118,7 +120,7 @@ def kbs(ctx: click.Context, as_json: bool) -> None:
 
 
 @kbs.command("remove")
-@click.argument("name")
+@click.argument("name", type=KB_NAME)
 @click.option("--yes", is_flag=True, help="Do not ask for confirmation.")
 def kbs_remove(name: str, yes: bool) -> None:
     """Delete knowledge base NAME and everything derived from it."""
@@ -132,17 +134,19 @@ def kbs_remove(name: str, yes: bool) -> None:
 
 
 @kbs.command("add")
-@click.argument("name")
+@click.argument("name", type=KB_NAME)
 @click.option("--endpoint", required=True, help="URL of a SPARQL 1.1 endpoint.")
 @click.option("--profile", "profile_name", default="generic", show_default=True,
               help="wikidata, freebase, generic, or a profile file.")
 @click.option("--replace", is_flag=True, help="Replace an existing KB of that name.")
+@endpoint_timeout_option(ADD_HELP)
 @click.option("--json", "as_json", is_flag=True)
-def kbs_add(name: str, endpoint: str, profile_name: str, replace: bool, as_json: bool) -> None:
+def kbs_add(name: str, endpoint: str, profile_name: str, replace: bool, timeout_s: float | None,
+            as_json: bool) -> None:
     """Register a remote SPARQL endpoint as knowledge base NAME (schema sampled, never scanned)."""
     from sparqlqa.remote import add_remote_kb
 
-    kb = add_remote_kb(name, endpoint, profile_name, replace=replace)
+    kb = add_remote_kb(name, endpoint, profile_name, replace=replace, timeout=timeout_s)
     if as_json:
         print_json(kb.manifest.to_dict())
     else:
@@ -150,7 +154,7 @@ def kbs_add(name: str, endpoint: str, profile_name: str, replace: bool, as_json:
 
 
 @kbs.command("annotate")
-@click.argument("name")
+@click.argument("name", type=KB_NAME)
 @click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--json", "as_json", is_flag=True)
 def kbs_annotate(name: str, files: tuple[Path, ...], as_json: bool) -> None:
@@ -237,7 +241,7 @@ def _schema_tsv(kb: Any) -> str:
 
 
 @click.command()
-@click.argument("name")
+@click.argument("name", type=KB_NAME)
 @click.option("--json", "as_json", is_flag=True, help="Print the schema as JSON.")
 @click.option("--plain", is_flag=True, help="Tab-separated lines with full IRIs, for copying.")
 def schema(name: str, as_json: bool, plain: bool) -> None:
@@ -254,15 +258,21 @@ def schema(name: str, as_json: bool, plain: bool) -> None:
 
 
 def _read_query(query: str) -> str:
+    """The query text of QUERY (text, ``@file.rq`` or ``-`` for stdin), checked by ``clean_text``."""
+    from sparqlqa.text_input import CODE, clean_text
+
     if query.startswith("@"):
         path = Path(query[1:])
         try:
-            return path.read_text("utf-8")
+            data = path.read_bytes()
         except OSError as exc:
             raise ConfigError(f"cannot read query file {path}: {exc.strerror or exc}") from exc
+        return clean_text(data, kind=CODE, field=f"the query file {path}")
     if query == "-":
-        return sys.stdin.read()
-    return query
+        stdin = getattr(sys.stdin, "buffer", None)
+        return clean_text(stdin.read() if stdin is not None else sys.stdin.read(), kind=CODE,
+                          field="the query on stdin")
+    return clean_text(query, kind=CODE, field="the query (QUERY)")
 
 
 def _print_table(result: Any, prefixes: dict[str, str]) -> None:
@@ -282,34 +292,55 @@ def _print_table(result: Any, prefixes: dict[str, str]) -> None:
 
 
 @click.command()
-@click.argument("name")
+@click.argument("name", type=KB_NAME)
 @click.argument("query")
-@click.option("--format", "fmt", type=click.Choice(["table", "json", "csv", "tsv"]), default="table",
-              show_default=True)
+@click.option("--format", "fmt", type=click.Choice(["table", "json", "csv", "tsv", "nt", "turtle", "jsonld"]),
+              default="table", show_default=True,
+              help="SELECT/ASK: table, json (SPARQL 1.1 JSON results), csv, tsv. CONSTRUCT/DESCRIBE: "
+              "nt (also what table, csv and tsv print), turtle (the KB's prefixes), jsonld, or json "
+              "({\"triples\": [...]}, terms as in SPARQL JSON results).")
 @click.option("--json", "as_json", is_flag=True, help="Same as --format json.")
 @click.option("--allow-service", "allow_service", multiple=True, metavar="HOST",
               help="A host (HOST or HOST:PORT) the query's SERVICE may call (repeatable; default: refused).")
-def sparql(name: str, query: str, fmt: str, as_json: bool, allow_service: tuple[str, ...]) -> None:
+@click.option("--timeout", "timeout_s", type=click.FloatRange(min=0.1), default=DEFAULT_TIMEOUT_S, show_default=True,
+              metavar="SECONDS", help="Stop the query after this many seconds.")
+@click.option("--max-rows", "max_rows", type=click.IntRange(min=1), default=DEFAULT_MAX_ROWS, show_default=True,
+              metavar="N", help="Stop the query past this many result rows (or triples).")
+@click.option("--max-memory", "max_memory_mb", type=click.IntRange(min=16), default=DEFAULT_MAX_MEMORY_MB,
+              show_default=True, metavar="MB", help="Stop the query when it needs more memory than this.")
+def sparql(name: str, query: str, fmt: str, as_json: bool, allow_service: tuple[str, ...], timeout_s: float,
+           max_rows: int, max_memory_mb: int) -> None:
     """Run a SPARQL query (text, @file.rq or - for stdin) on knowledge base NAME.
 
     Only SELECT, ASK, CONSTRUCT and DESCRIBE run; updates are refused. The usual
     prefixes (rdf, rdfs, owl, xsd, skos, schema, sqa, and kb: for the KB's own
     base IRI) may be used without declaring them. SERVICE calls another endpoint
     only when its host is allowed (--allow-service, or allow_service in the KB's profile).
+    The query is stopped at --timeout, --max-rows or --max-memory (its worker process is
+    ended), with an error naming the limit. On a remote KB, --timeout bounds the query sent to
+    the endpoint (retries included); left at its default, it only caps the KB's own timeout.
     """
+    from click.core import ParameterSource
+
+    from sparqlqa.cli.remote_options import endpoint_timeout
     from sparqlqa.kb.knowledge_base import open_kb
-    from sparqlqa.kb.results_format import FORMATTERS
+    from sparqlqa.kb.query_errors import query_with_prefixes
+    from sparqlqa.kb.results_format import format_result
     from sparqlqa.kb.service_guard import allowance
-    from sparqlqa.kb.vocab import kb_prefixes, with_default_prefixes
+    from sparqlqa.kb.vocab import kb_prefixes
 
     hosts = allowance(allow_service)
+    limits = QueryLimits(timeout_s=timeout_s, max_rows=max_rows, max_memory_mb=max_memory_mb)
     kb = open_kb(name)
     if hosts:
         kb.store.allow_service = kb.store.allow_service | hosts
     prefixes = kb_prefixes(kb)
-    result = kb.query(with_default_prefixes(_read_query(query), prefixes))
+    # a remote KB: --timeout given is the endpoint query's deadline; the default only caps the KB's own
+    explicit = click.get_current_context().get_parameter_source("timeout_s") != ParameterSource.DEFAULT
+    with kb, endpoint_timeout(timeout_s, cap=not explicit):
+        result = query_with_prefixes(lambda text: kb.query(text, limits=limits), _read_query(query), prefixes)
     fmt = "json" if as_json else fmt
     if fmt == "table":
         _print_table(result, prefixes)
     else:
-        click.echo(FORMATTERS[fmt](result), nl=False)
+        click.echo(format_result(result, fmt, prefixes), nl=False)

@@ -6,7 +6,8 @@ from __future__ import annotations
 import json
 import os
 import time
-from collections.abc import Iterator
+from collections import deque
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -19,8 +20,9 @@ from rich.progress import (
     Progress,
     TextColumn,
     TimeElapsedColumn,
-    TimeRemainingColumn,
 )
+
+from sparqlqa.text_input import NAME, TextKind, clean_text
 
 _stdout: Console | None = None
 _stderr: Console | None = None
@@ -40,6 +42,23 @@ def err_console() -> Console:
     if _stderr is None:
         _stderr = Console(stderr=True)
     return _stderr
+
+
+class CleanText(click.ParamType):
+    """A text argument or option checked by :func:`~sparqlqa.text_input.clean_text` as it is parsed
+    (bad text ends the command with :class:`~sparqlqa.errors.InvalidText`, exit 2)."""
+
+    name = "text"
+
+    def __init__(self, kind: TextKind = NAME, field: str = "the knowledge base name") -> None:
+        self.kind, self.field = kind, field
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        return clean_text(value, kind=self.kind, field=self.field)
+
+
+#: a KB name argument or option
+KB_NAME = CleanText()
 
 
 def print_json(data: Any) -> None:
@@ -114,22 +133,71 @@ def _megabytes(n: float) -> str:
     return f"{n / 1e6:,.2f}"
 
 
+class EtaEstimator:
+    """Rate and time left from the throughput measured after a warm-up.
+
+    The start (loading a model, opening a store) and the first batch are no measure of what follows:
+    the rate is counted from the end of the first batch that did some work, over the last ``window_s``
+    seconds, and no estimate is given until ``min_span_s`` seconds of that were measured.
+
+    >>> now = [0.0]
+    >>> eta = EtaEstimator(clock=lambda: now[0])
+    >>> for t, done in [(30.0, 100), (32.0, 300), (34.0, 500)]:  # 30 s of warm-up, then 100 items/s
+    ...     now[0] = t
+    ...     eta.update(done)
+    >>> eta.rate(), eta.seconds_left(1_500)
+    (100.0, 10.0)
+    """
+
+    def __init__(self, *, min_span_s: float = 2.0, window_s: float = 60.0,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.min_span_s, self.window_s, self.clock = min_span_s, window_s, clock
+        self.samples: deque[tuple[float, int]] = deque()
+
+    def update(self, done: int) -> None:
+        if done <= 0 or (self.samples and done <= self.samples[-1][1]):
+            return
+        now = self.clock()
+        self.samples.append((now, done))
+        while len(self.samples) > 2 and now - self.samples[1][0] >= self.window_s:
+            self.samples.popleft()
+
+    def rate(self) -> float | None:
+        """Items per second since the warm-up, or ``None`` while too little was measured."""
+        if len(self.samples) < 2:
+            return None
+        (t0, d0), (t1, d1) = self.samples[0], self.samples[-1]
+        if t1 - t0 < self.min_span_s:
+            return None
+        return (d1 - d0) / (t1 - t0)
+
+    def seconds_left(self, total: int) -> float | None:
+        rate = self.rate()
+        if rate is None or rate <= 0 or not self.samples:
+            return None
+        return max(0.0, (total - self.samples[-1][1]) / rate)
+
+
 class PlainProgress:
     """Progress as periodic plain lines on stderr, for logs and pipes.
 
     A line when work starts, then at most one every ``every`` seconds, and one at the end:
-    ``indexed 12,288/42,718 nodes (28%), 160 nodes/s, ETA 3m``.
+    ``indexed 12,288/42,718 nodes (28%), 160 nodes/s, ETA 3m`` (rate and ETA from :class:`EtaEstimator`).
     """
 
-    def __init__(self, verb: str, unit: str = "", *, every: float | None = None, size: Any = _count) -> None:
+    def __init__(self, verb: str, unit: str = "", *, every: float | None = None, size: Any = _count,
+                 clock: Callable[[], float] = time.monotonic) -> None:
         self.verb, self.unit, self.size = verb, unit, size
         self.every = progress_every() if every is None else every
-        self.started = time.monotonic()
+        self.clock = clock
+        self.started = clock()
+        self.estimator = EtaEstimator(clock=clock)
         self.last: float | None = None
         self.finished = False
 
     def update(self, done: int, total: int | None) -> None:
-        now = time.monotonic()
+        now = self.clock()
+        self.estimator.update(done)
         at_end = bool(total) and done >= (total or 0)
         due = self.last is None or now - self.last >= self.every
         if self.finished or not (due or at_end):
@@ -142,12 +210,18 @@ class PlainProgress:
         if not total:
             return f"{self.verb} {self.size(done)}{unit}"
         text = f"{self.verb} {self.size(done)}/{self.size(total)}{unit} ({100 * done // total}%)"
-        if done and elapsed >= 0.5:  # a rate from the first few milliseconds means nothing
-            rate = done / elapsed
-            per = f"{self.size(rate)}{unit}/s"
-            eta = f", ETA {human_seconds((total - done) / rate)}" if done < total else f", {human_seconds(elapsed)}"
-            text += f", {per}{eta}"
+        rate = self.estimator.rate()
+        if done >= total:  # the whole run's average and duration
+            return f"{text}, {self.size(done / elapsed)}{unit}/s, {human_seconds(elapsed)}" if elapsed >= 0.5 else text
+        if rate is not None and rate > 0:
+            text += f", {self.size(rate)}{unit}/s, ETA {human_seconds((total - done) / rate)}"
         return text
+
+
+def eta_text(estimator: EtaEstimator, total: int | None) -> str:
+    """``ETA 3m`` for a progress bar, ``ETA …`` while the rate is still being measured."""
+    left = estimator.seconds_left(total) if total else None
+    return "ETA …" if left is None else f"ETA {human_seconds(left)}"
 
 
 @contextmanager
@@ -158,12 +232,14 @@ def count_progress(description: str, verb: str = "done", unit: str = "") -> Iter
     if not out.is_terminal:
         yield PlainProgress(verb, unit).update
         return
-    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[eta]}"))
+    estimator = EtaEstimator()
     with Progress(*columns, console=out, transient=True) as progress:
-        task = progress.add_task(description, total=None)
+        task = progress.add_task(description, total=None, eta="")
 
         def update(done: int, total: int) -> None:
-            progress.update(task, completed=done, total=total)
+            estimator.update(done)
+            progress.update(task, completed=done, total=total, eta=eta_text(estimator, total))
 
         yield update
 
@@ -182,14 +258,16 @@ def byte_progress(description: str) -> Iterator[Any]:
         yield log
         return
     columns = (TextColumn("{task.description}"), BarColumn(), DownloadColumn(), TimeElapsedColumn(),
-               TimeRemainingColumn())
+               TextColumn("{task.fields[eta]}"))
     with Progress(*columns, console=err_console(), transient=True) as progress:
-        tasks: dict[str, Any] = {}
+        tasks: dict[str, tuple[Any, EtaEstimator]] = {}
 
         def update(name: str, done: int, total: int) -> None:
             if name not in tasks:
-                tasks[name] = progress.add_task(f"{description} {name}", total=total)
-            progress.update(tasks[name], completed=done)
+                tasks[name] = (progress.add_task(f"{description} {name}", total=total, eta=""), EtaEstimator())
+            task, estimator = tasks[name]
+            estimator.update(done)
+            progress.update(task, completed=done, eta=eta_text(estimator, total))
 
         yield update
 

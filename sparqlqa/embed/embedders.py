@@ -18,8 +18,11 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import threading
 from abc import ABC, abstractmethod
+from collections import OrderedDict
 from collections.abc import Sequence
+from functools import cached_property
 from typing import Any, ClassVar
 
 import numpy as np
@@ -58,6 +61,53 @@ class Embedder(ABC):
     @abstractmethod
     def _embed(self, texts: list[str], batch_size: int) -> np.ndarray:
         """Raw embeddings of ``texts`` (normalisation is done by :meth:`embed`)."""
+
+    @cached_property
+    def vector_cache(self) -> VectorCache:
+        """The vectors of short texts this embedder has embedded (questions, question spans)."""
+        return VectorCache()
+
+    def embed_cached(self, texts: Sequence[str]) -> np.ndarray:
+        """:meth:`embed`, remembering each text's vector in :attr:`vector_cache` (questions and their
+        spans recur across stages and questions; the cache lives as long as this loaded model)."""
+        if not texts:
+            return np.zeros((0, self.dimension), dtype=np.float32)
+        found = self.vector_cache.get_many(texts)
+        missing = list(dict.fromkeys(t for t in texts if t not in found))
+        if missing:
+            fresh = dict(zip(missing, self.embed(missing)))
+            self.vector_cache.put_many(fresh)
+            found.update(fresh)
+        return np.stack([found[t] for t in texts])
+
+
+class VectorCache:
+    """A thread-safe least-recently-used map text → vector, at most ``size`` entries.
+
+    >>> cache = VectorCache(size=2)
+    >>> cache.put_many({"a": np.ones(2), "b": np.zeros(2), "c": np.ones(2)})
+    >>> sorted(cache.get_many(["a", "b", "c"]))
+    ['b', 'c']
+    """
+
+    def __init__(self, size: int = 50_000) -> None:
+        self.size = size
+        self._vectors: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get_many(self, texts: Sequence[str]) -> dict[str, np.ndarray]:
+        """The cached vectors of ``texts`` (those it holds), each marked as recently used."""
+        with self._lock:
+            found = {t: self._vectors[t] for t in texts if t in self._vectors}
+            for text in found:
+                self._vectors.move_to_end(text)
+        return found
+
+    def put_many(self, vectors: dict[str, np.ndarray]) -> None:
+        with self._lock:
+            self._vectors.update(vectors)
+            while len(self._vectors) > self.size:
+                self._vectors.popitem(last=False)
 
 
 embedders: Registry[type[Embedder]] = Registry("embedder", ("sparqlqa.embed.embedders", "sparqlqa.embed.onnx"))

@@ -105,10 +105,20 @@ def _llm(spec: str | None, cache_mode: str | None,
     return {s: (shared if s in needing else "offline") for s in strategies}, resolved
 
 
+def _oracle(kb: Any, questions: Sequence[Question], rows: Sequence[dict[str, Any]],
+            strategies: Sequence[str]) -> dict[str, Any] | None:
+    """The answerable subset's figures, when the questions give gold paths and ``kb`` is a real KB."""
+    from sparqlqa.evaluation.oracle import answerable, gold_path, oracle_summary
+
+    if not hasattr(kb, "schema") or not any(gold_path(q) is not None for q in questions):
+        return None
+    return oracle_summary(rows, strategies, answerable(kb, questions))
+
+
 def evaluate(dataset: str, source: str | Path, *, kb: Any, strategies: Sequence[str], out_dir: str | Path,
              k: int = 20, llm: str | None = None, llm_cache: str | None = None, split: str | None = None,
              test_ratio: float = 1.0, limit: int | None = None, sample: int | None = None, seed: int = 0,
-             workers: int = 1, plots: bool = True, ask: AskFunction | None = None,
+             workers: int = 1, plots: bool = True, ask: AskFunction | None = None, topic: str | None = None,
              on_start: Callable[[int, int], None] | None = None,
              on_outcome: Callable[[Outcome], None] | None = None) -> EvalResult:
     """Run ``strategies`` on ``dataset`` questions from ``source`` against ``kb`` (object or name).
@@ -116,7 +126,9 @@ def evaluate(dataset: str, source: str | Path, *, kb: Any, strategies: Sequence[
     ``on_start(pairs_to_run, pairs_total)`` is called before the first question,
     ``on_outcome`` after each (progress bars).  Resumes ``out_dir`` when it holds
     the same run.  Plots failing for want of matplotlib leave the other files
-    written and set ``plot_error``.
+    written and set ``plot_error``.  ``topic``: what answers do with the nodes a question names
+    (default: the dataset's mode, as its gold does: MetaQA ``exclude``, others ``auto``).  When the
+    questions give their gold relation paths, the report adds Hits@1 over the answerable (oracle) subset.
     """
     if not strategies:
         raise EvalError("no strategy to evaluate", hint="pass --strategy NAME[,NAME...]")
@@ -132,7 +144,8 @@ def evaluate(dataset: str, source: str | Path, *, kb: Any, strategies: Sequence[
         dataset=dataset, source=str(Path(source).expanduser().resolve()),
         kb=str(getattr(knowledge_base, "name", kb)), strategies=list(dict.fromkeys(strategies)), k=k,
         llm=llm_spec, llm_cache=llm_cache, split=split, test_ratio=test_ratio, limit=limit, sample=sample,
-        seed=seed, workers=workers, kb_generation=str(getattr(manifest, "generation", "")))
+        seed=seed, workers=workers, kb_generation=str(getattr(manifest, "generation", "")),
+        topic=topic or datasets.get(dataset).topic)
     out = Path(out_dir).expanduser()
     run = EvalRun(knowledge_base, chosen, settings, out, ask=ask, llm=llm_args)
     tasks = run.prepare()
@@ -142,6 +155,9 @@ def evaluate(dataset: str, source: str | Path, *, kb: Any, strategies: Sequence[
     rows = run.rows()
     kind = datasets.get(dataset).kind
     metrics = build_metrics(asdict(settings), kind, len(chosen), rows, settings.strategies, stats.to_dict())
+    oracle = _oracle(knowledge_base, chosen, rows, settings.strategies)
+    if oracle is not None:
+        metrics["oracle"] = oracle
     plot_error = None
     try:
         files = write_report(out, metrics, rows, plots=plots)

@@ -20,12 +20,13 @@ import re
 import sys
 from abc import ABC, abstractmethod
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, ClassVar
 
 from sparqlqa.errors import DatasetError
 from sparqlqa.registry import Registry
+from sparqlqa.text_input import DATASET, clean_text
 
 #: the splits ``--split`` accepts (``human``: STaRK's human-generated set)
 SPLITS: tuple[str, ...] = ("test", "val", "dev", "train", "human", "all")
@@ -52,6 +53,9 @@ class Dataset(ABC):
     name: ClassVar[str] = ""
     #: "retrieval" (STaRK metrics) or "kgqa" (Hits@1, F1)
     kind: ClassVar[str] = "kgqa"
+    #: what the answers do with the nodes a question names, as the gold does (``ask(topic=...)``): MetaQA's
+    #: gold never holds the topic entity (``exclude``); PathQuestion's sometimes does (``auto``)
+    topic: ClassVar[str] = "auto"
 
     def __init__(self, *, base_iri: str = "", split: str | None = None, test_ratio: float = 1.0) -> None:
         if split is not None and split not in SPLITS:
@@ -81,7 +85,7 @@ def load_questions(name: str, source: str | Path, **options: Any) -> list[Questi
     path = Path(source).expanduser()
     if not path.exists():
         raise DatasetError(f"{path}: no such file or folder")
-    questions = datasets.get(name)(**options).load(path)
+    questions = [_clean(q, path) for q in datasets.get(name)(**options).load(path)]
     seen: set[str] = set()
     for question in questions:
         if question.id in seen:
@@ -89,6 +93,13 @@ def load_questions(name: str, source: str | Path, **options: Any) -> list[Questi
                                hint="every question needs a unique id")
         seen.add(question.id)
     return questions
+
+
+def _clean(question: Question, path: Path) -> Question:
+    """``question`` with its text checked once, here at the edge (:func:`~sparqlqa.text_input.clean_text`):
+    stray control characters become spaces; invalid Unicode or an overlong question is an error."""
+    text = clean_text(question.text, kind=DATASET, field=f"{path}: question {question.id!r}")
+    return question if text == question.text else replace(question, text=text)
 
 
 def _lines(path: Path) -> Iterator[tuple[int, str]]:
@@ -230,7 +241,6 @@ class StarkAmazon(StarkDataset):
 # --- KGQA text formats ------------------------------------------------------------------
 
 _TOPIC = re.compile(r"\[([^\]]+)\]")
-_PAREN_ANSWERS = re.compile(r"^(?P<main>.*?)\((?P<all>[^()]*)\)\s*$")
 
 
 @datasets.register("metaqa")
@@ -238,14 +248,18 @@ class MetaQA(Dataset):
     """MetaQA (1/2/3-hop, vanilla and NTM): ``question with [entity] TAB ans1|ans2``.
 
     The brackets are removed from the question text; the topic entity is kept
-    in ``meta["topic"]``.  A folder holds ``qa_{split}.txt`` (default: test, then dev).
+    in ``meta["topic"]``.  A folder holds ``qa_{split}.txt`` (default: test, then dev).  A question-type
+    file beside it (``qa_dev_qtype.txt``, one type per line) puts each question's relation path in
+    ``meta["qtype"]`` (``actor_to_movie``), from which ``eval`` finds the answerable subset.
     """
 
     name = "metaqa"
+    topic = "exclude"
 
     def load(self, source: Path) -> list[Question]:
         names = [f"qa_{self.split}.txt"] if self.split else ["qa_test.txt", "qa_dev.txt"]
         path = _pick_file(source, names, "MetaQA question")
+        qtypes = _question_types(path)
         questions = []
         for number, line in _lines(path):
             fields = line.split("\t")
@@ -254,24 +268,66 @@ class MetaQA(Dataset):
             topic = _TOPIC.search(fields[0])
             text = _TOPIC.sub(lambda m: m.group(1), fields[0]).strip()
             labels = frozenset(a.strip() for a in fields[1].split("|") if a.strip())
-            meta = {"topic": topic.group(1)} if topic else {}
+            meta: dict[str, Any] = {"topic": topic.group(1)} if topic else {}
+            if number <= len(qtypes) and qtypes[number - 1].strip():
+                meta["qtype"] = qtypes[number - 1].strip()
             questions.append(Question(str(number), text, frozenset(), labels, meta))
         return self._ratio(questions)
+
+
+def _question_types(path: Path) -> list[str]:
+    """The lines of MetaQA's ``<stem>_qtype.txt`` beside ``path`` (line ``n`` types question line ``n``)."""
+    types = path.with_name(path.stem + "_qtype.txt")
+    if not types.is_file():
+        return []
+    try:
+        return types.read_text("utf-8").splitlines()
+    except (OSError, UnicodeDecodeError):
+        return []
 
 
 def parse_path_answers(field_text: str) -> frozenset[str]:
     """PathQuestion/WC2014 answers: ``main(a/b/)`` → {a, b}; else split on ``|`` or ``/``.
 
+    Names may hold brackets themselves (PQL: ``Hard_Times(Hard_Times_(live)/Hard_Times/)``): the list is
+    the bracketed tail whose own brackets balance and whose head balances too, preferring one that
+    lists the head answer.
+
     >>> sorted(parse_path_answers("female(male/female/)")), sorted(parse_path_answers("spain/italy"))
     (['female', 'male'], ['italy', 'spain'])
+    >>> sorted(parse_path_answers("Hard_Times(Hard_Times_(live)/Hard_Times/)"))
+    ['Hard_Times', 'Hard_Times_(live)']
     """
     text = field_text.strip()
-    match = _PAREN_ANSWERS.match(text)
-    if match:
-        inside = [a.strip() for a in match.group("all").split("/") if a.strip()]
-        return frozenset(inside or [match.group("main").strip()])
+    split = _answer_list(text)
+    if split is not None:
+        main, inside = split
+        names = [a.strip() for a in inside.split("/") if a.strip()]
+        return frozenset(names or [main.strip()])
     separator = "|" if "|" in text else "/"
     return frozenset(a.strip() for a in text.split(separator) if a.strip())
+
+
+def _balanced(text: str) -> bool:
+    depth = 0
+    for char in text:
+        depth += (char == "(") - (char == ")")
+        if depth < 0:
+            return False
+    return depth == 0
+
+
+def _answer_list(text: str) -> tuple[str, str] | None:
+    """``(head, list)`` of ``head(list)``, where both may hold balanced brackets; ``None`` when the text
+    has no such tail.  Of several readings, the first whose list names the head wins, else the first."""
+    if not text.endswith(")"):
+        return None
+    readings = [(text[:i], text[i + 1 : -1]) for i, char in enumerate(text[:-1]) if char == "("]
+    readings = [(head, inside) for head, inside in readings if head.strip() and _balanced(head) and _balanced(inside)]
+    for head, inside in readings:
+        if head.strip() in {a.strip() for a in inside.split("/")}:
+            return head, inside
+    return readings[0] if readings else None
 
 
 class TabbedPathDataset(Dataset):
@@ -299,6 +355,9 @@ class TabbedPathDataset(Dataset):
 
 @datasets.register("pathquestion")
 class PathQuestion(TabbedPathDataset):
+    """PathQuestion PQ / PQL: the gold keeps the topic entity when the path leads back to it, so the
+    answers do too when the query returns only it (``topic = "auto"``)."""
+
     name = "pathquestion"
 
 

@@ -139,6 +139,9 @@ def report_markdown(metrics: dict[str, Any]) -> str:
         tail.append("**Incomplete**: " + ", ".join(f"{s} lacks {n} question(s)" for s, n in incomplete.items())
                     + " (rerun the same command to finish; with `--llm-cache only`, import the pending "
                     "answers first: `sparqlqa llm export-pending FILE`).")
+    from sparqlqa.evaluation.oracle import oracle_markdown
+
+    tail = ["", *oracle_markdown(metrics.get("oracle")), *tail[1:]]
     return "\n".join(head) + "\n" + markdown_table(metrics["strategies"], metrics["kind"]) + "\n".join(tail) + "\n"
 
 

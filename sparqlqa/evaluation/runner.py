@@ -87,12 +87,14 @@ class RunSettings:
     seed: int = 0
     workers: int = 1
     kb_generation: str = ""
+    #: what answers do with the nodes a question names (``ask(topic=...)``); the dataset's, as its gold does
+    topic: str = "auto"
 
     def identity(self) -> dict[str, Any]:
         """Settings that change answers or the question set's meaning (not their number)."""
         return {"dataset": self.dataset, "source": self.source, "kb": self.kb, "k": self.k,
                 "llm": self.llm, "split": self.split, "test_ratio": self.test_ratio,
-                "kb_generation": self.kb_generation}
+                "kb_generation": self.kb_generation, **({"topic": self.topic} if self.topic != "auto" else {})}
 
 
 def select_questions(questions: Sequence[Question], *, limit: int | None = None,
@@ -399,8 +401,9 @@ class EvalRun:
         for attempt in (1, 2):
             try:
                 with llm_context(question_id=question.id):  # pending LLM prompts say which question asked
+                    topic = {"topic": self.settings.topic} if self.settings.topic != "auto" else {}
                     answer = ask(self.kb, question.text, strategy=strategy, llm=self.llm.get(strategy),
-                                 k=self.settings.k, llm_cache=self.settings.llm_cache)
+                                 k=self.settings.k, llm_cache=self.settings.llm_cache, **topic)
                 break
             except NotInCache:
                 return Outcome(question, strategy, "pending")

@@ -21,11 +21,12 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from pyoxigraph import RdfFormat, parse
+from pyoxigraph import RdfFormat, Triple, parse, serialize
 from pyoxigraph import Store as OxStore
 
 from sparqlqa.errors import IngestError, KBError, UnknownNameError
 from sparqlqa.ingest.base import IngestFormat, IngestTarget, detect_format, format_choices, ingest_formats
+from sparqlqa.kb.export import ADDED_FILE
 from sparqlqa.kb.knowledge_base import (
     KnowledgeBase,
     Manifest,
@@ -39,6 +40,7 @@ from sparqlqa.kb.profile import DEFAULT_PROFILE, Profile
 from sparqlqa.kb.schema import compute_schema
 from sparqlqa.kb.store import OxigraphStore
 from sparqlqa.kb.vocab import default_base_iri
+from sparqlqa.paths import atomic_writer
 from sparqlqa.version import __version__
 
 __all__ = ["IngestFormat", "IngestTarget", "check_replace", "ingest", "ingest_formats", "resolve_format"]
@@ -62,10 +64,9 @@ def resolve_format(source: Path, name: str | None, options: dict[str, Any]) -> I
     return ingest_formats.get(chosen)(**options)
 
 
-
-
 def _load_sources(store: OxStore, sources: Sequence[Path], fmt: str | None, options: dict[str, Any],
-                  base_iri: str, progress: SourceProgress | None) -> list[dict[str, Any]]:
+                  base_iri: str, progress: SourceProgress | None, ontologies: list[Path]) -> list[dict[str, Any]]:
+    """Load every source into ``store``; the ontologies a format asks for are appended to ``ontologies``."""
     reports = []
     for source in sources:
         loader = resolve_format(source, fmt, options)
@@ -75,8 +76,7 @@ def _load_sources(store: OxStore, sources: Sequence[Path], fmt: str | None, opti
         step = (lambda done, total, _n=source.name: progress(_n, done, total)) if progress else None
         target = IngestTarget(store=store, base_iri=base_iri, progress=step)
         report = loader.load(source, target)
-        for ontology in report.pop("ontologies", []):
-            load_ontology(store, ontology_path(ontology))
+        ontologies.extend(ontology_path(name) for name in report.pop("ontologies", []))
         reports.append({"path": str(source.resolve()), "size": _size(source), **report})
     return reports
 
@@ -91,13 +91,12 @@ def _build(directory: Path, name: str, sources: Sequence[Path], fmt: str | None,
            base_iri: str, ontologies: Sequence[Path], progress: SourceProgress | None,
            profile: Profile, check: Callable[[int], None]) -> Manifest:
     store = OxStore(str(directory / "store"))
-    for ontology in [ontology_path(CORE), *ontologies]:
-        load_ontology(store, ontology)
-    ontology_quads = len(store)
-    reports = _load_sources(store, sources, fmt, options, base_iri, progress)
-    store.flush()
-    data_triples = len(store) - ontology_quads
+    loaded: list[Path] = [ontology_path(CORE), *ontologies]
+    reports = _load_sources(store, sources, fmt, options, base_iri, progress, loaded)
+    data_triples = len(store)
     check(data_triples)
+    added = _add_ontologies(store, loaded)
+    store.flush()
     schema = compute_schema(OxigraphStore(store), profile)
     if profile != DEFAULT_PROFILE:  # a dump of a known store: its own names, no bookkeeping predicates
         from sparqlqa.remote.schema_sampling import apply_profile
@@ -109,13 +108,35 @@ def _build(directory: Path, name: str, sources: Sequence[Path], fmt: str | None,
         counts={"triples": schema.triple_count, "nodes": schema.node_count, "types": len(schema.types),
                 "relations": len(schema.relations), "sources": len(reports), "data_triples": data_triples},
         created_at=datetime.now(timezone.utc).isoformat(timespec="seconds"), sparqlqa_version=__version__,
-        extra={"ontologies": [str(p) for p in ontologies]},
+        extra={"ontologies": [str(p) for p in ontologies]}, prefixes=_source_prefixes(reports),
     )
     store.optimize()
     del store
     gc.collect()
+    with atomic_writer(directory / ADDED_FILE) as handle:  # once the store is closed, like the manifest
+        serialize(added, handle, RdfFormat.N_TRIPLES)
     manifest.write(directory)
     return manifest
+
+
+def _add_ontologies(store: OxStore, paths: Sequence[Path]) -> list[Triple]:
+    """Load the ontologies after the sources; the triples they add (those no source holds) are returned, to
+    be written to the generation's ``added.nt``, so ``export --source-only`` can leave out exactly those."""
+    ontology = OxStore()
+    for path in dict.fromkeys(paths):
+        load_ontology(ontology, path)
+    added = [quad for quad in ontology if quad not in store]
+    store.bulk_extend(added)
+    return [quad.triple for quad in added]
+
+
+def _source_prefixes(reports: list[dict[str, Any]]) -> dict[str, str]:
+    """The prefixes the sources declare; the first file to declare a name gives its IRI."""
+    prefixes: dict[str, str] = {}
+    for report in reports:
+        for prefix, iri in report.pop("prefixes", {}).items():
+            prefixes.setdefault(prefix, iri)
+    return prefixes
 
 
 def _old_data_triples(name: str) -> int | None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, ClassVar
 
-from pyoxigraph import RdfFormat
+from pyoxigraph import RdfFormat, parse
 
 from sparqlqa.errors import IngestError
 from sparqlqa.ingest.base import (
@@ -90,6 +90,35 @@ def _too_long(source: Path) -> IngestError:
                        hint="check the quotes on that line; split very long texts")
 
 
+#: syntaxes whose prefix declarations are remembered at ingest
+PREFIX_SYNTAXES = (RdfFormat.TURTLE, RdfFormat.TRIG, RdfFormat.N3)
+#: the prefix declarations read are those before this many quads (they are at the top in practice);
+#: the second, partial read of the file stays short whatever its size
+PREFIX_SCAN_QUADS = 10_000
+
+
+def declared_prefixes(source: Path, syntax: RdfFormat) -> dict[str, str]:
+    """The ``@prefix``/``PREFIX`` declarations near the top of a Turtle, TriG or N3 file (name → IRI).
+
+    >>> import tempfile
+    >>> path = Path(tempfile.mkdtemp()) / "x.ttl"
+    >>> _ = path.write_text("@prefix dbo: <http://dbpedia.org/ontology/> .\\n<http://e/a> dbo:p 1 .\\n")
+    >>> declared_prefixes(path, RdfFormat.TURTLE)
+    {'dbo': 'http://dbpedia.org/ontology/'}
+    """
+    if syntax not in PREFIX_SYNTAXES:
+        return {}
+    with open_source(source) as handle:
+        parser = parse(input=handle, format=syntax, lenient=True)
+        try:
+            for count, _quad in enumerate(parser):
+                if count >= PREFIX_SCAN_QUADS:
+                    break
+        except (SyntaxError, OSError, ValueError, MemoryError):  # the load itself has succeeded: keep what was read
+            pass
+        return dict(parser.prefixes)
+
+
 @ingest_formats.register("rdf")
 class RdfFileFormat(IngestFormat):
     """Streams an RDF file into the store with Oxigraph's bulk loader.
@@ -114,4 +143,5 @@ class RdfFileFormat(IngestFormat):
                 raise _too_long(source) from None
             except (OSError, EOFError, ValueError) as exc:
                 raise IngestError(f"cannot read: {exc}", path=str(source)) from exc
-        return {"format": f"rdf/{syntax.name}", "quads_added": len(target.store) - before}
+        return {"format": f"rdf/{syntax.name}", "quads_added": len(target.store) - before,
+                "prefixes": declared_prefixes(source, syntax)}

@@ -16,28 +16,18 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pyoxigraph import BlankNode, Literal, NamedNode, RdfFormat
+from pyoxigraph import RdfFormat
 
+from sparqlqa.kb.export import rdflib_term
 from sparqlqa.kb.knowledge_base import KnowledgeBase
-from sparqlqa.kb.store import OxigraphStore, Term
+from sparqlqa.kb.store import OxigraphStore
 
 if TYPE_CHECKING:
     import rdflib
 
 
-def to_rdflib(term: Term) -> Any:
-    """A pyoxigraph term as the equivalent rdflib term."""
-    import rdflib
-
-    if isinstance(term, NamedNode):
-        return rdflib.URIRef(term.value)
-    if isinstance(term, BlankNode):
-        return rdflib.BNode(term.value)
-    if isinstance(term, Literal):
-        if term.language:
-            return rdflib.Literal(term.value, lang=term.language)
-        return rdflib.Literal(term.value, datatype=rdflib.URIRef(term.datatype.value))
-    raise TypeError(f"rdflib has no equivalent of {term!r}")
+#: a pyoxigraph term as the equivalent rdflib term
+to_rdflib = rdflib_term
 
 
 def _ntriples(graph: rdflib.Graph) -> bytes:
@@ -62,12 +52,6 @@ def ingest_graph(graph: rdflib.Graph, *, kb: str, replace: bool = False, **optio
         return ingest([path], kb=kb, format="nt", replace=replace, **options)
 
 
-def kb_to_graph(kb: KnowledgeBase) -> rdflib.Graph:
-    """Every triple of ``kb`` (all graphs merged) in a new rdflib ``Graph``."""
-    import rdflib
-
-    graph = rdflib.Graph()
-    result = kb.query("CONSTRUCT { ?s ?p ?o } WHERE { ?s ?p ?o }")
-    for triple in result.triples:
-        graph.add((to_rdflib(triple.subject), to_rdflib(triple.predicate), to_rdflib(triple.object)))
-    return graph
+def kb_to_graph(kb: KnowledgeBase, *, source_only: bool = False) -> rdflib.Graph:
+    """Every triple of ``kb`` (all graphs merged) in a new rdflib ``Graph``: :meth:`KnowledgeBase.to_rdflib`."""
+    return kb.to_rdflib(source_only=source_only)

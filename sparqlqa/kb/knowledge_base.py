@@ -16,15 +16,16 @@ import json
 import os
 import re
 import shutil
+import threading
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Hashable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from sparqlqa.errors import (
     InvalidKBName,
@@ -36,10 +37,14 @@ from sparqlqa.errors import (
     StorageError,
     StoreUnavailable,
 )
+from sparqlqa.kb.limits import QueryLimits, unbounded
 from sparqlqa.kb.profile import DEFAULT_PROFILE, Profile
 from sparqlqa.kb.schema import Schema
 from sparqlqa.kb.store import QueryResult, Store, stores
 from sparqlqa.paths import atomic_write_json, atomic_write_text, kbs_dir, make_folder
+
+if TYPE_CHECKING:
+    import rdflib
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 
@@ -69,6 +74,8 @@ class Manifest:
     created_at: str = ""
     sparqlqa_version: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
+    #: the prefixes the user's source files declare (Turtle, TriG, N3), name → namespace IRI
+    prefixes: dict[str, str] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -89,6 +96,9 @@ class Manifest:
         atomic_write_json(directory / "manifest.json", self.to_dict())
 
 
+T = TypeVar("T")
+
+
 class KnowledgeBase:
     """A named store with its schema and profile.  Open one with :func:`open_kb`.
 
@@ -103,6 +113,32 @@ class KnowledgeBase:
         self.directory = directory
         self._store = store
         self._lease: int | None = None
+        self._memo: dict[Hashable, Any] = {}
+        self._memo_lock = threading.Lock()
+
+    def remember(self, key: Hashable, build: Callable[[], T], *, rebuild: bool = False) -> T:
+        """``build()`` once for this opened KB: what the stages derive from it (label and node indexes,
+        offline statistics, relation vectors) lives and dies with this object, not the process.
+
+        Concurrent first calls (``sparqlqa serve`` threads) may both build; the first result is kept.
+        ``build`` runs outside any query limits (:func:`~sparqlqa.kb.limits.unbounded`): derived data covers
+        every node, whatever request happens to need it first.
+
+        >>> from sparqlqa.kb.store import OxigraphStore
+        >>> kb = KnowledgeBase.in_memory("demo", OxigraphStore.in_memory())
+        >>> kb.remember("answer", lambda: 42), kb.remember("answer", lambda: 0)
+        (42, 42)
+        """
+        if not rebuild:
+            with self._memo_lock:
+                if key in self._memo:
+                    return self._memo[key]
+        with unbounded():
+            value = build()
+        with self._memo_lock:
+            if rebuild:
+                self._memo[key] = value
+            return self._memo.setdefault(key, value)
 
     @classmethod
     def in_memory(cls, name: str, store: Store, *, schema: Schema | None = None,
@@ -160,8 +196,28 @@ class KnowledgeBase:
                        hint="if the reason is not a permission or a limit of open files, the store is damaged: "
                        f"rebuild it with 'sparqlqa ingest FILE --kb {self.name} --replace'")
 
-    def query(self, sparql: str) -> QueryResult:
-        return self.store.query(sparql)
+    def query(self, sparql: str, *, limits: QueryLimits | None = None) -> QueryResult:
+        """Run a read query on the store (bounded by ``limits``, or the :func:`~sparqlqa.kb.limits.bounded` scope)."""
+        return self.store.query(sparql, limits=limits)
+
+    def to_rdflib(self, *, source_only: bool = False) -> rdflib.Graph:
+        """Every triple of this KB in a new rdflib ``Graph`` (named graphs merged), with the prefixes its
+        Turtle/TriG/N3 sources declared (and the well-known ones) bound.
+
+        ``source_only=True`` leaves out what ingest added beside the source files (sparqlqa's core
+        vocabulary, ``--ontology`` files): a KB ingested from one RDF file then gives a graph isomorphic
+        to that file's.  For large KBs prefer ``sparqlqa export``, which streams to a file.
+
+        >>> from sparqlqa.kb.store import OxigraphStore
+        >>> store = OxigraphStore.in_memory()
+        >>> _ = store.oxstore.update("INSERT DATA { <http://e/a> <http://e/p> 'x' }")
+        >>> len(KnowledgeBase.in_memory("demo", store).to_rdflib())
+        1
+        """
+        from sparqlqa.kb.export import export_prefixes, rdflib_graph
+
+        prefixes = export_prefixes(self.manifest.prefixes, source_only=source_only)
+        return rdflib_graph(self, source_only=source_only, prefixes=prefixes)
 
     def artifacts_dir(self, kind: str) -> Path | None:
         """Folder for derived files of ``kind`` (e.g. ``labels``); ``None`` for in-memory KBs."""
@@ -184,6 +240,7 @@ class KnowledgeBase:
         raise KBBusy(f"knowledge base {self.name!r} keeps changing while being opened", hint="try again")
 
     def close(self) -> None:
+        """Release the store and the generation's lease; the last reader of a replaced generation deletes it."""
         if self._store is not None:
             self._store.close()
             self._store = None
@@ -191,6 +248,8 @@ class KnowledgeBase:
             if self._lease >= 0:
                 os.close(self._lease)
             self._lease = None
+            if self.directory is not None and (self.directory / RETIRED).exists():
+                retire_generation(self.directory)
 
     def __enter__(self) -> KnowledgeBase:
         return self
@@ -204,6 +263,9 @@ class KnowledgeBase:
 
 #: a reader's lease file in each generation (shared ``flock`` while its store is open)
 LEASE = ".lease"
+#: marks a replaced generation a writer could not delete (a reader held it): whoever finds it unleased
+#: later (that reader closing, or any :func:`open_kb`) deletes it
+RETIRED = ".retired"
 LEASE_TRIES = 50
 
 
@@ -231,7 +293,8 @@ def acquire_lease(generation: Path) -> int | None:
 
 
 def retire_generation(generation: Path) -> None:
-    """Delete an old ``generation`` unless a reader holds its lease (then a later write deletes it)."""
+    """Delete an old ``generation`` unless a reader holds its lease; then mark it :data:`RETIRED`, and
+    the last reader's :meth:`KnowledgeBase.close` (or the next :func:`open_kb`) deletes it."""
     if generation.name.startswith("."):  # already retired by a writer that was killed
         shutil.rmtree(generation, ignore_errors=True)
         return
@@ -244,11 +307,32 @@ def retire_generation(generation: Path) -> None:
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         os.rename(generation, trash)
-    except OSError:  # BlockingIOError: in use by a reader
+    except BlockingIOError:  # in use by a reader: marked, deleted once unleased
+        _mark_retired(generation)
+        return
+    except OSError:
         return
     finally:
         os.close(fd)
     shutil.rmtree(trash, ignore_errors=True)
+
+
+def _mark_retired(generation: Path) -> None:
+    try:
+        (generation / RETIRED).touch()
+    except OSError:  # a read-only KB folder: the next writer tries again
+        pass
+
+
+def sweep_retired(root: Path) -> None:
+    """Delete the generations of the KB folder ``root`` marked :data:`RETIRED` that no reader holds any
+    more (a reader killed before its ``close``); never one being built (those carry no mark)."""
+    try:
+        marked = [child for child in root.iterdir() if (child / RETIRED).exists()]
+    except OSError:
+        return
+    for generation in marked:
+        retire_generation(generation)
 
 
 def kb_root(name: str) -> Path:
@@ -318,7 +402,9 @@ def kb_exists(name: str) -> bool:
 def open_kb(name: str) -> KnowledgeBase:
     """Open the KB called ``name`` (read-only store, opened on first query); :class:`KBNotFound` when
     there is none, :class:`KBDamaged` when its folder is there but unusable."""
-    generation = _generation_or_raise(name, kb_root(name))
+    root = kb_root(name)
+    sweep_retired(root)
+    generation = _generation_or_raise(name, root)
     return KnowledgeBase(_read_manifest(name, generation), generation)
 
 

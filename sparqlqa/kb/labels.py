@@ -22,7 +22,6 @@ from __future__ import annotations
 import json
 import re
 import unicodedata
-import weakref
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
@@ -182,21 +181,19 @@ class LabelIndex(NodeLookup):
 
     @classmethod
     def for_kb(cls, kb: KnowledgeBase) -> LabelIndex:
-        """The KB's index: from the per-process cache, from disk, or built (and saved) now."""
+        """The KB's index: remembered by the opened KB, else from disk, else built (and saved) now."""
+        return kb.remember("label index", lambda: cls._load_or_build(kb))
+
+    @classmethod
+    def _load_or_build(cls, kb: KnowledgeBase) -> LabelIndex:
         directory = kb.artifacts_dir("labels")
         if directory is None:
-            cached = _MEMORY_CACHE.get(kb)
-            if cached is None:
-                cached = _MEMORY_CACHE[kb] = cls.build(kb)
-            return cached
-        key = (str(kb.directory), kb.manifest.generation)
-        if key not in _DISK_CACHE:
-            loaded = cls.load(directory)
-            if loaded is None:
-                loaded = cls.build(kb)
-                loaded.save(directory)
-            _DISK_CACHE[key] = loaded
-        return _DISK_CACHE[key]
+            return cls.build(kb)
+        loaded = cls.load(directory)
+        if loaded is None:
+            loaded = cls.build(kb)
+            loaded.save(directory)
+        return loaded
 
     @classmethod
     def build(cls, kb: KnowledgeBase) -> LabelIndex:
@@ -356,14 +353,6 @@ class LabelIndex(NodeLookup):
         return matrix
 
 
-_DISK_CACHE: dict[tuple[str, str], LabelIndex] = {}
-_MEMORY_CACHE: weakref.WeakKeyDictionary[Any, LabelIndex] = weakref.WeakKeyDictionary()
-
-
-def clear_cache() -> None:
-    """Forget every index loaded in this process (tests, long-running servers)."""
-    _DISK_CACHE.clear()
-    _MEMORY_CACHE.clear()
 
 
 def _npy_bytes(matrix: np.ndarray) -> bytes:

@@ -182,13 +182,16 @@ def _listing(names: list[str], limit: int) -> str:
 
 
 def node_texts(kb: KnowledgeBase, iris: Sequence[str], *, mode: str = "index",
-               sink: QuerySink | None = None, max_chars: int = MAX_TEXT_CHARS) -> dict[str, str]:
-    """Texts of ``iris``.  ``index``: the document, else label + relations; ``full``: both."""
+               sink: QuerySink | None = None, max_chars: int = MAX_TEXT_CHARS,
+               max_values: int = MAX_VALUES) -> dict[str, str]:
+    """Texts of ``iris``.  ``index``: the document, else label + relations; ``full``: both.
+    ``max_values``: values listed per relation (the rerank prompt lists more and cuts by characters)."""
     facts = fetch_facts(kb, iris, relations=True, sink=sink)
     reversed_labels = reversed_relation_labels(kb.schema) if mode == "full" else {}
     texts = {}
     for iri, fact in facts.items():
         fold_reversed_facts(fact.outgoing, fact.incoming, reversed_labels)  # ``full``: each fact said once
         relations = mode == "full" or not any(t.strip() for t in fact.texts)
-        texts[iri] = verbalize(fact, kb.schema.type_label, with_relations=relations, max_chars=max_chars)
+        texts[iri] = verbalize(fact, kb.schema.type_label, with_relations=relations, max_chars=max_chars,
+                               max_values=max_values)
     return texts

@@ -56,6 +56,7 @@ class Profile:
     search_limit: int = 50  # rows per engine name search
     relation_prefixes: tuple[str, ...] = ()  # when set, only predicates under these IRIs are relations
     allow_service: tuple[str, ...] = ()  # hosts a query's SERVICE may call from the CLI (sparqlqa.kb.service_guard)
+    endpoint_timeout: float | None = None  # [endpoint] timeout: seconds per endpoint query (sparqlqa.remote)
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)

@@ -19,8 +19,9 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from pyoxigraph import BlankNode, Literal, NamedNode, Triple
+from pyoxigraph import BlankNode, Literal, NamedNode, RdfFormat, Triple, serialize
 
+from sparqlqa.errors import ConfigError
 from sparqlqa.kb.store import QueryResult, Term
 from sparqlqa.kb.vocab import XSD
 
@@ -112,3 +113,31 @@ def shorten(term: Term | None, prefixes: dict[str, str]) -> str:
 
 
 FORMATTERS: dict[str, Callable[[QueryResult], str]] = {"json": to_json, "csv": to_csv, "tsv": to_tsv}
+#: formats for the triples of a CONSTRUCT or DESCRIBE result (``sparql --format``)
+GRAPH_FORMATS: dict[str, RdfFormat] = {"nt": RdfFormat.N_TRIPLES, "turtle": RdfFormat.TURTLE,
+                                       "jsonld": RdfFormat.JSON_LD}
+
+
+def to_rdf(result: QueryResult, fmt: str, prefixes: dict[str, str] | None = None) -> str:
+    """A CONSTRUCT/DESCRIBE result's triples as N-Triples, Turtle (with ``prefixes``) or JSON-LD.
+
+    >>> from pyoxigraph import Literal, NamedNode, Triple
+    >>> result = QueryResult(query="", form="CONSTRUCT",
+    ...                      triples=[Triple(NamedNode("http://e/a"), NamedNode("http://e/p"), Literal("x"))])
+    >>> print(to_rdf(result, "turtle", {"e": "http://e/"}), end="")
+    @prefix e: <http://e/> .
+    e:a e:p "x" .
+    """
+    if result.form in ("SELECT", "ASK"):
+        raise ConfigError(f"--format {fmt} writes the triples of a CONSTRUCT or DESCRIBE query; this is {result.form}",
+                          hint="use --format table, json, csv or tsv for SELECT and ASK")
+    syntax = GRAPH_FORMATS[fmt]
+    data = serialize(result.triples, None, syntax, prefixes=prefixes if syntax == RdfFormat.TURTLE else None)
+    return (data or b"").decode("utf-8")
+
+
+def format_result(result: QueryResult, fmt: str, prefixes: dict[str, str]) -> str:
+    """``result`` in ``sparql --format`` ``fmt``: json, csv, tsv (any query), nt, turtle, jsonld (graphs)."""
+    if fmt in GRAPH_FORMATS:
+        return to_rdf(result, fmt, prefixes)
+    return FORMATTERS[fmt](result)

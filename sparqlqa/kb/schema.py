@@ -19,6 +19,7 @@ from typing import Any
 
 from pyoxigraph import Literal, NamedNode, Triple
 
+from sparqlqa.english import NAME_STOPWORDS
 from sparqlqa.kb.profile import Profile
 from sparqlqa.kb.store import Store, Term
 from sparqlqa.kb.vocab import META_CLASSES, OWL, RDF, RDFS, SKOS
@@ -337,10 +338,6 @@ def described_iris(ontology: Store) -> list[str]:
 # --- relation names as words, and relations stored both ways -------------------------------------
 
 _INVERSE_NAME = re.compile(r"(.+?)[\s_\-]*inverse", re.IGNORECASE)
-_STOPWORDS = frozenset(
-    {"a", "an", "and", "are", "as", "at", "be", "by", "did", "do", "does", "for", "from", "had",
-     "has", "have", "how", "in", "is", "it", "its", "of", "on", "or", "the", "that", "this", "to",
-     "was", "were", "what", "when", "where", "which", "who", "whom", "whose", "with"})
 _local = lru_cache(maxsize=1 << 16)(local_name)
 
 
@@ -353,7 +350,7 @@ def _phrase(text: str) -> str:
 @lru_cache(maxsize=1 << 16)
 def _words(text: str) -> frozenset[str]:
     """Content words of ``text``, cut to 5 letters (a poor man's stemmer: ``direct`` ~ ``directed``)."""
-    return frozenset(word[:5] for word in _phrase(text).split() if word not in _STOPWORDS)
+    return frozenset(word[:5] for word in _phrase(text).split() if word not in NAME_STOPWORDS)
 
 
 def _reversed_of(rel: RelationInfo, by_name: dict[str, RelationInfo],

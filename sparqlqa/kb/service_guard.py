@@ -296,10 +296,15 @@ def is_allowed(iri: str | None, allowed: Collection[str]) -> bool:
     return host in allowed or f"{host}:{port}" in allowed
 
 
-def check_service(query: str, allowed: Collection[str] = ()) -> None:
-    """:class:`ServiceRefused` when ``query`` calls a SERVICE whose host is not in ``allowed``."""
+def check_service(query: str, allowed: Collection[str] = (), *, engine_services: Collection[str] = ()) -> None:
+    """:class:`ServiceRefused` when ``query`` calls a SERVICE whose host is not in ``allowed``.
+
+    ``engine_services``: IRIs of services the remote engine runs itself (Wikidata's
+    ``wikibase:mwapi``), exempt by their exact IRI; only for queries sparqlqa builds (see
+    :meth:`sparqlqa.kb.store.Store.query`), never for a user's query.
+    """
     for call in service_calls(query):
-        if is_allowed(call.iri, allowed):
+        if is_allowed(call.iri, allowed) or (call.iri is not None and call.iri in engine_services):
             continue
         where = f"line {call.line}, column {call.column}"
         if call.written.startswith(("?", "$")):

@@ -3,6 +3,9 @@
 Each store implements one method, :meth:`Store._execute`.  The public
 :meth:`Store.query` checks that the text is a read query first, times it and
 returns a :class:`QueryResult` that remembers the query that produced it.
+Inside a :func:`sparqlqa.kb.limits.bounded` scope (or given ``limits=``) a query is
+bounded in time, rows and memory and stopped at the bound: an on-disk Oxigraph
+store runs it in a worker process (:mod:`sparqlqa.kb.query_pool`).
 
 >>> store = OxigraphStore.in_memory()
 >>> store.query("ASK { ?s ?p ?o }").boolean
@@ -13,7 +16,7 @@ from __future__ import annotations
 
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
@@ -21,7 +24,10 @@ from typing import Any, ClassVar
 from pyoxigraph import BlankNode, Literal, NamedNode, QueryBoolean, QuerySolutions, Triple
 from pyoxigraph import Store as OxStore
 
-from sparqlqa.errors import QueryError, StoreUnavailable
+from sparqlqa.errors import QueryError, QueryTimeout, QueryTooLarge, StoreUnavailable
+from sparqlqa.kb.limits import QueryLimits, Scope, bounded, current
+from sparqlqa.kb.query_errors import syntax_error
+from sparqlqa.kb.query_pool import DEFAULT_WORKERS, Outcome, QueryPool, run_in_process
 from sparqlqa.kb.service_guard import check_service
 from sparqlqa.kb.sparql_guard import query_form
 from sparqlqa.registry import Registry
@@ -41,6 +47,8 @@ class QueryResult:
     triples: list[Triple] = field(default_factory=list)
     elapsed_ms: float = 0.0
     store: str = ""
+    #: the row limit of a ``truncate`` scope cut the result short
+    truncated: bool = False
 
     def bindings(self) -> Iterator[dict[str, Term]]:
         """Each row as ``{variable: term}``, unbound variables left out."""
@@ -65,19 +73,41 @@ class Store(ABC):
     #: hosts a query's SERVICE may call (``HOST`` or ``HOST:PORT``, see :mod:`sparqlqa.kb.service_guard`);
     #: empty: every SERVICE is refused
     allow_service: frozenset[str] = frozenset()
+    #: True where the engine runs every SERVICE by fetching its IRI itself (Oxigraph): none is the engine's own
+    fetches_every_service: ClassVar[bool] = False
 
-    def query(self, sparql: str) -> QueryResult:
-        """Run a read query; updates, and SERVICE calls to hosts not allowed, are refused before anything is sent."""
+    def query(self, sparql: str, *, engine_services: Collection[str] = (),
+              limits: QueryLimits | None = None) -> QueryResult:
+        """Run a read query; updates, and SERVICE calls to hosts not allowed, are refused before anything is sent.
+
+        ``engine_services``: for queries sparqlqa builds itself only (never a user's), IRIs of SERVICEs
+        the remote engine provides and runs in-house (Wikidata's ``wikibase:mwapi`` name search):
+        calling them sends nothing anywhere else.  Ignored by a store that would fetch them.
+        With ``limits`` (or inside a :func:`~sparqlqa.kb.limits.bounded` scope) the query is stopped at
+        the time, row or memory limit (:class:`~sparqlqa.errors.QueryTimeout`, :class:`~sparqlqa.errors.QueryTooLarge`).
+        """
         form = query_form(sparql)
-        check_service(sparql, self.allow_service)
+        check_service(sparql, self.allow_service,
+                      engine_services=() if self.fetches_every_service else engine_services)
+        if limits is not None:
+            with bounded(limits):
+                return self._timed(sparql, form)
+        return self._timed(sparql, form)
+
+    def _timed(self, sparql: str, form: str) -> QueryResult:
+        scope = current()
+        if scope is not None and scope.remaining() <= 0:  # the request's time is up before this query started
+            raise QueryTimeout(scope.limits.timeout_s)
         start = time.perf_counter()
         result = self._execute(sparql, form)
+        if scope is not None:
+            _cap(result, scope)  # stores that do not stream (endpoints) are capped once they answer
         result.elapsed_ms = (time.perf_counter() - start) * 1000
         result.store = self.describe()
         return result
 
-    def select(self, sparql: str) -> QueryResult:
-        result = self.query(sparql)
+    def select(self, sparql: str, *, engine_services: Collection[str] = ()) -> QueryResult:
+        result = self.query(sparql, engine_services=engine_services)
         if result.form != "SELECT":
             raise QueryError(f"expected a SELECT query, got {result.form}")
         return result
@@ -98,6 +128,15 @@ class Store(ABC):
         """Release the store (file locks, connections)."""
 
 
+def _cap(result: QueryResult, scope: Scope) -> None:
+    limit = scope.limits.max_rows
+    if max(len(result.rows), len(result.triples)) <= limit:
+        return
+    if not scope.limits.truncate:
+        raise QueryTooLarge("rows", limit)
+    result.rows, result.triples, result.truncated = result.rows[:limit], result.triples[:limit], True
+
+
 stores: Registry[type[Store]] = Registry("store", ("sparqlqa.kb.store", "sparqlqa.remote.endpoint"))
 
 
@@ -106,14 +145,18 @@ class OxigraphStore(Store):
     """A local Oxigraph store (on disk or in memory).
 
     Queries see the union of all graphs as their default graph, so data loaded
-    from N-Quads or TriG is found without ``GRAPH`` clauses.
+    from N-Quads or TriG is found without ``GRAPH`` clauses.  Bounded queries on a
+    store on disk run in up to ``query_workers`` worker processes at once.
     """
 
     kind = "oxigraph"
+    fetches_every_service = True
 
     def __init__(self, oxstore: OxStore, *, path: Path | None = None) -> None:
         self.oxstore = oxstore
         self.path = path
+        self.query_workers = DEFAULT_WORKERS
+        self._pool: QueryPool | None = None
 
     @classmethod
     def in_memory(cls) -> OxigraphStore:
@@ -137,10 +180,23 @@ class OxigraphStore(Store):
         return cls.open(directory / "store", read_only=True)
 
     def _execute(self, sparql: str, form: str) -> QueryResult:
+        scope = current()
+        if scope is None:
+            return self._execute_here(sparql, form)
+        if self.path is None:
+            outcome = run_in_process(self.oxstore, sparql, scope)
+        else:
+            if self._pool is None:
+                self._pool = QueryPool(self.path, self.query_workers)
+            outcome = self._pool.run(sparql, scope)
+        return _result(sparql, form, outcome)
+
+    def _execute_here(self, sparql: str, form: str) -> QueryResult:
+        """Unbounded, in this process: the KB's own scans (indexes, schema), never a client's query."""
         try:
             raw = self.oxstore.query(sparql, use_default_graph_as_union=True)
         except SyntaxError as exc:
-            raise QueryError(f"invalid SPARQL: {exc}", hint="check the query syntax") from exc
+            raise syntax_error(sparql, exc) from exc
         except OSError as exc:
             raise QueryError(f"the query failed in Oxigraph: {exc}") from exc
         if isinstance(raw, QueryBoolean):
@@ -154,5 +210,17 @@ class OxigraphStore(Store):
     def describe(self) -> str:
         return f"oxigraph:{self.path}" if self.path else "oxigraph:memory"
 
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.close()
+            self._pool = None
+
     def __len__(self) -> int:
         return len(self.oxstore)
+
+
+def _result(sparql: str, form: str, outcome: Outcome) -> QueryResult:
+    if outcome.boolean is not None:
+        return QueryResult(query=sparql, form=form, boolean=outcome.boolean)
+    return QueryResult(query=sparql, form=form, variables=outcome.variables, rows=outcome.rows,
+                       triples=outcome.triples, truncated=outcome.truncated)

@@ -74,6 +74,33 @@ PREFIXES: dict[str, str] = {
 }
 
 
+#: well-known vocabularies beyond :data:`PREFIXES`: an unknown prefix's error suggests its IRI from here
+WELL_KNOWN_PREFIXES: dict[str, str] = {
+    **PREFIXES,
+    "dc": DC.base,
+    "dbo": "http://dbpedia.org/ontology/",
+    "dbr": "http://dbpedia.org/resource/",
+    "dbp": "http://dbpedia.org/property/",
+    "wd": "http://www.wikidata.org/entity/",
+    "wdt": "http://www.wikidata.org/prop/direct/",
+    "p": "http://www.wikidata.org/prop/",
+    "ps": "http://www.wikidata.org/prop/statement/",
+    "pq": "http://www.wikidata.org/prop/qualifier/",
+    "prov": "http://www.w3.org/ns/prov#",
+    "dcat": "http://www.w3.org/ns/dcat#",
+    "void": "http://rdfs.org/ns/void#",
+    "sh": "http://www.w3.org/ns/shacl#",
+    "geo": "http://www.opengis.net/ont/geosparql#",
+    "wgs84": "http://www.w3.org/2003/01/geo/wgs84_pos#",
+    "org": "http://www.w3.org/ns/org#",
+    "vcard": "http://www.w3.org/2006/vcard/ns#",
+    "time": "http://www.w3.org/2006/time#",
+    "bibo": "http://purl.org/ontology/bibo/",
+    "fabio": "http://purl.org/spar/fabio/",
+    "qudt": "http://qudt.org/schema/qudt/",
+}
+
+
 def default_base_iri(kb_name: str) -> str:
     """The base IRI minted for a KB's nodes and relations when the input has none."""
     return f"https://sparqlqa.dev/kb/{kb_name}/"

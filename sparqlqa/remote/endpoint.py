@@ -1,16 +1,20 @@
 """A remote SPARQL endpoint as a :class:`~sparqlqa.kb.store.Store` (Wikidata, Virtuoso, QLever, Fuseki, ...).
 
-:class:`EndpointStore` speaks the SPARQL 1.1 protocol through SPARQLWrapper and
-returns the same :class:`~sparqlqa.kb.store.QueryResult` (pyoxigraph terms) as the
-local Oxigraph store, so every stage downstream runs unchanged.  It is polite and
-read-only:
+:class:`EndpointStore` speaks the SPARQL 1.1 protocol over HTTP (:mod:`sparqlqa.remote.transport`)
+and returns the same :class:`~sparqlqa.kb.store.QueryResult` (pyoxigraph terms, read by
+:mod:`sparqlqa.remote.results`) as the local Oxigraph store, so every stage downstream runs
+unchanged.  It is polite, bounded and read-only:
 
-* only SELECT, ASK, CONSTRUCT and DESCRIBE are ever sent: :meth:`Store.query`
-  refuses updates before ``_execute``, which checks the form again and sets
-  SPARQLWrapper's query type explicitly, so an update can never leave;
+* only SELECT, ASK, CONSTRUCT and DESCRIBE are ever sent: :meth:`Store.query` refuses updates
+  before ``_execute``, which checks the form again, so an update can never leave;
 * every SELECT without a top-level ``LIMIT`` gets one (``max_rows``);
-* timeouts, bounded retries with exponential backoff (capped) on 429/502/503/504,
-  connection failures and truncated answers, honouring ``Retry-After``;
+* **one deadline per query**: ``timeout`` seconds bound the whole call — every attempt, redirect
+  and backoff wait included (a wait that would pass the deadline fails at once, saying so).
+  ``--timeout`` on the commands that talk to an endpoint replaces every store's own value for the
+  process (:func:`set_timeout_override`); ``serve``/``mcp`` cap it by their request timeout
+  (:func:`set_timeout_cap`);
+* bounded retries with exponential backoff (capped) on 429/502/503/504, refused connections and
+  answers cut short, honouring ``Retry-After``; redirects only within the endpoint's host;
 * a descriptive User-Agent (Wikimedia requires one), GET or POST as needed.
 
 A KB manifest opens one with its ``store`` entry::
@@ -27,49 +31,92 @@ A KB manifest opens one with its ``store`` entry::
 
 from __future__ import annotations
 
-import http.client
-import json
 import os
 import platform
-import socket
 import time
-import urllib.error
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field, fields
 from datetime import datetime, timezone
 from email.utils import parsedate_to_datetime
 from pathlib import Path
 from typing import Any, ClassVar
-
-from pyoxigraph import BlankNode, Literal, NamedNode, RdfFormat, Triple, parse
+from urllib.parse import urlencode
 
 from sparqlqa.errors import ConfigError, EndpointError, UpdateRefused
-from sparqlqa.kb.sparql_guard import READ_FORMS, projected_variables, query_form, sparql_tokens
-from sparqlqa.kb.store import QueryResult, Store, Term, stores
+from sparqlqa.kb.sparql_guard import READ_FORMS, query_form, sparql_tokens
+from sparqlqa.kb.store import QueryResult, Store, stores
+from sparqlqa.remote.results import json_term, parse_graph, parse_json_results
+from sparqlqa.remote.transport import CallFailure, Deadline, Request, Response, excerpt, send
 from sparqlqa.version import __version__
 
-__all__ = ["EndpointConfig", "EndpointStore", "default_user_agent", "ensure_limit", "json_term",
-           "parse_json_results", "parse_retry_after", "read_bounded"]
+__all__ = ["EndpointConfig", "EndpointStore", "default_user_agent", "effective_timeout", "ensure_limit",
+           "json_term", "parse_retry_after", "set_timeout_cap", "set_timeout_override", "timeout_override"]
 
-XSD_STRING = "http://www.w3.org/2001/XMLSchema#string"
-RDF_LANG_STRING = "http://www.w3.org/1999/02/22-rdf-syntax-ns#langString"
 #: HTTP statuses worth another try (after waiting)
 RETRY_STATUSES = frozenset({429, 502, 503, 504})
 #: GET is used while the encoded query stays below this many characters ("auto" method)
 AUTO_POST_THRESHOLD = 2000
+RESULTS_ACCEPT = "application/sparql-results+json, application/json;q=0.8"
 GRAPH_ACCEPT = "application/n-triples, text/turtle;q=0.9, application/rdf+xml;q=0.5"
 #: default cap on one answer's size; reading stops there, so memory stays bounded
 MAX_RESPONSE_BYTES = 64 * 1024 * 1024
+TIMEOUT_HINT = "raise the timeout (--timeout SECONDS, or timeout under [endpoint] in the KB's profile)"
+
+#: process-wide timeout settings: ``override`` replaces each store's own timeout, ``cap`` bounds it
+_TIMEOUTS: dict[str, float | None] = {"override": None, "cap": None}
+
+
+def _positive(seconds: float | None) -> float | None:
+    if seconds is not None and not seconds > 0:
+        raise ConfigError(f"an endpoint timeout must be a positive number of seconds, not {seconds!r}")
+    return None if seconds is None else float(seconds)
+
+
+def set_timeout_override(seconds: float | None) -> None:
+    """Every endpoint query in this process gets ``seconds`` as its deadline (``None``: each store's own).
+
+    What ``--timeout`` sets on ``ask``, ``eval`` and ``kbs add``; a command bounding one query
+    (``sparql --timeout``) may set it too.
+    """
+    _TIMEOUTS["override"] = _positive(seconds)
+
+
+def set_timeout_cap(seconds: float | None) -> None:
+    """No endpoint query in this process runs longer than ``seconds`` (``serve``/``mcp --timeout``)."""
+    _TIMEOUTS["cap"] = _positive(seconds)
+
+
+@contextmanager
+def timeout_override(seconds: float | None, *, cap: bool = False) -> Iterator[None]:
+    """:func:`set_timeout_override` (or, with ``cap``, :func:`set_timeout_cap`) for a ``with`` block;
+    the previous setting comes back after.  ``None`` changes nothing."""
+    key = "cap" if cap else "override"
+    previous = _TIMEOUTS[key]
+    if seconds is not None:
+        _TIMEOUTS[key] = _positive(seconds)
+    try:
+        yield
+    finally:
+        _TIMEOUTS[key] = previous
+
+
+def effective_timeout(configured: float) -> float:
+    """The deadline a query gets: the override if set, else ``configured``; never above the cap.
+
+    >>> effective_timeout(60.0)
+    60.0
+    """
+    chosen = _TIMEOUTS["override"] or configured
+    cap = _TIMEOUTS["cap"]
+    return min(chosen, cap) if cap else chosen
 
 
 def default_user_agent() -> str:
-    """``sparqlqa/VERSION (+URL; contact) SPARQLWrapper/V Python/V`` ($SPARQLQA_CONTACT adds a contact)."""
-    import SPARQLWrapper
-
+    """``sparqlqa/VERSION (+URL; contact) Python/V`` ($SPARQLQA_CONTACT adds a contact)."""
     contact = os.environ.get("SPARQLQA_CONTACT", "").strip()
     about = "+https://sparqlqa.dev" + (f"; {contact}" if contact else "")
-    return (f"sparqlqa/{__version__} ({about}) SPARQLWrapper/{SPARQLWrapper.__version__} "
-            f"Python/{platform.python_version()}")
+    return f"sparqlqa/{__version__} ({about}) Python/{platform.python_version()}"
 
 
 @dataclass
@@ -78,7 +125,7 @@ class EndpointConfig:
 
     url: str
     method: str = "auto"  # "GET" | "POST" | "auto" (GET, POST for long queries)
-    timeout: float = 60.0  # seconds per request (connect and each read)
+    timeout: float = 60.0  # seconds for one query, retries and redirects included (one deadline)
     max_retries: int = 3  # further attempts after the first
     backoff: float = 1.0  # first wait; doubled per retry
     backoff_cap: float = 30.0  # longest wait between attempts
@@ -115,21 +162,9 @@ class EndpointConfig:
         return {"kind": "endpoint", **asdict(self)}
 
 
-class _Failure(Exception):
-    """One failed attempt: why, whether another try may help, and how long the server asked to wait."""
-
-    def __init__(self, message: str, *, retryable: bool, hint: str | None = None,
-                 retry_after: float | None = None) -> None:
-        super().__init__(message)
-        self.message = message
-        self.retryable = retryable
-        self.hint = hint
-        self.retry_after = retry_after
-
-
 @stores.register("endpoint")
 class EndpointStore(Store):
-    """A SPARQL 1.1 endpoint reached over HTTP with SPARQLWrapper (read-only)."""
+    """A SPARQL 1.1 endpoint reached over HTTP (read-only; one deadline per query)."""
 
     kind: ClassVar[str] = "endpoint"
 
@@ -144,6 +179,11 @@ class EndpointStore(Store):
     def url(self) -> str:
         return self.config.url
 
+    @property
+    def timeout(self) -> float:
+        """Seconds one query may take, retries included (see :func:`effective_timeout`)."""
+        return effective_timeout(self.config.timeout)
+
     @classmethod
     def from_config(cls, config: dict[str, Any], directory: Path | None) -> EndpointStore:
         return cls(EndpointConfig.from_dict(config))
@@ -157,112 +197,109 @@ class EndpointStore(Store):
         if form not in READ_FORMS or query_form(sparql) != form:
             raise UpdateRefused(form)
         text = ensure_limit(sparql, self.config.max_rows) if form == "SELECT" else sparql
+        deadline = Deadline(self.timeout)
         failures: list[str] = []
         for attempt in range(self.config.max_retries + 1):
             try:
-                result = self._attempt(text, form)
-            except _Failure as failure:
+                return self._attempt(text, form, deadline)
+            except CallFailure as failure:
                 failures.append(failure.message)
-                self._give_up_or_wait(failure, attempt, failures)
-                continue
-            return result
+                self._give_up_or_wait(failure, attempt, failures, deadline)
         raise AssertionError("unreachable")  # pragma: no cover
 
-    def _give_up_or_wait(self, failure: _Failure, attempt: int, failures: list[str]) -> None:
-        """Raise :class:`EndpointError` when no retry is due; otherwise sleep before the next one."""
+    def _give_up_or_wait(self, failure: CallFailure, attempt: int, failures: list[str], deadline: Deadline) -> None:
+        """Raise :class:`EndpointError` when no retry is due (or none fits the deadline); else wait."""
         cfg = self.config
+        tried = f"after {attempt + 1} attempt{'s' if attempt else ''}"
+        history = f" ({tried}: {'; '.join(dict.fromkeys(failures))})" if attempt else ""
         if not failure.retryable:
-            raise EndpointError(self.url, failure.message, hint=failure.hint)
+            raise EndpointError(self.url, failure.message + history, hint=failure.hint)
         if attempt >= cfg.max_retries:
-            tried = f"after {attempt + 1} attempt{'s' if attempt else ''}"
-            history = "; ".join(dict.fromkeys(failures))
-            raise EndpointError(self.url, f"{failure.message} ({tried}: {history})", hint=failure.hint or (
-                "the endpoint may be down or overloaded: try again later, or raise max_retries/timeout"))
+            raise EndpointError(self.url, f"{failure.message} ({tried}: {'; '.join(dict.fromkeys(failures))})",
+                                hint=failure.hint or "the endpoint may be down or overloaded: try again later, "
+                                "or raise max_retries / the timeout")
         wait = min(cfg.backoff_cap, cfg.backoff * (2 ** attempt))
         if failure.retry_after is not None:
             if failure.retry_after > cfg.max_retry_after:
                 raise EndpointError(self.url, f"{failure.message}; it asks to wait {failure.retry_after:.0f} s",
                                     hint=f"more than max_retry_after ({cfg.max_retry_after:.0f} s): try later")
             wait = max(failure.retry_after, 0.0)
+        if wait >= deadline.remaining():
+            raise EndpointError(self.url, f"{failure.message}{history}; another try in {wait:g} s would pass "
+                                f"the {deadline.seconds:g} s timeout",
+                                hint=TIMEOUT_HINT + (f"; {failure.hint}" if failure.hint else ""))
         self.sleep(wait)
 
-    def _attempt(self, sparql: str, form: str) -> QueryResult:
-        """Send the query once; a :class:`_Failure` says what went wrong."""
-        wrapper = self._wrapper(sparql, form)
-        self._pace()
+    def _attempt(self, sparql: str, form: str, deadline: Deadline) -> QueryResult:
+        """Send the query once; a :class:`CallFailure` says what went wrong."""
+        request = self._request(sparql, form)
+        self._pace(deadline)
         self.requests_sent += 1
-        try:
-            response = wrapper.query().response
-            body = read_bounded(response, self.config.max_response_bytes)
-            content_type = response.headers.get("Content-Type", "") or ""
-        except _Failure:
-            raise
-        except Exception as exc:  # SPARQLWrapper and urllib raise many kinds
-            raise _classify(exc) from exc
+        response = send(request, deadline, max_bytes=self.config.max_response_bytes)
+        failure = status_failure(response)
+        if failure is not None:
+            raise failure
         if form in ("SELECT", "ASK"):
-            result = parse_json_results(body, sparql, form)
+            result = parse_json_results(response.body, sparql, form, response.content_type)
             if form == "SELECT" and len(result.rows) >= self.config.max_rows:
                 self.truncated += 1
                 del result.rows[self.config.max_rows:]
             return result
-        return QueryResult(query=sparql, form=form, triples=parse_graph(body, content_type))
+        return QueryResult(query=sparql, form=form, triples=parse_graph(response.body, response.content_type, form))
 
-    def _pace(self) -> None:
-        gap = self.config.min_interval - (time.monotonic() - self._last_start)
+    def _pace(self, deadline: Deadline) -> None:
+        gap = min(self.config.min_interval - (time.monotonic() - self._last_start), deadline.remaining())
         if gap > 0:
             self.sleep(gap)
         self._last_start = time.monotonic()
 
-    def _wrapper(self, sparql: str, form: str) -> Any:
-        """A SPARQLWrapper set up for one read query (never an update)."""
-        from SPARQLWrapper import GET, JSON, POST, TURTLE, URLENCODED, SPARQLWrapper
-
+    def _request(self, sparql: str, form: str) -> Request:
+        """The HTTP request for one read query (form-encoded; GET, or POST when asked or long)."""
         cfg = self.config
-        wrapper = SPARQLWrapper(cfg.url, agent=cfg.user_agent)
-        wrapper.setQuery(sparql)
-        wrapper.queryType = form  # explicit: SPARQLWrapper's own guess is never trusted
-        if wrapper.isSparqlUpdateRequest():  # pragma: no cover - defence in depth
-            raise UpdateRefused(form)
-        wrapper.setOnlyConneg(True)
-        wrapper.timeout = cfg.timeout  # type: ignore[assignment]  # setTimeout would truncate 0.5 s to none
-        wrapper.setRequestMethod(URLENCODED)
-        long_query = len(sparql.encode("utf-8")) * 3 > AUTO_POST_THRESHOLD
-        wrapper.setMethod(POST if cfg.method == "POST" or (cfg.method == "AUTO" and long_query) else GET)
-        for graph in cfg.default_graphs:
-            wrapper.addDefaultGraph(graph)
-        if form in ("SELECT", "ASK"):
-            wrapper.setReturnFormat(JSON)
-        else:
-            wrapper.setReturnFormat(TURTLE)
-            wrapper.addCustomHttpHeader("Accept", GRAPH_ACCEPT)
-        return wrapper
-
-
-def read_bounded(response: Any, limit: int) -> bytes:
-    """The body of ``response``, or a :class:`_Failure` as soon as it passes ``limit`` bytes."""
-    declared = response.headers.get("Content-Length") if response.headers else None
-    if declared and declared.strip().isdigit() and int(declared) > limit:
-        raise _too_big(limit, f"it announces {int(declared):,} bytes")
-    chunks: list[bytes] = []
-    size = 0
-    while True:
-        chunk = response.read(min(1 << 20, limit + 1 - size))
-        if not chunk:
-            return b"".join(chunks)
-        chunks.append(chunk)
-        size += len(chunk)
-        if size > limit:
-            response.close()
-            raise _too_big(limit, "more came")
-
-
-def _too_big(limit: int, why: str) -> _Failure:
-    return _Failure(f"the answer is larger than max_response_bytes ({limit:,} bytes; {why}): refused",
-                    retryable=False, hint="ask for fewer rows (LIMIT), or raise max_response_bytes in the "
-                    "endpoint's settings")
+        encoded = urlencode([("query", sparql), *(("default-graph-uri", g) for g in cfg.default_graphs)])
+        headers = {"User-Agent": cfg.user_agent,
+                   "Accept": RESULTS_ACCEPT if form in ("SELECT", "ASK") else GRAPH_ACCEPT}
+        if cfg.method == "POST" or (cfg.method == "AUTO" and len(encoded) > AUTO_POST_THRESHOLD):
+            headers["Content-Type"] = "application/x-www-form-urlencoded"
+            return Request("POST", cfg.url, headers, encoded.encode("ascii"))
+        return Request("GET", f"{cfg.url}{'&' if '?' in cfg.url else '?'}{encoded}", headers)
 
 
 # -- errors -----------------------------------------------------------------------------------
+
+#: non-retryable statuses with a message and a hint of their own
+_STATUS_TEXTS: dict[int, tuple[str, str]] = {
+    400: ("the endpoint rejected the query",
+          "check the SPARQL syntax; this engine may not support an extension the query uses"),
+    401: ("the endpoint requires authentication", "this endpoint is not public"),
+    403: ("Forbidden", "the endpoint refused the request; check its URL and access rules"),
+    404: ("no SPARQL service at this URL", "check the endpoint URL (it often ends in /sparql)"),
+    405: ("method not allowed", "the endpoint does not accept this HTTP method: set method to GET or POST"),
+    414: ("the query is too long for a GET request", "set method to POST"),
+    500: ("the endpoint failed to run the query",
+          "the query may be too expensive for this endpoint (timeouts often look like this)"),
+}
+
+
+def status_failure(response: Response) -> CallFailure | None:
+    """The :class:`CallFailure` an HTTP status means (``None`` for 2xx); the server's own words are kept."""
+    status = response.status
+    if 200 <= status < 300:
+        return None
+    body = excerpt(response.body)
+    detail = f": {body}" if body else ""
+    retry_after = parse_retry_after(response.header("retry-after") or None)
+    if status == 429:
+        return CallFailure(f"HTTP 429 Too Many Requests{detail}", retryable=True, retry_after=retry_after,
+                           hint="the endpoint rate-limits clients: wait, or lower min_interval / question rate")
+    if status in RETRY_STATUSES:
+        return CallFailure(f"HTTP {status} {response.reason}{detail}", retryable=True, retry_after=retry_after)
+    if 300 <= status < 400:
+        return CallFailure(f"HTTP {status} {response.reason}: a redirect without a Location", retryable=False,
+                           hint="use the endpoint's final URL")
+    text, hint = _STATUS_TEXTS.get(status, (response.reason, "the endpoint refused the request; check its URL "
+                                            "and access rules"))
+    return CallFailure(f"HTTP {status}: {text}{detail}", retryable=False, hint=hint)
 
 
 def parse_retry_after(value: str | None, *, now: datetime | None = None) -> float | None:
@@ -288,95 +325,8 @@ def parse_retry_after(value: str | None, *, now: datetime | None = None) -> floa
     return max(0.0, (when - (now or datetime.now(timezone.utc))).total_seconds())
 
 
-def _excerpt(data: Any, size: int = 300) -> str:
-    if isinstance(data, bytes):
-        data = data.decode("utf-8", "replace")
-    text = " ".join(str(data or "").split())
-    return text[:size] + ("..." if len(text) > size else "")
 
-
-def _http_failure(exc: urllib.error.HTTPError) -> _Failure:
-    status = exc.code
-    retry_after = parse_retry_after(exc.headers.get("Retry-After") if exc.headers else None)
-    try:
-        body = _excerpt(exc.read())
-    except Exception:
-        body = ""
-    detail = f": {body}" if body else ""
-    if status == 429:
-        return _Failure(f"HTTP 429 Too Many Requests{detail}", retryable=True, retry_after=retry_after,
-                        hint="the endpoint rate-limits clients: wait, or lower min_interval / question rate")
-    if status in RETRY_STATUSES:
-        return _Failure(f"HTTP {status} {exc.reason}{detail}", retryable=True, retry_after=retry_after)
-    hint = "the endpoint refused the request; check its URL and access rules"
-    if status == 405:
-        hint = "the endpoint does not accept this HTTP method: set method to GET or POST"
-    return _Failure(f"HTTP {status} {exc.reason}{detail}", retryable=False, hint=hint)
-
-
-def _wrapper_response(exc: Exception) -> bytes | str:
-    """The server's answer that SPARQLWrapper kept only inside its exception message."""
-    import ast
-
-    _, found, response = str(exc).partition("Response:\n")
-    if not found:
-        return ""
-    try:
-        value = ast.literal_eval(response.strip())
-    except (ValueError, SyntaxError):
-        return response
-    return value if isinstance(value, (bytes, str)) else response
-
-
-def _wrapper_failure(exc: Exception) -> _Failure | None:
-    """Map SPARQLWrapper's own HTTP exceptions (400/401/404/414/500)."""
-    from SPARQLWrapper.SPARQLExceptions import (
-        EndPointInternalError,
-        EndPointNotFound,
-        QueryBadFormed,
-        Unauthorized,
-        URITooLong,
-    )
-
-    body = _excerpt(_wrapper_response(exc))
-    detail = f": {body}" if body else ""
-    table: list[tuple[type[Exception], str, str]] = [
-        (QueryBadFormed, "HTTP 400: the endpoint rejected the query",
-         "check the SPARQL syntax; this engine may not support an extension the query uses"),
-        (EndPointNotFound, "HTTP 404: no SPARQL service at this URL",
-         "check the endpoint URL (it often ends in /sparql)"),
-        (Unauthorized, "HTTP 401: the endpoint requires authentication", "this endpoint is not public"),
-        (URITooLong, "HTTP 414: the query is too long for a GET request", "set method to POST"),
-        (EndPointInternalError, "HTTP 500: the endpoint failed to run the query",
-         "the query may be too expensive for this endpoint (timeouts often look like this)"),
-    ]
-    for kind, message, hint in table:
-        if isinstance(exc, kind):
-            return _Failure(message + detail, retryable=False, hint=hint)
-    return None
-
-
-def _classify(exc: Exception) -> _Failure:
-    """Turn anything a request can raise into a :class:`_Failure`."""
-    if isinstance(exc, urllib.error.HTTPError):
-        return _http_failure(exc)
-    mapped = _wrapper_failure(exc)
-    if mapped is not None:
-        return mapped
-    reason = exc.reason if isinstance(exc, urllib.error.URLError) else exc
-    if isinstance(reason, (TimeoutError, socket.timeout)):
-        return _Failure("timed out waiting for the endpoint", retryable=True,
-                        hint="the endpoint is slow or unreachable: raise timeout, or try again later")
-    if isinstance(reason, ConnectionRefusedError):
-        return _Failure("connection refused", retryable=True,
-                        hint="is the endpoint running, and is the URL's host and port right?")
-    if isinstance(exc, (urllib.error.URLError, http.client.HTTPException, OSError)):
-        return _Failure(f"request failed: {reason}", retryable=True,
-                        hint="check the network and the endpoint URL")
-    return _Failure(f"unexpected error from the SPARQL client: {exc!r}", retryable=False)
-
-
-# -- results ----------------------------------------------------------------------------------
+# -- queries ----------------------------------------------------------------------------------
 
 
 def ensure_limit(sparql: str, max_rows: int) -> str:
@@ -405,122 +355,3 @@ def ensure_limit(sparql: str, max_rows: int) -> str:
     if values_at is not None:
         return f"{sparql[:values_at]}LIMIT {int(max_rows)}\n{sparql[values_at:]}"
     return f"{sparql.rstrip()}\nLIMIT {int(max_rows)}"
-
-
-def _named(value: str) -> NamedNode:
-    try:
-        return NamedNode(value)
-    except ValueError:
-        from urllib.parse import quote
-
-        return NamedNode(quote(value, safe=":/?#[]@!$&'()*+,;=%~"))
-
-
-def _blank(value: str) -> BlankNode:
-    try:
-        return BlankNode(value)
-    except ValueError:  # Virtuoso sends "nodeID://b1234"
-        import hashlib
-
-        return BlankNode("b" + hashlib.sha1(value.encode("utf-8")).hexdigest()[:24])
-
-
-def _literal(value: dict[str, Any]) -> Literal:
-    text = str(value.get("value", ""))
-    language = value.get("xml:lang") or value.get("lang")
-    if language:
-        try:
-            return Literal(text, language=str(language))
-        except ValueError:
-            return Literal(text)
-    datatype = value.get("datatype")
-    if datatype and datatype not in (XSD_STRING, RDF_LANG_STRING):
-        return Literal(text, datatype=_named(str(datatype)))
-    return Literal(text)
-
-
-def json_term(value: dict[str, Any]) -> Term:
-    """One SPARQL JSON results term → the pyoxigraph term the local store would return.
-
-    >>> json_term({"type": "literal", "value": "Alien", "xml:lang": "en"}) == Literal("Alien", language="en")
-    True
-    """
-    kind = value.get("type")
-    if kind == "uri":
-        return _named(str(value.get("value", "")))
-    if kind == "bnode":
-        return _blank(str(value.get("value", "")))
-    if kind in ("literal", "typed-literal"):
-        return _literal(value)
-    if kind == "triple":
-        inner = value.get("value", {})
-        return Triple(json_term(inner["subject"]), json_term(inner["predicate"]),  # type: ignore[arg-type]
-                      json_term(inner["object"]))
-    raise ValueError(f"unknown term type {kind!r}")
-
-
-def _ask_boolean(data: dict[str, Any]) -> bool:
-    """ASK's answer; Virtuoso sometimes answers as one ``__ASK_RETVAL`` row instead of ``boolean``."""
-    if isinstance(data.get("boolean"), bool):
-        return bool(data["boolean"])
-    bindings = (data.get("results") or {}).get("bindings")
-    if isinstance(bindings, list):
-        for row in bindings:
-            for term in row.values():
-                return str(term.get("value", "")).lower() in ("1", "true")
-        return False
-    raise ValueError("an ASK answer without 'boolean'")
-
-
-def parse_json_results(body: bytes, sparql: str, form: str) -> QueryResult:
-    """SPARQL 1.1 JSON results → :class:`QueryResult` (a :class:`_Failure` when malformed or cut short)."""
-    if not body.lstrip()[:1] == b"{":
-        raise _Failure(f"the answer is not SPARQL JSON results: {_excerpt(body, 120) or '(empty)'}",
-                       retryable=not body.strip(), hint="check that the URL is a SPARQL endpoint")
-    try:
-        data = json.loads(body.decode("utf-8"))
-        if not isinstance(data, dict):
-            raise ValueError("not a JSON object")
-        if form == "ASK":
-            return QueryResult(query=sparql, form=form, boolean=_ask_boolean(data))
-        variables = _result_variables(data, sparql)
-        bindings = data["results"]["bindings"]
-        rows = [tuple(json_term(row[v]) if v in row else None for v in variables) for row in bindings]
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise _Failure(f"truncated or invalid JSON in the answer ({exc}): {_excerpt(body, 120)}",
-                       retryable=True, hint="the connection may have been cut; try again later") from exc
-    except (ValueError, KeyError, TypeError, AttributeError) as exc:
-        raise _Failure(f"the answer is not SPARQL JSON results ({exc}): {_excerpt(body, 120)}",
-                       retryable=False, hint="check that the URL is a SPARQL endpoint") from exc
-    return QueryResult(query=sparql, form=form, variables=variables, rows=rows)
-
-
-def _result_variables(data: dict[str, Any], sparql: str) -> list[str]:
-    """The answer's variables in the SELECT's order; a :class:`_Failure` when the answer lacks one.
-
-    An answer whose rows have fewer variables than the query asked for (a broken proxy or
-    cache can send one) would break every caller that unpacks rows.
-    """
-    given = [str(v) for v in (data.get("head") or {}).get("vars", [])]
-    asked = projected_variables(sparql)
-    if asked is None:
-        return given
-    missing = [v for v in asked if v not in given]
-    if missing:
-        raise _Failure("the answer lacks variable(s) " + ", ".join("?" + v for v in missing)
-                       + " asked for by the SELECT (it has: " + (", ".join("?" + v for v in given) or "none") + ")",
-                       retryable=False, hint="a proxy or cache in front of the endpoint may be altering answers; "
-                       "check the endpoint URL")
-    return asked
-
-
-def parse_graph(body: bytes, content_type: str) -> list[Triple]:
-    """A CONSTRUCT/DESCRIBE answer (N-Triples, Turtle, RDF/XML, JSON-LD) → triples."""
-    media = content_type.split(";")[0].strip().lower()
-    fmt = RdfFormat.from_media_type(media) if media else None
-    if fmt is None or fmt in (RdfFormat.N_QUADS, RdfFormat.TRIG):
-        fmt = RdfFormat.TURTLE  # N-Triples is Turtle too
-    try:
-        return [Triple(q.subject, q.predicate, q.object) for q in parse(body, format=fmt)]
-    except SyntaxError as exc:
-        raise _Failure(f"truncated or invalid {fmt.name} in the answer ({exc})", retryable=True) from exc

@@ -50,6 +50,9 @@ STOP_WORDS = frozenset({
 WIKIBASE = "http://wikiba.se/ontology#"
 BIGDATA = "http://www.bigdata.com/rdf#"
 MWAPI = "https://www.mediawiki.org/ontology#API/"
+#: the Wikidata Query Service's own name search: a SERVICE it runs in-house (it calls no endpoint we name),
+#: allowed in the queries this module builds, never in a user's
+ENGINE_SERVICES = frozenset({WIKIBASE + "mwapi"})
 
 
 def lookup_for_kb(kb: KnowledgeBase) -> NodeLookup:
@@ -234,7 +237,8 @@ class RemoteLabelLookup(NodeLookup):
                      else self._mwapi_query(text, type_iri) if mode == "mwapi" else None)
             rows = []
             if query is not None:
-                rows = [(node.value, name.value) for node, name in self.store.select(query).rows
+                found = self.store.select(query, engine_services=ENGINE_SERVICES if mode == "mwapi" else ())
+                rows = [(node.value, name.value) for node, name in found.rows
                         if isinstance(node, NamedNode) and isinstance(name, Literal)]
             self._searches[cache_key] = rows
         return self._searches[cache_key]

@@ -22,6 +22,8 @@ A profile file (TOML)::
     exclude = ["schema:version"]         # never relations
     exclude_types = ["wikibase:Item"]    # never node types
     allow_service = ["query.wikidata.org"]   # optional: hosts a query's SERVICE may call (HOST or HOST:PORT)
+    [endpoint]                           # optional: how to talk to the endpoint
+    timeout = 60                         # seconds one query may take, retries included (--timeout overrides)
     [relations]                          # optional: known relations (IRI = label)
     "wdt:P57" = "director"
     [types]                              # optional: known node types (IRI = label)
@@ -184,7 +186,31 @@ def parse_profile(data: dict[str, Any], *, source: str = "profile") -> Profile:
         relation_entity_predicate=expand(entity, prefixes, source=source) if entity else None,
         relation_prefixes=_names(predicates.get("relation_prefixes", []), "relation_prefixes", prefixes, source),
         allow_service=_hosts(data.get("allow_service", []), source),
+        endpoint_timeout=_endpoint_timeout(data.get("endpoint"), source),
     )
+
+
+#: the settings an ``[endpoint]`` table may hold
+ENDPOINT_SETTINGS = ("timeout",)
+
+
+def _endpoint_timeout(table: Any, source: str) -> float | None:
+    """``[endpoint] timeout``: seconds per endpoint query (``None`` when not set), checked."""
+    if table is None:
+        return None
+    if not isinstance(table, dict):
+        raise ConfigError(f"{source}: [endpoint] must be a table", hint="[endpoint]\ntimeout = 60")
+    unknown = sorted(set(table) - set(ENDPOINT_SETTINGS))
+    if unknown:
+        raise ConfigError(f"{source}: unknown [endpoint] setting(s): {', '.join(unknown)}",
+                          hint="known: " + ", ".join(ENDPOINT_SETTINGS))
+    value = table.get("timeout")
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
+        raise ConfigError(f"{source}: [endpoint] timeout must be a positive number of seconds, not {value!r}",
+                          hint="[endpoint]\ntimeout = 60")
+    return float(value)
 
 
 def _hosts(value: Any, source: str) -> tuple[str, ...]:

@@ -45,9 +45,12 @@ def is_remote(kb: KnowledgeBase) -> bool:
     return kb.is_remote
 
 
-def endpoint_config(endpoint: str, options: dict[str, Any]) -> EndpointConfig:
-    """An :class:`EndpointConfig` from a URL and ``kbs add`` options (``None`` values ignored)."""
+def endpoint_config(endpoint: str, options: dict[str, Any], profile: Profile | None = None) -> EndpointConfig:
+    """An :class:`EndpointConfig` from a URL and ``kbs add`` options (``None`` values ignored); the
+    timeout, when not given, is the profile's ``[endpoint] timeout`` (if it sets one)."""
     given = {k: v for k, v in options.items() if v is not None}
+    if "timeout" not in given and profile is not None and profile.endpoint_timeout is not None:
+        given["timeout"] = profile.endpoint_timeout
     if "default_graphs" in given:
         given["default_graphs"] = list(given["default_graphs"])
     return EndpointConfig.from_dict({"url": endpoint, **given})
@@ -105,7 +108,7 @@ def add_remote_kb(name: str, endpoint: str, profile: str | Path | Profile = "gen
     """
     validate_kb_name(name)
     chosen = load_profile(profile)
-    config = endpoint_config(endpoint, options)
+    config = endpoint_config(endpoint, options, chosen)
     entry = _store_entry(config, options)
     opts = sample or SampleOptions()
     if current_generation(kb_root(name)) is not None and not replace:
@@ -147,7 +150,7 @@ def open_endpoint(endpoint: str, profile: str | Path | Profile = "generic", *, n
                   sample: SampleOptions | None = None, refresh: bool = False, **options: Any) -> KnowledgeBase:
     """An unsaved KB over ``endpoint`` (for ``ask --endpoint URL``); its sampled schema is cached on disk."""
     chosen = load_profile(profile)
-    config = endpoint_config(endpoint, options)
+    config = endpoint_config(endpoint, options, chosen)
     opts = sample or SampleOptions()
     store = EndpointStore(config)
     cache = _cache_path(config, chosen, opts)

@@ -2,8 +2,15 @@
 
 Routes: ``GET /`` (the page), ``GET /healthz``, ``GET /api/kbs``, ``GET /api/schema/{kb}``,
 ``POST /api/ask``, ``POST /api/sparql``.  Every error is JSON ``{"error", "hint"}`` (our
-:class:`~sparqlqa.errors.SparqlqaError`: 400/404/502; body too large: 413; wrong content type:
-415; over the time limit: 504; anything else: 500, the traceback only in the server log).
+:class:`~sparqlqa.errors.SparqlqaError`: 400/403/404/502, a query stopped at its row or memory limit
+413; body too large: 413; wrong content type: 415; over the time limit: 504, and the request's queries
+are stopped then (:meth:`~sparqlqa.serve.service.Service.bounded_work`); anything else: 500, the
+traceback only in the server log).  ``/healthz`` answers 503 while a request is at work long past its
+time limit.
+A body is checked once, here, by :func:`~sparqlqa.text_input.clean_json`: not UTF-8, not JSON, or
+a string in it with a lone surrogate, NUL, a control character or too many characters is a 400
+naming the field.  A client gone before its answer gets nothing and nothing is logged but its
+access line (499, :mod:`sparqlqa.serve.connections`).
 Blocking work runs in a bounded thread pool, so requests are answered concurrently.  With a
 token, ``/api/*`` needs ``Authorization: Bearer TOKEN``; on loopback, a request whose ``Host``
 is not a loopback name is refused (DNS rebinding), and POSTs must be ``application/json`` (a
@@ -20,7 +27,8 @@ import json
 import logging
 import math
 import re
-from collections.abc import Awaitable, Callable
+import time
+from collections.abc import Awaitable, Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
 from functools import lru_cache
@@ -28,13 +36,14 @@ from importlib import resources
 from typing import Any
 
 from starlette.applications import Starlette
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from sparqlqa.errors import SparqlqaError
-from sparqlqa.serve.service import Service, status_of
+from sparqlqa.errors import SparqlqaError, SparqlSyntaxError
+from sparqlqa.serve.service import OVERDUE_GRACE_S, Service, status_of
+from sparqlqa.text_input import CODE, NAME, PROSE, TextKind, clean_json, clean_text, decode_utf8
 
 log = logging.getLogger("sparqlqa.serve")
 LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1", "[::1]"})
@@ -73,8 +82,9 @@ def _finite(value: Any) -> Any:
     return value
 
 
-def problem(status: int, error: str, hint: str | None = None) -> JSONResponse:
-    return JSONResponse({"error": error, "hint": hint}, status_code=status)
+def problem(status: int, error: str, hint: str | None = None, **details: Any) -> JSONResponse:
+    """Our JSON error body; ``details`` add fields (a SPARQL syntax error's ``line``, ``column``, ``problem``)."""
+    return JSONResponse({"error": error, "hint": hint, **details}, status_code=status)
 
 
 # --- the page ----------------------------------------------------------------------------------------
@@ -101,8 +111,14 @@ async def index(request: Request) -> Response:
 # --- request helpers ---------------------------------------------------------------------------------
 
 
-async def read_json(request: Request, limit: int) -> Any:
-    """The JSON body, read at most ``limit`` bytes far (413 past it, 415 if not JSON)."""
+class Disconnected(Exception):
+    """The client went away before its request was read: nobody to answer (the access log says 499)."""
+
+
+async def read_json(request: Request, limit: int, kinds: Mapping[str, TextKind]) -> Any:
+    """The JSON body, read at most ``limit`` bytes far (413 past it, 415 if not JSON), every string in it
+    checked by :func:`~sparqlqa.text_input.clean_json` (``kinds``: the kind of each top-level field): bad
+    bytes, lone surrogates, NUL, control characters and oversized fields are a 400 naming the field."""
     kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
     if kind != "application/json":
         raise HTTPProblem(415, f"the body must be application/json, got {kind or 'no content type'}",
@@ -111,23 +127,32 @@ async def read_json(request: Request, limit: int) -> Any:
     if declared is not None and declared.isdigit() and int(declared) > limit:
         raise HTTPProblem(413, f"the request body is {int(declared):,} bytes; at most {limit:,}")
     body = bytearray()
-    async for chunk in request.stream():
-        body.extend(chunk)
-        if len(body) > limit:
-            raise HTTPProblem(413, f"the request body is over {limit:,} bytes")
     try:
-        return json.loads(body)
+        async for chunk in request.stream():
+            body.extend(chunk)
+            if len(body) > limit:
+                raise HTTPProblem(413, f"the request body is over {limit:,} bytes")
+    except ClientDisconnect:
+        raise Disconnected from None
+    text = decode_utf8(bytes(body), "the request body").removeprefix("\ufeff")
+    try:
+        payload = json.loads(text)
     except ValueError as exc:
-        raise HTTPProblem(400, f"the request body is not valid JSON: {exc}") from None
+        raise HTTPProblem(400, f"the request body is not valid JSON: {exc}", "send one JSON object") from None
+    except RecursionError:
+        raise HTTPProblem(400, "the request body nests too deeply", "send one flat JSON object") from None
+    return clean_json(payload, kinds)
 
 
 async def blocking(request: Request, work: Callable[[], Any]) -> Any:
     """Run ``work`` in the app's thread pool, bounded by the time limit (504 past it)."""
     state = request.app.state
+    service: Service = state.service
     loop = asyncio.get_running_loop()
-    future = loop.run_in_executor(state.executor, work)
+    deadline = time.monotonic() + service.settings.timeout_s  # the queries stop then, the client gets 504
+    future = loop.run_in_executor(state.executor, service.bounded_work(work, deadline))
     try:
-        return await asyncio.wait_for(future, timeout=state.service.settings.timeout_s)
+        return await asyncio.wait_for(future, timeout=service.settings.timeout_s)
     except asyncio.TimeoutError:
         raise HTTPProblem(504, f"the request took longer than {state.service.settings.timeout_s:g} s",
                           "ask a narrower question, or start the server with a larger --timeout") from None
@@ -139,10 +164,13 @@ def endpoint(handler: Callable[[Request, Service], Awaitable[Any]]) -> Callable[
     async def route(request: Request) -> Response:
         try:
             return AnswerJSON(await handler(request, request.app.state.service))
+        except Disconnected:  # nobody is listening; the access log records 499, nothing else is logged
+            return Response(status_code=499)
         except HTTPProblem as exc:
             return problem(exc.status, exc.error, exc.hint)
         except SparqlqaError as exc:
-            return problem(status_of(exc), exc.message, exc.hint)
+            details = exc.location() if isinstance(exc, SparqlSyntaxError) else {}
+            return problem(status_of(exc), exc.message, exc.hint, **details)
         except Exception as exc:
             log.exception("internal error answering %s %s", request.method, request.url.path)
             return problem(500, f"internal error ({type(exc).__name__})", "see the server log")
@@ -152,8 +180,18 @@ def endpoint(handler: Callable[[Request, Service], Awaitable[Any]]) -> Callable[
 
 # --- routes ------------------------------------------------------------------------------------------
 
+#: the kind of text of each field of a POST body (any other string: prose)
+ASK_KINDS = {"kb": NAME, "question": PROSE, "strategy": NAME, "llm": NAME, "rerank": NAME}
+SPARQL_KINDS = {"kb": NAME, "query": CODE}
+
 
 async def healthz(request: Request, service: Service) -> Any:
+    """200 ``{"status": "ok"}``; 503 when a request is still at work well past its time limit (its work
+    could not be stopped: e.g. an LLM call that does not return), so a supervisor can restart us."""
+    overdue = service.overdue()
+    if overdue:
+        raise HTTPProblem(503, f"{overdue} request(s) still at work more than {OVERDUE_GRACE_S:g} s past the "
+                          f"{service.settings.timeout_s:g} s time limit", "restart the server if this persists")
     return {"status": "ok"}
 
 
@@ -162,17 +200,17 @@ async def list_kbs(request: Request, service: Service) -> Any:
 
 
 async def schema(request: Request, service: Service) -> Any:
-    name = request.path_params["kb"]
+    name = clean_text(request.path_params["kb"], kind=NAME, field="the knowledge base name in the path")
     return await blocking(request, lambda: service.schema(name))
 
 
 async def ask(request: Request, service: Service) -> Any:
-    payload = await read_json(request, service.settings.max_body)
+    payload = await read_json(request, service.settings.max_body, ASK_KINDS)
     return await blocking(request, lambda: service.ask(payload).to_dict())
 
 
 async def sparql(request: Request, service: Service) -> Any:
-    payload = await read_json(request, service.settings.max_body)
+    payload = await read_json(request, service.settings.max_body, SPARQL_KINDS)
     return await blocking(request, lambda: service.sparql(payload))
 
 

@@ -5,7 +5,13 @@ embedder's session) under that KB's own lock, so concurrent first requests do no
 an index twice; afterwards requests run concurrently: Oxigraph stores answer reads from
 many threads and an ONNX Runtime session's ``run`` is thread-safe.  A KB re-ingested while
 serving is reopened (and warmed) on its next request; the old generation is closed when its last
-request ends, so the next ingest can delete it.
+request ends, and closing it deletes its folder (a retired generation goes with its last reader).
+
+Every query a request runs (``sparql``, and each query of the QA pipeline behind ``ask``) is
+bounded by :meth:`Service.limits`: the request's deadline (``--timeout``), a row limit and a memory
+limit (``--query-memory``).  On a KB on disk the query runs in a worker process that is killed at
+the bound (:mod:`sparqlqa.kb.query_pool`), so a runaway query frees its CPU, memory and thread
+when the client gets its 504 — the server keeps answering.
 
 Clients never name an arbitrary LLM: ``llm`` must be one of the specs the server was
 started with (``--llm``), so a request cannot make the server call a URL of its choosing.
@@ -20,12 +26,14 @@ sparqlqa.serve.service.NotServed: knowledge base 'films' is not served here
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from sparqlqa.errors import ConfigError, KBError, KBNotFound, QueryError, SparqlqaError
+from sparqlqa.errors import ConfigError, KBError, KBNotFound, QueryError, QueryTimeout, QueryTooLarge, SparqlqaError
+from sparqlqa.kb.limits import DEFAULT_MAX_MEMORY_MB, DEFAULT_MAX_ROWS, QueryLimits, bounded, unbounded
 
 if TYPE_CHECKING:
     from sparqlqa.kb.knowledge_base import KnowledgeBase
@@ -35,18 +43,21 @@ if TYPE_CHECKING:
 #: the largest ``k`` a request may ask for
 MAX_K = 100
 #: the most result rows (or triples) ``sparql`` sends back; ``truncated`` says when there were more
+#: (the query stops reading rows there)
 MAX_ROWS = 10_000
 #: the longest question accepted (characters)
 MAX_QUESTION_CHARS = 2000
-ASK_FIELDS = frozenset({"kb", "question", "strategy", "llm", "k", "rerank"})
+#: a request still at work this long past its time limit makes ``/healthz`` answer 503
+OVERDUE_GRACE_S = 10.0
+ASK_FIELDS = frozenset({"kb", "question", "strategy", "llm", "k", "rerank", "exact", "topic"})
 
 
 class NotServed(KBNotFound):
     """The KB exists (or not) but this server was started for other KBs."""
 
-    def __init__(self, name: str, served: tuple[str, ...]) -> None:
+    def __init__(self, name: str, served: tuple[str, ...], listing: str = "GET /api/kbs") -> None:
         KBError.__init__(self, f"knowledge base {name!r} is not served here",
-                         hint=f"served: {', '.join(served)} (GET /api/kbs lists them)")
+                         hint=f"served: {', '.join(served)} ({listing} lists them)")
         self.name = name
 
 
@@ -68,6 +79,10 @@ class ServeSettings:
     workers: int = 4
     #: hosts a query's SERVICE may call (``--allow-service``); KB profiles' allowances do not apply here
     allow_service: tuple[str, ...] = ()
+    #: memory (MB) one query's worker may add while it runs (``--query-memory``)
+    query_memory_mb: int = DEFAULT_MAX_MEMORY_MB
+    #: how a client of this front end lists the KBs, for hints ("the kbs tool" over MCP)
+    kbs_listing: str = "GET /api/kbs"
 
 
 class Service:
@@ -82,16 +97,18 @@ class Service:
         #: requests using each open KB (by id), and replaced KBs waiting for their last request
         self._users: dict[int, int] = {}
         self._retired: dict[int, KnowledgeBase] = {}
+        #: threads at work on a request, and since when (``time.monotonic()``)
+        self.busy: dict[int, float] = {}
 
     # -- KBs --------------------------------------------------------------------------------------
 
     def check_kb(self, name: Any) -> str:
         """``name`` as a served KB name, or :class:`NotServed` / :class:`ConfigError`."""
         if not isinstance(name, str) or not name.strip():
-            raise ConfigError("'kb' must be a knowledge base name", hint="GET /api/kbs lists them")
+            raise ConfigError("'kb' must be a knowledge base name", hint=f"{self.settings.kbs_listing} lists them")
         name = name.strip()
         if self.settings.kbs and name not in self.settings.kbs:
-            raise NotServed(name, self.settings.kbs)
+            raise NotServed(name, self.settings.kbs, self.settings.kbs_listing)
         return name
 
     def kb(self, name: Any) -> KnowledgeBase:
@@ -102,7 +119,7 @@ class Service:
     @contextmanager
     def using(self, name: Any) -> Iterator[KnowledgeBase]:
         """The warm KB ``name`` for one request.  A generation replaced meanwhile is closed once no
-        request uses it any more: its reader lease is released, so the next ingest can delete it."""
+        request uses it any more: its reader lease is released and its retired folder deleted."""
         from sparqlqa.kb.knowledge_base import current_generation, kb_root
 
         name = self.check_kb(name)
@@ -123,8 +140,10 @@ class Service:
             self._release(kb)
 
     def _replace(self, name: str, old: KnowledgeBase | None) -> KnowledgeBase:
-        """Open and warm the current generation of ``name`` (under its lock); retire ``old``."""
-        kb = self._kbs[name] = self._open_warm(name)
+        """Open and warm the current generation of ``name`` (under its lock); retire ``old``.  Its indexes are
+        built over every node, outside the request's query limits."""
+        with unbounded():
+            kb = self._kbs[name] = self._open_warm(name)
         if old is not None:
             with self._guard:
                 idle = not self._users.get(id(old))
@@ -149,10 +168,14 @@ class Service:
         from sparqlqa.embed.embedders import get_embedder
         from sparqlqa.kb.knowledge_base import open_kb
         from sparqlqa.kb.labels import LabelIndex
+        from sparqlqa.kb.store import OxigraphStore
         from sparqlqa.vectors.index import embed_query, ensure_index
 
         kb = open_kb(name)
         kb.store.allow_service = frozenset(self.settings.allow_service)  # only what the server was started with
+        if isinstance(kb.store, OxigraphStore):
+            kb.store.query_workers = self.settings.workers  # one query worker per request thread
+            kb.query("ASK { ?s ?p ?o }", limits=self.limits())  # starts a query worker now, not on a request
         embedder = get_embedder(self.settings.embedder)
         if not kb.is_remote:  # a remote endpoint has neither index (its names are looked up remotely)
             LabelIndex.for_kb(kb)
@@ -160,6 +183,33 @@ class Service:
             _warm_offline(kb, self.settings.embedder)
         embed_query(embedder, "warm up")
         return kb
+
+    def limits(self) -> QueryLimits:
+        """The bounds of every query a request runs: ``--timeout``, :data:`DEFAULT_MAX_ROWS`, ``--query-memory``."""
+        return QueryLimits(timeout_s=self.settings.timeout_s, max_rows=DEFAULT_MAX_ROWS,
+                           max_memory_mb=self.settings.query_memory_mb)
+
+    def bounded_work(self, work: Callable[[], Any], deadline: float) -> Callable[[], Any]:
+        """``work`` as run by a front end: its queries share the request's ``deadline`` (``time.monotonic()``:
+        arrival + ``--timeout``, even when the work waited for a thread), and :attr:`busy` counts it."""
+
+        def run() -> Any:
+            with self._guard:
+                self.busy[threading.get_ident()] = time.monotonic()
+            try:
+                with bounded(self.limits(), deadline=deadline):
+                    return work()
+            finally:
+                with self._guard:
+                    self.busy.pop(threading.get_ident(), None)
+
+        return run
+
+    def overdue(self, grace_s: float = OVERDUE_GRACE_S) -> int:
+        """Requests still at work ``grace_s`` past their time limit (work that could not be stopped)."""
+        limit = time.monotonic() - self.settings.timeout_s - grace_s
+        with self._guard:
+            return sum(1 for started in self.busy.values() if started < limit)
 
     def warm(self) -> list[str]:
         """Open and warm every served KB now (before accepting requests); their names."""
@@ -184,25 +234,27 @@ class Service:
         """Run a read query: ``{kb, query}`` → form, variables, SPARQL JSON results, elapsed ms."""
         import json
 
+        from sparqlqa.kb.query_errors import query_with_prefixes
         from sparqlqa.kb.results_format import to_json
         from sparqlqa.kb.sparql_guard import query_form
-        from sparqlqa.kb.vocab import kb_prefixes, with_default_prefixes
+        from sparqlqa.kb.vocab import kb_prefixes
 
         body = _object(payload, {"kb", "query"})
         query = body.get("query")
         if not isinstance(query, str) or not query.strip():
             raise QueryError("'query' must be a SPARQL query", hint="e.g. SELECT * WHERE { ?s ?p ?o } LIMIT 10")
         query_form(query)  # refuses updates before the KB is even opened
+        limits = replace(self.limits(), max_rows=MAX_ROWS, truncate=True)
         with self.using(body.get("kb")) as kb:
-            result = kb.query(with_default_prefixes(query, kb_prefixes(kb)))
+            result = query_with_prefixes(lambda text: kb.query(text, limits=limits), query, kb_prefixes(kb))
         size = len(result.rows) if result.form == "SELECT" else len(result.triples)
-        result.rows, result.triples = result.rows[:MAX_ROWS], result.triples[:MAX_ROWS]
         return {"kb": kb.name, "form": result.form, "query": result.query,
                 "elapsed_ms": round(result.elapsed_ms, 3), "results": json.loads(to_json(result)),
-                "rows": size, "truncated": size > MAX_ROWS}
+                "rows": size, "truncated": result.truncated}
 
     def ask(self, payload: Any) -> Answer:
-        """Answer ``{kb, question, strategy?, llm?, k?, rerank?}`` with the warm KB."""
+        """Answer ``{kb, question, strategy?, llm?, k?, rerank?, exact?, topic?}`` with the warm KB
+        (``exact``: true = only answers that satisfied the query; ``topic``: auto, exclude or keep)."""
         from sparqlqa.strategies.ask import ask
 
         body = _object(payload, ASK_FIELDS)
@@ -216,10 +268,15 @@ class Service:
             raise ConfigError(f"'k' must be a whole number from 1 to {MAX_K}")
         strategy = _optional_str(body, "strategy") or self.settings.strategy
         rerank = _optional_str(body, "rerank") or "listwise"
+        exact = body.get("exact", False)
+        if not isinstance(exact, bool):
+            raise ConfigError("'exact' must be true or false")
+        topic = _optional_str(body, "topic") or "auto"
         llm = self.llm(_optional_str(body, "llm"))
-        with self.using(body.get("kb")) as kb:
+        with self.using(body.get("kb")) as kb, bounded(self.limits()):
             return ask(kb, question, strategy=strategy, llm=llm if llm is not None else "offline", k=k,
-                       rerank=rerank, embedder=self.settings.embedder)  # "offline": not $SPARQLQA_LLM again
+                       rerank=rerank, embedder=self.settings.embedder,  # "offline": not $SPARQLQA_LLM again
+                       exact=exact, topic=topic)
 
     # -- LLMs --------------------------------------------------------------------------------------
 
@@ -281,11 +338,16 @@ def _optional_str(body: dict[str, Any], key: str) -> str | None:
 
 
 def status_of(exc: SparqlqaError) -> int:
-    """The HTTP status of one of our errors: 404 unknown KB, 502 upstream (LLM, endpoint), else 400."""
+    """The HTTP status of one of our errors: 404 unknown KB, 403 SERVICE refused, 504 a query stopped at its
+    deadline, 413 one stopped at its row or memory limit, 502 upstream (LLM, endpoint), else 400."""
     from sparqlqa.errors import EndpointError, LLMError, MissingExtraError, ServiceRefused
 
     if isinstance(exc, KBNotFound):
         return 404
+    if isinstance(exc, QueryTimeout):
+        return 504
+    if isinstance(exc, QueryTooLarge):
+        return 413
     if isinstance(exc, ServiceRefused):
         return 403
     if isinstance(exc, (EndpointError, LLMError)):

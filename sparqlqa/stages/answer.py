@@ -8,8 +8,8 @@ is JSON-serialisable (the evaluation harness writes one per question).
 >>> item = AnswerItem(iri="https://example.org/alien", label="Alien", type=None, score=0.9,
 ...                   tier=0, source="filtered", evidence=None, snippet="Alien (1979) ...")
 >>> answer = Answer(question="q", kb="movies", strategy="vss", items=[item])
->>> answer.to_dict()["items"][0]["rank"], answer.top.label
-(1, 'Alien')
+>>> answer.to_dict()["items"][0]["rank"], answer.top.label, answer.to_dict()["items"][0]["matched"]
+(1, 'Alien', True)
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import dataclasses
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from sparqlqa.kb.naming import display_name
 from sparqlqa.kb.terms import is_value_key
@@ -29,6 +29,11 @@ if TYPE_CHECKING:
     from sparqlqa.stages.linking import LinkedConstants
     from sparqlqa.stages.triplets import Triplets
 
+#: the ``source`` of an item that satisfied the query (the SPARQL stage found it)
+FILTERED = "filtered"
+#: what the terminal and the page call an item that did not (vector or model fill-in)
+FILL_IN_MARK = "similar, not matched"
+
 
 @dataclass
 class AnswerItem:
@@ -38,6 +43,9 @@ class AnswerItem:
     from the global vector ranking); ``tier`` is the SPARQL relaxation tier
     (0 = every kept triplet holds), ``None`` for vector additions.  ``scores``
     keeps each stage's score (``vss``, ``llm``); ``score`` is the final one.
+    :attr:`matched`: the item satisfied the SPARQL that ran (``source="filtered"``); anything else is
+    fill-in, similar but not matched.  ``rerank_reason``: why a listwise rerank put a fill-in item above
+    a matched one (the only way fill-in ranks above an exact answer).
     """
 
     iri: str
@@ -50,6 +58,12 @@ class AnswerItem:
     snippet: str
     type_label: str | None = None
     scores: dict[str, float] = field(default_factory=dict)
+    rerank_reason: str | None = None
+
+    @property
+    def matched(self) -> bool:
+        """Whether the item satisfied the query (found by the SPARQL stage), not vector or model fill-in."""
+        return self.source == FILTERED
 
     @property
     def kind(self) -> str:
@@ -71,10 +85,12 @@ class AnswerItem:
     def to_dict(self, rank: int | None = None, labels: Mapping[str, str] | None = None) -> dict[str, Any]:
         data: dict[str, Any] = {"rank": rank} if rank is not None else {}
         data.update(iri=self.iri, kind=self.kind, label=self.label, type=self.type, type_label=self.type_label,
-                    score=round(float(self.score), 6), tier=self.tier, source=self.source,
+                    score=round(float(self.score), 6), tier=self.tier, source=self.source, matched=self.matched,
                     scores={k: round(float(v), 6) for k, v in self.scores.items()},
                     evidence=to_jsonable(self.evidence),
                     evidence_text=self.evidence_text(labels or {}), snippet=self.snippet)
+        if self.rerank_reason:
+            data["rerank_reason"] = self.rerank_reason
         return data
 
 
@@ -146,6 +162,32 @@ class Answer:
 
     def to_json(self, indent: int | None = 2) -> str:
         return json.dumps(self.to_dict(), indent=indent, ensure_ascii=False)
+
+
+class Sourced(Protocol):
+    """Anything ranked with a ``source`` and maybe a rerank's reason (:class:`AnswerItem`, ``RankedNode``)."""
+
+    source: str
+    rerank_reason: str | None
+
+
+S = TypeVar("S", bound=Sourced)
+
+
+def exact_first(items: list[S]) -> list[S]:
+    """Items that satisfied the query first, fill-in after, each group in its own order.  A fill-in item
+    that a listwise rerank moved up *with a reason* keeps its place among the matched ones: the one
+    exception, and it is explicit (``rerank_reason``).
+
+    >>> from types import SimpleNamespace as N
+    >>> ranked = [N(iri="v", source="vector", rerank_reason=None), N(iri="f", source="filtered", rerank_reason=None),
+    ...           N(iri="w", source="vector", rerank_reason="named in the question's words"),
+    ...           N(iri="g", source="filtered", rerank_reason=None)]
+    >>> [i.iri for i in exact_first(ranked)]
+    ['f', 'w', 'g', 'v']
+    """
+    ahead = [i for i in items if i.source == FILTERED or i.rerank_reason]
+    return ahead + [i for i in items if not (i.source == FILTERED or i.rerank_reason)]
 
 
 def to_jsonable(obj: Any) -> Any:

@@ -5,13 +5,14 @@ candidates are sorted by (tier, -similarity, IRI): stricter tiers first, then
 the most similar, ties broken by IRI so runs are reproducible.  When fewer
 than ``k`` survive, the list is topped up from the global vector ranking of
 the target type; those additions (``source="vector"``) always come after
-every filtered candidate.
+every filtered candidate, and never include the ``exclude`` nodes (the question's own
+topic entities, which it does not ask for).
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -34,6 +35,7 @@ class RankedNode:
     tier: int | None = None
     evidence: Evidence | None = None
     vss: float | None = None  # the vector score, kept when a rerank replaces ``score``
+    rerank_reason: str | None = None  # why a listwise rerank put this fill-in above a matched node
 
 
 @dataclass
@@ -78,8 +80,9 @@ def _filtered_scores(kb: KnowledgeBase, embedder: Embedder, index: NodeIndex | N
 
 def rank_candidates(kb: KnowledgeBase, question: str, candidates: Candidates | None, *, k: int = 20,
                     embedder: Embedder, requirements: Sequence[str] = (),
-                    target_type: str | None = None, index: NodeIndex | None = None) -> Ranking:
-    """Sort ``candidates`` by similarity and top up to ``k`` from the global ranking."""
+                    target_type: str | None = None, index: NodeIndex | None = None,
+                    exclude: Collection[str] = ()) -> Ranking:
+    """Sort ``candidates`` by similarity and top up to ``k`` from the global ranking (not with ``exclude``)."""
     started = time.perf_counter()
     if index is None and index_supported(kb):
         index = load_index(kb, embedder)
@@ -99,15 +102,15 @@ def rank_candidates(kb: KnowledgeBase, question: str, candidates: Candidates | N
     if ranked and getattr(candidates, "target_is_value", False):
         ranking.notes.append("the answer is a value (a literal): no top-up from the node ranking")
     elif len(ranked) < k and index is not None:
-        _top_up(ranking, index, vector, k)
+        _top_up(ranking, index, vector, k, exclude)
     elif len(ranked) < k:
         ranking.notes.append("remote KB: no node index, so no top-up from the global vector ranking")
     ranking.elapsed_ms = (time.perf_counter() - started) * 1000
     return ranking
 
 
-def _top_up(ranking: Ranking, index: NodeIndex, vector: Any, k: int) -> None:
-    """Append the best global matches (of the target type when known) until there are ``k``."""
+def _top_up(ranking: Ranking, index: NodeIndex, vector: Any, k: int, exclude: Collection[str] = ()) -> None:
+    """Append the best global matches (of the target type when known, not ``exclude``) until there are ``k``."""
     have = {n.iri for n in ranking.items}
     if ranking.target_type is None and have:
         ranking.target_type = index.dominant_type(have)
@@ -115,7 +118,7 @@ def _top_up(ranking: Ranking, index: NodeIndex, vector: Any, k: int) -> None:
     if kind is not None and kind not in index.type_rows:
         ranking.notes.append(f"no indexed node has the target type <{kind}>: topping up from all nodes")
         kind = None
-    extra = index.search(vector, k - len(ranking.items), type_iri=kind, exclude=have)
+    extra = index.search(vector, k - len(ranking.items), type_iri=kind, exclude=have | set(exclude))
     ranking.items.extend(RankedNode(iri, score, "vector") for iri, score in extra)
     ranking.added = len(extra)
 

@@ -14,6 +14,13 @@ cannot be parsed keeps its vector-search position.
 Any LLM failure other than one unparseable reply keeps the vector order and
 adds a note (``NotInCache`` included: its key is listed in ``pending``).
 
+The prompts say which candidates **matched** (satisfied the knowledge-base query) and show each matched
+candidate's evidence path with labels, since a candidate's own text often does not mention what the
+question asked through ("films directed by people born in X": the film's text never names X).  Every
+candidate's text is cut to a stated per-candidate budget (:data:`PASSAGE_CHARS`), never the list of
+candidates.  A listwise reply may put a fill-in (unmatched) candidate above a matched one only with a
+reason line, ``reason [n]: …`` (:func:`parse_reasons`); without one the pipeline puts matched answers first.
+
 >>> parse_permutation("[2] > [3] > [2] > [9]", 3)
 [1, 2, 0]
 >>> parse_score("Score: 0.75")
@@ -41,6 +48,11 @@ MAX_WORDS = 300
 LISTWISE_BUDGET = 24_000
 POINTWISE_BUDGET = 6_000
 SIM_WEIGHT = 0.1
+#: characters of text shown per candidate in a listwise window (the budget the prompt states)
+PASSAGE_CHARS = LISTWISE_BUDGET // WINDOW
+#: evidence paths shown per matched candidate, and their characters in all
+EVIDENCE_PATHS = 3
+EVIDENCE_CHARS = 400
 
 LISTWISE_SYSTEM = (
     "You are a careful search assistant. You order candidate answers to a question from the most to the "
@@ -60,6 +72,8 @@ class RerankResult:
     order: list[int]
     applied: bool = False
     scores: dict[int, float] = field(default_factory=dict)  # final score by input index (pointwise)
+    #: listwise: why a fill-in candidate was put above a matched one, by input index
+    reasons: dict[int, str] = field(default_factory=dict)
     llm_scores: dict[int, float] = field(default_factory=dict)
     llm_calls: list[LLMCall] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
@@ -70,6 +84,7 @@ class RerankResult:
         return {"mode": self.mode, "order": list(self.order), "applied": self.applied,
                 "scores": {str(k): round(v, 6) for k, v in self.scores.items()},
                 "llm_scores": {str(k): v for k, v in self.llm_scores.items()},
+                "reasons": {str(k): v for k, v in self.reasons.items()},
                 "notes": list(self.notes), "pending": list(self.pending),
                 "elapsed_ms": round(self.elapsed_ms, 3), "calls": len(self.llm_calls)}
 
@@ -98,6 +113,30 @@ def fit_passages(texts: Sequence[str], *, max_words: int = MAX_WORDS, budget_cha
     return [p if len(p) <= cap else p[: cap - 2].rsplit(" ", 1)[0] + " …" for p in passages]
 
 
+def cap_passage(text: str, chars: int = PASSAGE_CHARS) -> str:
+    """``text`` cut at a word boundary to at most ``chars`` characters, ``…`` marking the cut.
+
+    >>> cap_passage("alpha beta gamma", 12)
+    'alpha beta …'
+    """
+    text = " ".join(text.split())
+    if len(text) <= chars:
+        return text
+    cut = text[: max(1, chars - 1)]  # a space at its end means the word before it is whole
+    return (cut.rsplit(" ", 1)[0] if " " in cut else cut[: max(1, chars - 2)]) + " …"
+
+
+def evidence_line(paths: Sequence[str]) -> str:
+    """A matched candidate's evidence paths as one line within :data:`EVIDENCE_CHARS`.
+
+    >>> evidence_line(["Alien —directed by→ Ridley Scott"])
+    'Alien —directed by→ Ridley Scott'
+    """
+    shown = "; ".join(paths[:EVIDENCE_PATHS])
+    more = f" (+{len(paths) - EVIDENCE_PATHS} more paths)" if len(paths) > EVIDENCE_PATHS else ""
+    return cap_passage(shown, EVIDENCE_CHARS - len(more)) + more
+
+
 # --- parsing -----------------------------------------------------------------------------------
 
 
@@ -118,6 +157,26 @@ def parse_permutation(text: str, size: int) -> list[int] | None:
     return seen + [i for i in range(size) if i not in seen]
 
 
+def parse_reasons(text: str, size: int) -> dict[int, str]:
+    """0-based id → reason, from ``reason [n]: …`` lines of a listwise reply (ids out of range dropped).
+
+    >>> parse_reasons("[2] > [1]\\nreason [2]: its text names the award", 2)
+    {1: 'its text names the award'}
+    """
+    found: dict[int, str] = {}
+    for number, why in re.findall(r"(?im)^\s*reason\s*\[(\d+)\]\s*[:\-–—]\s*(.+?)\s*$", text):
+        index = int(number) - 1
+        if 0 <= index < size and why and index not in found:
+            found[index] = why
+    return found
+
+
+def parse_permutation_only(text: str, size: int) -> list[int] | None:
+    """:func:`parse_permutation` of the reply without its reason lines (their ids are no ranking)."""
+    kept = "\n".join(line for line in text.splitlines() if not re.match(r"(?i)^\s*reason\b", line))
+    return parse_permutation(kept, size)
+
+
 def parse_score(text: str) -> float | None:
     """The first number in ``text`` if it lies in [0, 1]; else ``None``.
 
@@ -134,20 +193,44 @@ def parse_score(text: str) -> float | None:
 # --- prompts ----------------------------------------------------------------------------------
 
 
-def listwise_prompt(question: str, passages: Sequence[str]) -> str:
-    """The user message for one listwise window (passages numbered from 1)."""
-    lines = [f"Question: {question}", "", f"Here are {len(passages)} candidate answers, each with its text:"]
-    lines += [f"[{i}] {p}" for i, p in enumerate(passages, start=1)]
-    lines += ["", f"Order all {len(passages)} candidates from the one that best answers the question to the "
-              "one that answers it worst. Reply with the identifiers only, separated by '>', for example "
-              "[2] > [1] > [3]. Do not explain."]
+def listwise_prompt(question: str, passages: Sequence[str], matched: Sequence[bool] | None = None,
+                    evidence: Sequence[Sequence[str]] | None = None, *, budget: int = PASSAGE_CHARS) -> str:
+    """The user message for one listwise window (passages numbered from 1).
+
+    ``matched[i]``: candidate ``i`` satisfied the knowledge-base query (``evidence[i]``: its paths, as
+    labels); without ``matched`` the prompt says nothing about matching (vector search only)."""
+    lines = [f"Question: {question}", "", f"Here are {len(passages)} candidate answers, each with its text "
+             f"(at most {budget} characters per candidate; '…' marks where a text was cut):"]
+    for i, passage in enumerate(passages):
+        lines.append(f"[{i + 1}] {passage}")
+        if matched is not None and matched[i]:
+            paths = list(evidence[i]) if evidence is not None and i < len(evidence) else []
+            shown = f"; evidence: {evidence_line(paths)}" if paths else ""
+            lines.append(f"    MATCHED the knowledge-base query{shown}")
+    lines.append("")
+    if matched is not None:
+        lines += [f"{sum(bool(m) for m in matched)} of the {len(passages)} candidates are marked MATCHED: the "
+                  "knowledge-base query found them. The others are only similar in text (fill-in). Prefer "
+                  "matched candidates; put an unmatched candidate above a matched one only when its text "
+                  "shows it answers the question better, and then add one line per such candidate after the "
+                  "order: reason [n]: why.", ""]
+    lines.append(f"Order all {len(passages)} candidates from the one that best answers the question to the "
+                 "one that answers it worst. Reply with the identifiers, separated by '>', for example "
+                 "[2] > [1] > [3]." + (" Explain nothing else." if matched is not None else " Do not explain."))
     return "\n".join(lines)
 
 
-def pointwise_prompt(question: str, passage: str) -> str:
-    """The user message scoring one candidate."""
+def pointwise_prompt(question: str, passage: str, matched: bool | None = None,
+                     evidence: Sequence[str] = ()) -> str:
+    """The user message scoring one candidate (``matched``: whether it satisfied the knowledge-base query,
+    ``evidence``: its paths as labels; ``None``: nothing said about matching)."""
+    mark = ""
+    if matched is not None:
+        shown = f"; evidence: {evidence_line(evidence)}" if matched and evidence else ""
+        mark = ("It MATCHED the knowledge-base query" + shown if matched else
+                "It did not match the knowledge-base query: it is only similar in text (fill-in)") + ".\n\n"
     return (f"Question: {question}\n\nCandidate answer (its name, description and relations):\n{passage}\n\n"
-            "How likely is it that this candidate is a correct answer to the question? Reply with one "
+            f"{mark}How likely is it that this candidate is a correct answer to the question? Reply with one "
             "number between 0 and 1 (0 = certainly not, 1 = certainly), and nothing else.")
 
 
@@ -155,17 +238,21 @@ def pointwise_prompt(question: str, passage: str) -> str:
 
 
 def rerank(question: str, texts: Sequence[str], llm: LLM, *, mode: str = "listwise", window: int = WINDOW,
-           stride: int = STRIDE, max_words: int = MAX_WORDS) -> RerankResult:
-    """Rerank candidates given by their ``texts`` (in vector order) with ``llm``."""
+           stride: int = STRIDE, max_words: int = MAX_WORDS, matched: Sequence[bool] | None = None,
+           evidence: Sequence[Sequence[str]] | None = None) -> RerankResult:
+    """Rerank candidates given by their ``texts`` (in vector order) with ``llm``.
+
+    ``matched`` / ``evidence`` (listwise): which candidates satisfied the query and their evidence paths."""
     if mode not in RERANK_MODES:
         raise ConfigError(f"unknown rerank mode {mode!r}", hint=f"use one of: {', '.join(RERANK_MODES)}")
     started = time.perf_counter()
     if mode == "none" or len(texts) < 2:
         result = RerankResult(mode, list(range(len(texts))))
     elif mode == "listwise":
-        result = _listwise(question, texts, llm, window=window, stride=stride, max_words=max_words)
+        marks = Marks(matched, evidence)
+        result = _listwise(question, texts, llm, window=window, stride=stride, max_words=max_words, marks=marks)
     else:
-        result = _pointwise(question, texts, llm, max_words=max_words)
+        result = _pointwise(question, texts, llm, max_words=max_words, marks=Marks(matched, evidence))
     result.elapsed_ms = (time.perf_counter() - started) * 1000
     return result
 
@@ -176,8 +263,21 @@ def _failure_note(mode: str, exc: LLMError) -> str:
     return f"{mode} rerank failed ({type(exc).__name__}: {exc}); kept the vector order"
 
 
+@dataclass
+class Marks:
+    """Which candidates matched the query and their evidence paths (both optional)."""
+
+    matched: Sequence[bool] | None = None
+    evidence: Sequence[Sequence[str]] | None = None
+
+    def window(self, ids: Sequence[int]) -> tuple[list[bool] | None, list[list[str]] | None]:
+        matched = [bool(self.matched[i]) for i in ids] if self.matched is not None else None
+        evidence = [list(self.evidence[i]) for i in ids] if self.evidence is not None else None
+        return matched, evidence
+
+
 def _listwise(question: str, texts: Sequence[str], llm: LLM, *, window: int, stride: int,
-              max_words: int) -> RerankResult:
+              max_words: int, marks: Marks | None = None) -> RerankResult:
     size = len(texts)
     result = RerankResult("listwise", list(range(size)))
     order = list(range(size))
@@ -185,16 +285,18 @@ def _listwise(question: str, texts: Sequence[str], llm: LLM, *, window: int, str
     while True:
         start = max(0, end - window)
         ids = order[start:end]
-        passages = fit_passages([texts[i] for i in ids], max_words=max_words, budget_chars=LISTWISE_BUDGET)
+        passages = [cap_passage(truncate_words(texts[i], max_words)) for i in ids]
+        matched, evidence = (marks or Marks()).window(ids)
         try:
-            reply = llm.complete(listwise_prompt(question, passages), system=LISTWISE_SYSTEM)
+            reply = llm.complete(listwise_prompt(question, passages, matched, evidence), system=LISTWISE_SYSTEM)
         except LLMError as exc:
             result.notes.append(_failure_note("listwise", exc))
             if isinstance(exc, NotInCache):
                 result.pending.append(exc.key)
             return result
         result.llm_calls.append(reply.call)
-        permutation = parse_permutation(reply.text, len(ids))
+        permutation = parse_permutation_only(reply.text, len(ids))
+        result.reasons.update({ids[i]: why for i, why in parse_reasons(reply.text, len(ids)).items()})
         if permutation is None:
             result.notes.append(f"listwise window {start + 1}-{end}: no candidate ids in the reply "
                                 f"{reply.text[:60]!r}; window kept in vector order")
@@ -207,14 +309,17 @@ def _listwise(question: str, texts: Sequence[str], llm: LLM, *, window: int, str
     return result
 
 
-def _pointwise(question: str, texts: Sequence[str], llm: LLM, *, max_words: int) -> RerankResult:
+def _pointwise(question: str, texts: Sequence[str], llm: LLM, *, max_words: int,
+               marks: Marks | None = None) -> RerankResult:
     size = len(texts)
     result = RerankResult("pointwise", list(range(size)))
     failed: list[int] = []
     for rank, text in enumerate(texts):
         passage = fit_passages([text], max_words=max_words, budget_chars=POINTWISE_BUDGET)[0]
+        matched, evidence = (marks or Marks()).window([rank])
+        prompt = pointwise_prompt(question, passage, matched[0] if matched else None, evidence[0] if evidence else ())
         try:
-            reply = llm.complete(pointwise_prompt(question, passage), system=POINTWISE_SYSTEM)
+            reply = llm.complete(prompt, system=POINTWISE_SYSTEM)
         except NotInCache as exc:
             result.pending.append(exc.key)  # keep going: every missing prompt gets recorded
             continue

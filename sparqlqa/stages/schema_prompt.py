@@ -17,8 +17,6 @@ from sparqlqa.vectors.index import embed_query  # its per-process cache: ranking
 SCHEMA_PROMPT_TOKENS = 1500
 #: weight of word overlap (the share of a relation's words the question uses) beside embedding similarity
 LEXICAL_WEIGHT = 0.5
-#: relation vectors by (embedder, relation texts): computed once per KB schema and process
-_VECTORS: dict[tuple[str, tuple[str, ...]], Any] = {}
 
 
 def _relation_text(rel: RelationInfo) -> str:
@@ -30,13 +28,7 @@ def _similarities(question: str, relations: list[RelationInfo], embedder: Any | 
     if embedder is None or not relations:
         return [0.0] * len(relations)
     texts = tuple(_relation_text(rel) for rel in relations)
-    key = (str(embedder.model_id), texts)
-    vectors = _VECTORS.get(key)
-    if vectors is None:
-        vectors = embedder.embed(list(texts))
-        if len(_VECTORS) >= 8:
-            _VECTORS.clear()
-        _VECTORS[key] = vectors
+    vectors = embedder.embed_cached(texts)  # relation texts recur with every question on a KB
     return [float(x) for x in vectors @ embed_query(embedder, question)]
 
 

@@ -20,10 +20,12 @@ from typing import TYPE_CHECKING, Any
 from sparqlqa.embed.embedders import get_embedder
 from sparqlqa.errors import ConfigError
 from sparqlqa.kb.knowledge_base import KnowledgeBase, open_kb
+from sparqlqa.kb.limits import ASK_TIMEOUT_S, QueryLimits, bounded
 from sparqlqa.llm.context import llm_context
 from sparqlqa.stages.rerank import RERANK_MODES
 from sparqlqa.strategies.base import strategies
-from sparqlqa.strategies.pipeline import AskContext
+from sparqlqa.strategies.pipeline import TOPIC_MODES, AskContext, settle
+from sparqlqa.text_input import NAME, PROSE, clean_text
 
 if TYPE_CHECKING:
     from sparqlqa.llm import LLM
@@ -59,10 +61,17 @@ def choose_strategy(strategy: str | None, llm: LLM | None) -> tuple[str, str | N
 def ask(kb: KnowledgeBase | str, question: str, *, strategy: str | None = None, llm: str | LLM | None = None,
         k: int = 20, rerank: str = "listwise", embedder: str | None = None,
         options: ExecuteOptions | None = None, llm_cache: str | None = None,
-        settings: dict[str, Any] | None = None) -> Answer:
+        settings: dict[str, Any] | None = None, exact: bool = False, topic: str = "auto",
+        limits: QueryLimits | None = None) -> Answer:
     """Answer ``question`` over ``kb`` (a KB or its name).  See the module docstring for the choices.
 
-    ``settings``: strategy-specific knobs, e.g. ``{"call_budget": 15}`` for ``fiske``.
+    ``settings``: strategy-specific knobs, e.g. ``{"call_budget": 15}`` for ``fiske``.  Answers that
+    satisfied the query always come before vector fill-in; ``exact=True`` returns only those.
+    ``topic``: ``auto`` (the nodes the question names are left out unless the query returns only them,
+    and not added as fill-in when the query found answers), ``exclude`` (always left out) or ``keep``.
+    ``limits``: bound every SPARQL query of the run (one deadline for all, see :mod:`sparqlqa.kb.limits`);
+    without it they get :data:`~sparqlqa.kb.limits.ASK_TIMEOUT_S` seconds in all and the default row and
+    memory caps; an enclosing :func:`~sparqlqa.kb.limits.bounded` scope's tighter limits win.
     """
     if not question or not question.strip():
         raise ConfigError("the question is empty", hint="ask something, e.g. 'Which films did X direct?'")
@@ -70,6 +79,8 @@ def ask(kb: KnowledgeBase | str, question: str, *, strategy: str | None = None, 
         raise ConfigError(f"k must be at least 1, got {k}")
     if rerank not in RERANK_MODES:
         raise ConfigError(f"unknown rerank mode {rerank!r}", hint=f"use one of: {', '.join(RERANK_MODES)}")
+    if topic not in TOPIC_MODES:
+        raise ConfigError(f"unknown topic mode {topic!r}", hint=f"use one of: {', '.join(TOPIC_MODES)}")
     started = time.perf_counter()
     llm_obj = resolve_llm(llm, llm_cache)
     name, note = choose_strategy(strategy, llm_obj)
@@ -78,14 +89,17 @@ def ask(kb: KnowledgeBase | str, question: str, *, strategy: str | None = None, 
         raise ConfigError(f"strategy {name!r} needs an LLM and none is configured",
                           hint="pass --llm SPEC (e.g. anthropic) or set ANTHROPIC_API_KEY, "
                           "or use --strategy offline / vss")
-    base = open_kb(kb) if isinstance(kb, str) else kb
+    question = clean_text(question, kind=PROSE, field="question")  # the library is an edge too
+    base = open_kb(clean_text(kb, kind=NAME, field="kb")) if isinstance(kb, str) else kb
     ctx = AskContext(kb=base, question=question.strip(), llm=llm_obj, embedder=get_embedder(embedder), k=k,
-                     rerank=rerank, options=options, strategy=name, settings=dict(settings or {}))
+                     rerank=rerank, options=options, strategy=name, settings=dict(settings or {}),
+                     exact=exact, topic=topic)
     if note:
         ctx.note(note)
     try:
-        with llm_context(kb=base.name, strategy=name, question=ctx.question):
-            answer = chosen.run(ctx)
+        with llm_context(kb=base.name, strategy=name, question=ctx.question), \
+                bounded(limits or QueryLimits(timeout_s=ASK_TIMEOUT_S, truncate=True)):
+            answer = settle(ctx, chosen.run(ctx))
         _settle_pending(llm_obj, base.name, name, ctx.question, answer.pending_llm)
     finally:
         if isinstance(kb, str):

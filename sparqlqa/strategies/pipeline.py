@@ -20,7 +20,7 @@ from sparqlqa.kb.naming import display_name
 from sparqlqa.kb.node_text import fetch_labels, node_texts
 from sparqlqa.kb.terms import is_node_key, is_value_key, node_keys, value_datatype
 from sparqlqa.llm.context import llm_context
-from sparqlqa.stages.answer import Answer, AnswerItem
+from sparqlqa.stages.answer import Answer, AnswerItem, exact_first
 from sparqlqa.stages.ranking import RankedNode, Ranking, rank_candidates, vector_search
 from sparqlqa.stages.rerank import rerank
 
@@ -36,6 +36,14 @@ WAITING_NOTE = ("waiting for recorded LLM answers (--llm-cache only): the triple
 #: how many nodes the ``vss`` strategies return at least (deep enough for MRR/recall@100)
 VSS_DEPTH = 100
 SNIPPET_CHARS = 300
+#: ``topic``: what happens to the nodes the question names (its topic entities) among the answers.
+#: ``auto``: left out unless they alone satisfy the query (the question asks for them back), and not added
+#: as fill-in once the query found answers (with none, the similarity list is left as it is: a question
+#: whose path leads back to its own entity is about that entity); ``exclude``: always left out (MetaQA's
+#: gold); ``keep``: treated like any node
+TOPIC_MODES = ("auto", "exclude", "keep")
+#: relation values listed per relation in the texts the reranker reads (cut by characters, not by count)
+RERANK_MAX_VALUES = 40
 
 
 @dataclass
@@ -59,6 +67,12 @@ class AskContext:
     records: dict[str, Any] = field(default_factory=dict)
     #: strategy-specific settings (``fiske``: ``call_budget``)
     settings: dict[str, Any] = field(default_factory=dict)
+    #: only answers that satisfied the query (no vector or model fill-in)
+    exact: bool = False
+    #: one of :data:`TOPIC_MODES`
+    topic: str = "auto"
+    #: the nodes the question names (its linked constants), once stage 2 linked them
+    topic_iris: set[str] = field(default_factory=set)
 
     @contextmanager
     def stage(self, name: str) -> Iterator[None]:
@@ -128,7 +142,9 @@ def find(ctx: AskContext, triplets: Triplets) -> tuple[LinkedConstants | None, C
             ctx.note(note)
         with ctx.stage("sparql"):
             candidates = find_candidates(triplets, linked, ctx.kb, ctx.options or ExecuteOptions())
-            drop_constant_nodes(candidates, linked)
+            note_topic(ctx, linked)
+            if ctx.topic != "keep":
+                drop_constant_nodes(candidates, linked)
     except SparqlqaError as exc:
         ctx.note(f"finding candidates failed ({exc}); ranked by vectors only")
         return None, None
@@ -155,6 +171,12 @@ def find_with_alternatives(ctx: AskContext, triplets: Triplets,
     return linked, candidates, 0
 
 
+def note_topic(ctx: AskContext, linked: LinkedConstants | None) -> None:
+    """Remember the nodes the question names (its topic entities) for :func:`rank` and :func:`settle`."""
+    for matches in getattr(linked, "links", {}).values():
+        ctx.topic_iris.update(match.iri for match in matches)
+
+
 def target_type(ctx: AskContext, triplets: Triplets | None) -> str | None:
     """The IRI of the target variable's type when the triplets give one the schema knows."""
     if triplets is None or not triplets.target:
@@ -170,33 +192,59 @@ def rank(ctx: AskContext, triplets: Triplets | None, candidates: Candidates | No
     with ctx.stage("vector"):
         return rank_candidates(ctx.kb, ctx.question, candidates, k=ctx.k, embedder=ctx.embedder,
                                requirements=triplets.requirements if triplets else (),
-                               target_type=target_type(ctx, triplets))
+                               target_type=target_type(ctx, triplets),
+                               exclude=ctx.topic_iris if _excluding(ctx, candidates) else ())
+
+
+def _excluding(ctx: AskContext, candidates: Candidates | None) -> bool:
+    """Whether the question's own nodes stay out of the fill-in (see :data:`TOPIC_MODES`)."""
+    return ctx.topic == "exclude" or (ctx.topic == "auto" and candidates is not None and bool(candidates.items))
 
 
 def rerank_top(ctx: AskContext, ranking: Ranking, *, enabled: bool = True) -> dict[str, str]:
     """Stage 4: rerank the top ``k`` in place; returns the texts used, by IRI."""
     top = ranking.items[: ctx.k]
+    runs = enabled and ctx.rerank != "none" and ctx.llm is not None and len(top) >= 2
     with ctx.stage("texts"):
-        texts = node_texts(ctx.kb, [n.iri for n in top], mode="full", sink=ctx.sink("texts"))
-    if not enabled or ctx.rerank == "none" or ctx.llm is None or len(top) < 2:
+        texts = node_texts(ctx.kb, [n.iri for n in top], mode="full", sink=ctx.sink("texts"),
+                           **({"max_values": RERANK_MAX_VALUES} if runs else {}))
+    if not runs or ctx.llm is None:
         return texts
+    marks = _rerank_marks(ctx, top)
     with ctx.stage("rerank"), llm_context(stage="rerank"):
-        result = rerank(ctx.question, [texts[n.iri] for n in top], ctx.llm, mode=ctx.rerank)
+        result = rerank(ctx.question, [texts[n.iri] for n in top], ctx.llm, mode=ctx.rerank, **marks)
     ctx.records["rerank"] = result.to_dict()
     ctx.llm_calls.extend(result.llm_calls)
     ctx.pending.extend(result.pending)
     for note in result.notes:
         ctx.note(note)
     if result.applied:
-        ranking.items[: len(top)] = [_rescored(top, i, pos, result.scores, ctx.rerank)
+        ranking.items[: len(top)] = [_rescored(top, i, pos, result.scores, ctx.rerank, result.reasons.get(i))
                                      for pos, i in enumerate(result.order)]
+        ranking.items[: len(top)] = exact_first(ranking.items[: len(top)])
     return texts
 
 
+def _rerank_marks(ctx: AskContext, top: Sequence[RankedNode]) -> dict[str, Any]:
+    """``matched`` and ``evidence`` (label paths) of the nodes to rerank, when some matched the query."""
+    if not any(n.source == "filtered" for n in top):
+        return {}
+    triples = [list(getattr(n.evidence, "triples", []) or []) if n.source == "filtered" else [] for n in top]
+    keys = list(dict.fromkeys(str(part) for rows in triples for triple in rows for part in triple))
+    labels = fetch_labels(ctx.kb, node_keys(keys), sink=ctx.sink("labels"))[0] if keys else {}
+
+    def name(key: object) -> str:
+        return labels.get(str(key)) or display_name(str(key))
+
+    paths = [[f"{name(s)} —{name(p)}→ {name(o)}" for s, p, o in rows] for rows in triples]
+    return {"matched": [n.source == "filtered" for n in top], "evidence": paths}
+
+
 def _rescored(top: Sequence[RankedNode], index: int, position: int, scores: dict[int, float],
-              mode: str) -> RankedNode:
+              mode: str, reason: str | None = None) -> RankedNode:
     node = top[index]
-    clone = RankedNode(node.iri, node.score, node.source, node.tier, node.evidence, vss=node.score)
+    clone = RankedNode(node.iri, node.score, node.source, node.tier, node.evidence, vss=node.score,
+                       rerank_reason=reason if mode == "listwise" and node.source != "filtered" else None)
     if mode == "pointwise" and index in scores:
         clone.score = scores[index]
     elif mode == "listwise":
@@ -243,13 +291,41 @@ def _item(ctx: AskContext, node: RankedNode, labels: dict[str, str], types: dict
         snippet = snippet[: SNIPPET_CHARS - 1].rstrip() + "…"
     return AnswerItem(iri=node.iri, label=labels.get(node.iri) or display_name(node.iri), type=kind, score=node.score,
                       tier=node.tier, source=node.source, evidence=node.evidence, snippet=snippet,
-                      type_label=ctx.kb.schema.type_label(kind) if kind else None, scores=scores)
+                      type_label=ctx.kb.schema.type_label(kind) if kind else None, scores=scores,
+                      rerank_reason=node.rerank_reason)
 
 
 def _meta(ctx: AskContext, ranking: Ranking) -> dict[str, Any]:
     return {"strategy": ctx.strategy, "k": ctx.k, "rerank": ctx.rerank,
             "llm": ctx.llm.spec if ctx.llm is not None else None, "embedder": ctx.embedder.model_id,
             "ranking": ranking.to_dict(), **{f"{k}_result": v for k, v in ctx.records.items()}}
+
+
+def settle(ctx: AskContext, answer: Answer) -> Answer:
+    """The last word on an answer's items, whatever the strategy: the question's topic entities out (per
+    ``ctx.topic``), answers that satisfied the query before fill-in (:func:`exact_first`), and with
+    ``ctx.exact`` only those."""
+    items = list(answer.items)
+    named = ctx.topic_iris
+    if ctx.topic == "exclude":
+        items = [i for i in items if i.iri not in named]
+    elif ctx.topic == "auto" and any(i.matched for i in items):  # the query answered: not as fill-in
+        items = [i for i in items if i.iri not in named or i.matched]
+    if len(items) < len(answer.items):
+        answer.notes.append(f"left out {len(answer.items) - len(items)} node(s) the question names "
+                            f"(--topic {ctx.topic})")
+    items = exact_first(items)
+    if ctx.exact:
+        kept = [i for i in items if i.matched]
+        if len(kept) < len(items):
+            answer.notes.append(f"--exact: left out {len(items) - len(kept)} fill-in answer(s) that did not "
+                                "satisfy the query")
+        if not kept:
+            answer.notes.append("--exact: no answer satisfied the query")
+        items = kept
+    answer.items = items
+    answer.meta.update(exact=ctx.exact, topic=ctx.topic)
+    return answer
 
 
 def vss_answer(ctx: AskContext, *, rerank_enabled: bool) -> Answer:

@@ -34,10 +34,8 @@ from __future__ import annotations
 
 import logging
 import sys
-import weakref
-from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import contextmanager, suppress
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -393,10 +391,6 @@ def index_supported(kb: KnowledgeBase) -> bool:
     return not kb.is_remote
 
 
-_disk_cache: dict[tuple[str, str], NodeIndex] = {}
-_memory_cache: weakref.WeakKeyDictionary[KnowledgeBase, dict[str, NodeIndex]] = weakref.WeakKeyDictionary()
-
-
 def load_index(kb: KnowledgeBase, embedder: Embedder, *, progress: Progress | None = None,
                warn: Warn | None = None, rebuild: bool = False) -> NodeIndex:
     """The node index of ``kb`` for ``embedder``: from this process, from disk, or built now
@@ -405,14 +399,11 @@ def load_index(kb: KnowledgeBase, embedder: Embedder, *, progress: Progress | No
         raise ConfigError(f"knowledge base {kb.name!r} is a remote endpoint: it has no node index",
                           hint="use --strategy 4step or offline (they embed only the SPARQL candidates)")
     if kb.directory is None:
-        per_kb = _memory_cache.setdefault(kb, {})
-        if rebuild or embedder.model_id not in per_kb:
-            per_kb[embedder.model_id] = _build_in_memory(kb, embedder, progress)
-        return per_kb[embedder.model_id]
-    key = (str(kb.directory), embedder.model_id)
-    if rebuild or key not in _disk_cache:
-        _disk_cache[key] = build_index(kb, embedder, progress=progress, warn=warn, rebuild=rebuild)
-    return _disk_cache[key]
+        return kb.remember(("node index", embedder.model_id), lambda: _build_in_memory(kb, embedder, progress),
+                           rebuild=rebuild)
+    return kb.remember(("node index", embedder.model_id),
+                       lambda: build_index(kb, embedder, progress=progress, warn=warn, rebuild=rebuild),
+                       rebuild=rebuild)
 
 
 @dataclass
@@ -470,10 +461,6 @@ def ensure_index(kb: KnowledgeBase, embedder: Embedder, *, progress: Progress | 
         seconds=round(time.perf_counter() - started, 2))
 
 
-_query_cache: OrderedDict[tuple[str, str], np.ndarray] = OrderedDict()
-QUERY_CACHE_SIZE = 4096
-
-
 @contextmanager
 def _one_torch_thread() -> Iterator[None]:
     """Run a single short encode on one torch thread.
@@ -495,17 +482,6 @@ def _one_torch_thread() -> Iterator[None]:
 
 
 def embed_query(embedder: Embedder, text: str) -> np.ndarray:
-    """The unit vector of a question (cached per process)."""
-    key = (embedder.model_id, text)
-    hit = _query_cache.get(key)
-    if hit is not None:
-        with suppress(KeyError):  # another thread (sparqlqa serve) may have evicted it just now
-            _query_cache.move_to_end(key)
-        return hit
+    """The unit vector of a question (remembered by the embedder: :meth:`Embedder.embed_cached`)."""
     with _one_torch_thread():
-        vector = embedder.embed([text])[0]
-    _query_cache[key] = vector
-    if len(_query_cache) > QUERY_CACHE_SIZE:
-        with suppress(KeyError):
-            _query_cache.popitem(last=False)
-    return vector
+        return embedder.embed_cached([text])[0]

@@ -23,11 +23,6 @@ TRIPLETS = {
 
 
 @pytest.fixture
-def runner() -> CliRunner:
-    return CliRunner()
-
-
-@pytest.fixture
 def fake_llm(monkeypatch: pytest.MonkeyPatch) -> FakeLLM:
     """``--llm fake`` resolves to this scripted LLM (triplets, then a listwise ranking)."""
     llm = FakeLLM([TRIPLETS, "[2] > [1] > [3]"])

@@ -22,11 +22,6 @@ LONG_QUERY = ("SELECT ?film WHERE {\n  VALUES ?c0 { <https://example.org/movies/
               "directed_by> ?c0 .\n}")
 
 
-@pytest.fixture
-def runner() -> CliRunner:
-    return CliRunner()
-
-
 def _sparql_queries(runner: CliRunner, *args: str) -> list[str]:
     result = runner.invoke(main, ["ask", "movies", QUESTION, "--json", *args])
     return [q["query"].rstrip("\n") for q in json.loads(result.stdout)["queries"] if q["stage"] == "sparql"]

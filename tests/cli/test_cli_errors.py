@@ -5,16 +5,10 @@ from __future__ import annotations
 import json
 import re
 
-import pytest
 from click.testing import CliRunner
 
 from sparqlqa.cli import main
 from sparqlqa.kb.knowledge_base import KnowledgeBase
-
-
-@pytest.fixture
-def runner() -> CliRunner:
-    return CliRunner()
 
 
 def test_json_error_is_one_object_on_stdout(runner: CliRunner) -> None:

@@ -11,14 +11,13 @@ import pytest
 from click.testing import CliRunner
 
 from sparqlqa.cli import main
-from sparqlqa.cli.output import PlainProgress
+from sparqlqa.cli.output import EtaEstimator, PlainProgress
 from sparqlqa.kb.knowledge_base import KnowledgeBase
 
 
-@pytest.fixture
-def runner(monkeypatch: pytest.MonkeyPatch) -> CliRunner:
+@pytest.fixture(autouse=True)
+def progress_every_line(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("SPARQLQA_PROGRESS_EVERY", "0")
-    return CliRunner()
 
 
 def test_plain_progress_prints_first_last_and_no_more_than_every(capsys: pytest.CaptureFixture[str]) -> None:
@@ -33,9 +32,49 @@ def test_plain_progress_prints_first_last_and_no_more_than_every(capsys: pytest.
     assert len(lines) == 2
 
 
-def test_plain_progress_line_has_rate_and_eta() -> None:
-    line = PlainProgress("indexed", "nodes", every=0).line(12_288, 42_718, elapsed=76.8)
-    assert line == "indexed 12,288/42,718 nodes (28%), 160 nodes/s, ETA 3m"
+class FakeClock:
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_plain_progress_line_has_rate_and_eta(capsys: pytest.CaptureFixture[str]) -> None:
+    clock = FakeClock()
+    progress = PlainProgress("indexed", "nodes", every=0, clock=clock)
+    for clock.now, done in [(0.0, 0), (70.0, 1_024), (73.2, 1_536), (76.8, 12_288 - 6_144), (108.8, 12_288)]:
+        progress.update(done, 42_718)
+    lines = capsys.readouterr().err.splitlines()
+    assert lines[0] == "indexed 0/42,718 nodes (0%)"
+    assert lines[1] == "indexed 1,024/42,718 nodes (2%)"  # the first batch (after loading the model) is no measure
+    assert lines[2] == "indexed 1,536/42,718 nodes (3%), 160 nodes/s, ETA 4m"
+    assert lines[-1] == "indexed 12,288/42,718 nodes (28%), 290 nodes/s, ETA 2m"
+
+
+def test_the_eta_ignores_the_warm_up_and_follows_the_measured_rate() -> None:
+    clock = FakeClock()
+    estimator = EtaEstimator(clock=clock)
+    clock.now = 1500.0  # 25 minutes of model loading and a slow first batch of 100 items
+    estimator.update(100)
+    assert estimator.seconds_left(10_100) is None  # nothing measured yet
+    for step in range(1, 11):
+        clock.now = 1500.0 + step
+        estimator.update(100 + 50 * step)
+    assert estimator.rate() == 50.0 and estimator.seconds_left(10_100) == 190.0
+    # the naive estimate, from the start and the first batch, would have said hours:
+    assert (10_100 - 600) / (600 / 1510.0) > 60 * 60 * 6
+
+
+def test_the_rate_follows_a_change_of_pace_within_the_window() -> None:
+    clock = FakeClock()
+    estimator = EtaEstimator(clock=clock, window_s=10)
+    done = 0
+    for second in range(1, 41):
+        clock.now = float(second)
+        done += 10 if second <= 20 else 100
+        estimator.update(done)
+    assert estimator.rate() == 100.0
 
 
 def test_index_announces_and_logs_progress_when_not_a_terminal(runner: CliRunner, movies_kb: KnowledgeBase) -> None:
@@ -87,3 +126,16 @@ def test_a_long_note_stays_one_line_in_a_log(monkeypatch: pytest.MonkeyPatch) ->
     monkeypatch.setattr(output, "_stderr", Console(file=buffer, width=40))
     output.note("building the node index of metaqa (st-all-MiniLM-L6-v2): once per KB and embedder, resumable")
     assert buffer.getvalue().count("\n") == 1
+
+
+def test_a_bar_says_it_is_still_measuring_before_it_gives_an_eta() -> None:
+    from sparqlqa.cli.output import eta_text
+
+    clock = FakeClock()
+    estimator = EtaEstimator(clock=clock)
+    clock.now = 600.0
+    estimator.update(10)
+    assert eta_text(estimator, 1_000) == "ETA …"
+    clock.now = 603.0
+    estimator.update(40)
+    assert eta_text(estimator, 1_000) == "ETA 2m"  # 960 left at 10 per second: 96 s

@@ -310,7 +310,7 @@ main()
 
 
 def _cli(tmp_path: Path, source: Path, out: Path) -> list[str]:
-    code = STAND_IN_CLI.format(tests=str(REPO / "tests"), log=str(tmp_path / "asked.log"))
+    code = STAND_IN_CLI.format(tests=str(Path(__file__).resolve().parent), log=str(tmp_path / "asked.log"))
     return [sys.executable, "-c", code, "eval", "jsonl", str(source), "--kb", "tiny",
             "--strategy", "good,bad", "--out", str(out), "--no-plots"]
 

@@ -28,7 +28,7 @@ COMMANDS = [
     ("ask", "hostile", "what is rel of Anna", "--strategy", "offline", "--explain"),
     ("ask", "hostile", "what is rel of Anna", "--strategy", "offline", "--plain"),
     ("ask", "hostile", "what is the code of Anna", "--strategy", "offline"),
-    ("ask", "hostile", "[/bold] \x1b[2J\x1b]0;title\x07 who is Anna [red]?", "--strategy", "offline"),
+    ("ask", "hostile", "[/bold] [link=https://evil.example] who is Anna [red]?", "--strategy", "offline"),
     ("schema", "hostile"),
     ("schema", "hostile", "--plain"),
     ("sparql", "hostile", "SELECT ?s ?l WHERE { ?s ?p ?l FILTER(isLiteral(?l)) }"),
@@ -52,6 +52,12 @@ def test_hostile_text_is_shown_literally_and_harmlessly(hostile_kb: None, args: 
     assert "\x1b" not in output and "\x07" not in output, output
     if "rel of Anna" in question:
         assert "[/bold] closing" in output  # the label as it is: neither eaten as markup nor a crash
+
+
+def test_a_question_with_terminal_escapes_is_refused_without_echoing_them(hostile_kb: None) -> None:
+    code, output = cli("ask", "hostile", "[/bold] \x1b[2J\x1b]0;title\x07 who is Anna [red]?", "--strategy", "offline")
+    assert_clean_failure(code, output, 2, "the question (QUESTION) holds a control character (U+001B) at character 9")
+    assert "\x1b" not in output and "\x07" not in output, output
 
 
 def test_the_schema_shows_a_relation_label_with_markup(hostile_kb: None) -> None:

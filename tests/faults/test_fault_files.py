@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from faults.helpers import assert_clean_failure, build_template, cli, copy_kbs, count
+from faults.helpers import assert_clean_failure, build_template, cli, count
 from sparqlqa.errors import KBDamaged, LLMCacheError, StorageError
 from sparqlqa.kb.knowledge_base import kb_lock, scan_kbs
 from sparqlqa.llm.cache import LLMCache
@@ -38,13 +38,6 @@ def template(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, int]:
     source.write_text("".join(f"Film{i}|directed_by|Director{i % 7}\n" for i in range(40)) +
                       "Alien|directed_by|Ridley Scott\n")
     return home, build_template(home, "k", [source])
-
-
-@pytest.fixture
-def kb(template: tuple[Path, int], sparqlqa_home: Path) -> int:
-    """A copy of KB 'k' in this test's home; its triple count."""
-    copy_kbs(template[0], sparqlqa_home)
-    return template[1]
 
 
 @pytest.fixture
@@ -136,7 +129,7 @@ def test_full_disk_during_ingest_replace_keeps_the_kb(kb: int, tmp_path: Path, s
     source.write_text("".join(f"New{i}|directed_by|Someone{i}\n" for i in range(60)))
     before = sorted(p.name for p in (sparqlqa_home / "kbs" / "k").iterdir())
     code, output = cli("ingest", str(source), "--kb", "k", "--replace")
-    assert_clean_failure(code, output, StorageError.exit_code, "manifest.json: No space left on device",
+    assert_clean_failure(code, output, StorageError.exit_code, "added.nt: No space left on device",
                          "free disk space")
     assert count("k") == kb
     assert sorted(p.name for p in (sparqlqa_home / "kbs" / "k").iterdir()) == before

@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+import sparqlqa.embed.embedders as embedders_mod
 import sparqlqa.vectors.index as vectors_mod
 from faults.helpers import CHILD_TIMEOUT, assert_clean_failure, child_env, cli, count, run_child
 from sparqlqa.embed.embedders import FakeEmbedder
@@ -46,8 +47,7 @@ def _answers(output: str) -> list[tuple[str, float]]:
 
 def _fresh_process() -> None:
     """Forget every index this process holds, as a new ``sparqlqa`` process would."""
-    vectors_mod._disk_cache.clear()
-    vectors_mod._query_cache.clear()
+    embedders_mod._loaded.clear()  # each CLI call opens its KB anew; the loaded models are per process
 
 
 def _folder(home: Path) -> Path:

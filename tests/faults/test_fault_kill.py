@@ -149,3 +149,5 @@ def test_8_readers_during_a_replace_all_succeed(sources: tuple[Path, Path], spar
         assert reader.returncode == 0 and "Traceback" not in output, output
         seen |= {int(n) for n in output.split()}
     assert seen == {old_count, new_count}
+    # the old generation, kept while they read it, went with the last of them
+    assert [g.name for g in generations(sparqlqa_home)] == [current(sparqlqa_home)]

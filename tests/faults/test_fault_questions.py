@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from faults.helpers import assert_clean_failure, build_template, cli, copy_kbs, count
-from sparqlqa.errors import ConfigError
+from faults.helpers import assert_clean_failure, build_template, cli, count
+from sparqlqa.errors import ConfigError, InvalidText
 from sparqlqa.kb.sparql_guard import query_form
 
 HOSTILE = [
@@ -23,8 +23,6 @@ HOSTILE = [
     "Alien\" } ; DROP ALL ; SELECT ?x { \"",
     "Alien' . } INSERT DATA { <http://e/a> <http://e/b> <http://e/c> } #",
     "<http://evil/> ?x $y \\u0049NSERT \\\\ ^^ @en",
-    "Who directed Alien\x00 and Avatar?",
-    "\x00\x01\x02\x1b[31m",
     "Ridley Scott directed " * 455 + "what?",  # ~10K characters
     "x" * 10_000,
     "\u202eAlien\u202c \ufeff directed by whom? 🎬",
@@ -35,12 +33,6 @@ HOSTILE = [
 def template(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, int]:
     home = tmp_path_factory.mktemp("home")
     return home, build_template(home, "movies", [Path(__file__).parents[1] / "fixtures" / "movies.ttl"])
-
-
-@pytest.fixture
-def kb(template: tuple[Path, int], sparqlqa_home: Path) -> int:
-    copy_kbs(template[0], sparqlqa_home)
-    return template[1]
 
 
 @pytest.mark.parametrize("question", HOSTILE)
@@ -54,6 +46,21 @@ def test_hostile_question_text(kb: int, question: str) -> None:
     assert data["question"] == question
     for query in data["queries"]:
         assert query_form(query["query"]) in ("SELECT", "ASK")
+    assert count("movies") == kb
+
+
+@pytest.mark.parametrize(("question", "problem"), [
+    ("Who directed Alien\x00 and Avatar?", "holds a NUL character (U+0000) at character 19"),
+    ("\x00\x01\x02\x1b[31m", "holds a NUL character (U+0000) at character 1"),
+    ("Who \x1b[31mdirected Alien?", "holds a control character (U+001B) at character 5"),
+    ("Who directed \udcffAlien?", "invalid UTF-8 byte 0xFF"),
+    ("x" * 20_000, "is 20,000 characters long"),
+])
+def test_bad_question_text_is_refused_at_the_edge(kb: int, question: str, problem: str) -> None:
+    """NUL, control characters, undecodable bytes and megabyte questions: exit 2 with where and what to do."""
+    code, output = cli("ask", "movies", question, "--strategy", "offline", "--json")
+    assert_clean_failure(code, output, InvalidText.exit_code, "the question (QUESTION)", problem)
+    assert json.loads(output)["hint"]
     assert count("movies") == kb
 
 

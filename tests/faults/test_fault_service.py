@@ -156,7 +156,7 @@ def test_mcp_tool_refuses(movies_kb: KnowledgeBase, listener: Listener) -> None:
     import anyio
     from mcp import ClientSession
     from mcp.client.stdio import stdio_client
-    from test_mcp import _params
+    from serve_helpers import mcp_server_params as _params
 
     async def main() -> list[Any]:
         with anyio.fail_after(90):

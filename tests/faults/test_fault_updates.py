@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from fake_servers import FakeSparqlServer
 
-from faults.helpers import assert_clean_failure, build_template, cli, copy_kbs, count
+from faults.helpers import assert_clean_failure, build_template, cli, count
 from sparqlqa.errors import UpdateRefused
 from sparqlqa.kb.sparql_guard import query_form
 from sparqlqa.remote.endpoint import EndpointStore
@@ -74,12 +74,6 @@ def template(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, int]:
     source = home / "kb.nt"
     source.write_text(f"{T} .\n<http://example.org/a> <http://example.org/p> \"x\" .\n")
     return home, build_template(home, "k", [source])
-
-
-@pytest.fixture
-def kb(template: tuple[Path, int], sparqlqa_home: Path) -> int:
-    copy_kbs(template[0], sparqlqa_home)
-    return template[1]
 
 
 @pytest.mark.parametrize("update", UPDATES)

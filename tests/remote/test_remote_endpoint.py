@@ -65,7 +65,7 @@ def test_request_is_polite_get_with_json_and_limit(server: FakeSparqlServer) -> 
     assert seen.params()["query"] == ["SELECT ?s WHERE { ?s ?p ?o }\nLIMIT 77"]
     assert seen.params()["default-graph-uri"] == ["urn:g"]
     assert "application/sparql-results+json" in seen.headers["accept"]
-    assert seen.headers["user-agent"].startswith("sparqlqa/") and "SPARQLWrapper" in seen.headers["user-agent"]
+    assert seen.headers["user-agent"].startswith("sparqlqa/") and "Python/" in seen.headers["user-agent"]
     assert result.query.endswith("LIMIT 77")
 
 
@@ -122,9 +122,17 @@ def test_503_then_success_retries_with_backoff(server: FakeSparqlServer) -> None
 
 def test_429_honours_retry_after_seconds(server: FakeSparqlServer) -> None:
     server.script(Scripted(429, b"slow down", {"Retry-After": "3"}), Scripted(body=SELECT_BODY))
-    store, waits = make_store(server.url)
+    store, waits = make_store(server.url, timeout=30.0)
     store.query("SELECT * WHERE { ?s ?p ?o }")
     assert waits == [3.0]
+
+
+def test_a_wait_past_the_deadline_fails_at_once(server: FakeSparqlServer) -> None:
+    server.script(Scripted(429, b"slow down", {"Retry-After": "3"}), Scripted(body=SELECT_BODY))
+    store, waits = make_store(server.url, timeout=2.0)
+    with pytest.raises(EndpointError, match="another try in 3 s would pass the 2 s timeout") as caught:
+        store.query("SELECT * WHERE { ?s ?p ?o }")
+    assert waits == [] and len(server.seen) == 1 and "--timeout" in (caught.value.hint or "")
 
 
 def test_retry_after_too_long_fails_at_once(server: FakeSparqlServer) -> None:
@@ -162,12 +170,13 @@ def test_truncated_json_every_time_is_a_clear_error(server: FakeSparqlServer) ->
     assert server.url in str(caught.value)
 
 
-def test_timeout_is_retried_and_reported(server: FakeSparqlServer) -> None:
+def test_a_timeout_spends_the_whole_deadline_and_is_reported(server: FakeSparqlServer) -> None:
     server.script(*[Scripted(body=SELECT_BODY, delay=1.0)] * 2)
     store, waits = make_store(server.url, timeout=0.2, max_retries=1)
-    with pytest.raises(EndpointError, match="timed out") as caught:
+    with pytest.raises(EndpointError, match=r"no complete answer within the 0\.2 s timeout") as caught:
         store.query("SELECT * WHERE { ?s ?p ?o }")
-    assert len(waits) == 1 and caught.value.endpoint == server.url
+    assert waits == [] and store.requests_sent == 1 and caught.value.endpoint == server.url
+    assert "--timeout" in (caught.value.hint or "")
 
 
 def test_connection_refused_is_retried_and_reported() -> None:
@@ -237,3 +246,21 @@ def test_retry_after_http_date_and_json_terms() -> None:
                                                     "predicate": {"type": "uri", "value": "http://b"},
                                                     "object": {"type": "literal", "value": "c"}}})
     assert triple == Triple(NamedNode("http://a"), NamedNode("http://b"), Literal("c"))
+
+
+def test_the_process_wide_override_and_cap() -> None:
+    from sparqlqa.errors import ConfigError
+    from sparqlqa.remote.endpoint import timeout_override
+
+    store = EndpointStore("http://127.0.0.1:1/sparql", timeout=30)
+    with timeout_override(5):
+        assert store.timeout == 5
+        with timeout_override(2, cap=True):
+            assert store.timeout == 2
+        with timeout_override(None):
+            assert store.timeout == 5
+    with timeout_override(10, cap=True):
+        assert store.timeout == 10 and EndpointStore("http://127.0.0.1:1/sparql", timeout=4).timeout == 4
+    assert store.timeout == 30
+    with pytest.raises(ConfigError, match="positive"), timeout_override(0):
+        pass

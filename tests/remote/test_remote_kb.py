@@ -107,3 +107,16 @@ def test_linking_a_remote_kb_queries_the_endpoint(oxigraph_endpoint: OxigraphSpa
 def test_both_samples_share_one_stand_in_endpoint(oxigraph_endpoint: OxigraphSparqlServer) -> None:  # noqa: F811
     kb = add_remote_kb("fb2", oxigraph_endpoint.sparql_url, "freebase", default_graphs=[FREEBASE_GRAPH])
     assert kb.schema.relation("Directed by") is not None
+
+
+def test_the_timeout_comes_from_the_option_else_the_profile(oxigraph_endpoint: OxigraphSparqlServer,  # noqa: F811
+                                                            tmp_path: Path) -> None:
+    from sparqlqa.remote.profiles import profile_file
+
+    profile = tmp_path / "patient.toml"
+    profile.write_text(profile_file("wikidata").read_text("utf-8") + "\n[endpoint]\ntimeout = 9\n")
+    url = oxigraph_endpoint.sparql_url
+    assert add_remote_kb("a", url, profile, default_graphs=[WIKIDATA_GRAPH]).manifest.store["timeout"] == 9
+    assert add_remote_kb("b", url, profile, timeout=3, default_graphs=[WIKIDATA_GRAPH]).manifest.store["timeout"] == 3
+    assert add_remote_kb("c", url, "wikidata", default_graphs=[WIKIDATA_GRAPH]).manifest.store["timeout"] == 60
+    assert open_endpoint(url, profile, default_graphs=[WIKIDATA_GRAPH]).store.timeout == 9  # type: ignore[attr-defined]

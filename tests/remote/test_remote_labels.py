@@ -112,3 +112,19 @@ def test_mwapi_search_query_shape() -> None:
     [query] = store.seen
     assert "SERVICE <http://wikiba.se/ontology#mwapi>" in query
     assert '<https://www.mediawiki.org/ontology#API/search> "Douglas Adams"' in query
+
+
+def test_mwapi_is_allowed_only_in_the_lookups_own_queries() -> None:
+    from sparqlqa.errors import ServiceRefused
+
+    lookup, store = lookup_for("wikidata", name_search="mwapi")
+    lookup.fuzzy("Douglas Adams")
+    [own] = store.seen
+    with pytest.raises(ServiceRefused, match=r"wikiba\.se"):  # the same text as a user's query stays refused
+        store.query(own)
+    with pytest.raises(ServiceRefused, match=r"evil\.org"):  # the exemption is the exact IRI, not its host
+        store.query("SELECT * { SERVICE <http://evil.org/x> { ?s ?p ?o } }",
+                    engine_services={"http://wikiba.se/ontology#mwapi"})
+    with pytest.raises(ServiceRefused, match=r"wikiba\.se"):  # Oxigraph would fetch it: never exempt there
+        OxigraphStore.in_memory().query(own, engine_services={"http://wikiba.se/ontology#mwapi"})
+    assert len(store.seen) == 1

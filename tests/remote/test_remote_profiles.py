@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gzip
+import re
 import shutil
 from pathlib import Path
 
@@ -101,3 +102,17 @@ def test_local_wikidata_dump_ingested_with_the_profile_records_it(tmp_path: Path
     assert f"{WD}entity/Q11424" in films
     count = kb.query(f"SELECT (COUNT(*) AS ?n) WHERE {{ ?s <{WD}prop/direct/P57> ?o }}").rows[0][0]
     assert count is not None and int(count.value) == 6
+
+
+def test_endpoint_timeout_setting(tmp_path: Path) -> None:
+    base = profile_file("generic").read_text("utf-8")
+    path = tmp_path / "mine.toml"
+    path.write_text(base + "\n[endpoint]\ntimeout = 7.5\n")
+    assert load_profile(path).endpoint_timeout == 7.5
+    assert load_profile("generic").endpoint_timeout is None
+    assert Profile.from_dict(load_profile(path).to_dict()).endpoint_timeout == 7.5  # kept in a KB's manifest
+    for table, fragment in [("timeout = 0", "positive number"), ("timeout = \"60\"", "positive number"),
+                            ("timeout = true", "positive number"), ("retries = 3", "unknown [endpoint] setting")]:
+        path.write_text(base + f"\n[endpoint]\n{table}\n")
+        with pytest.raises(ConfigError, match=re.escape(fragment)):
+            load_profile(path)

@@ -3,28 +3,21 @@
 from __future__ import annotations
 
 import json
-import os
 import sys
 from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
-from mcp import ClientSession, StdioServerParameters
+from mcp import ClientSession
 from mcp.client.stdio import stdio_client
 from serve_helpers import DIRECTED, QUESTION
+from serve_helpers import mcp_server_params as _params
 
 from sparqlqa.kb.knowledge_base import KnowledgeBase
 
 REPO = Path(__file__).resolve().parents[2]
 COUNT = "SELECT (COUNT(*) AS ?n) WHERE { ?s ?p ?o }"
-
-
-def _params(*args: str) -> StdioServerParameters:
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join([str(REPO), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
-    return StdioServerParameters(command=sys.executable, args=["-m", "sparqlqa", "mcp", *args], env=env,
-                                 cwd=str(REPO))
 
 
 def _json(result: Any) -> Any:

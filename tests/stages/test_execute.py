@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from pyoxigraph import Literal, NamedNode, Quad, RdfFormat
+from pyoxigraph import Literal, NamedNode, Quad
 
 from sparqlqa.kb.knowledge_base import KnowledgeBase
-from sparqlqa.kb.labels import NodeMatch, clear_cache
+from sparqlqa.kb.labels import NodeMatch
 from sparqlqa.kb.schema import Schema
 from sparqlqa.kb.store import OxigraphStore
 from sparqlqa.kb.vocab import RDFS
@@ -26,14 +26,6 @@ FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "movies.ttl"
 
 
 @pytest.fixture(scope="module")
-def kb() -> KnowledgeBase:
-    """The movie fixture as an in-memory KB (module-wide: these tests only read it)."""
-    store = OxigraphStore.in_memory()
-    store.oxstore.load(path=str(FIXTURE), format=RdfFormat.TURTLE)
-    return KnowledgeBase.in_memory("movies", store)
-
-
-@pytest.fixture(scope="module")
 def rdflib_graph():  # type: ignore[no-untyped-def]
     import rdflib
 
@@ -43,7 +35,6 @@ def rdflib_graph():  # type: ignore[no-untyped-def]
 
 
 def run(kb: KnowledgeBase, arrows: str, **options: object) -> Candidates:
-    clear_cache()
     triplets = parse_arrow_triplets(arrows, "q", kb.schema)
     linked = link_constants(triplets, kb)
     return find_candidates(triplets, linked, kb, ExecuteOptions(**options))  # type: ignore[arg-type]
@@ -274,7 +265,8 @@ def test_label_lookup_matches_only_the_literal_text(text: str) -> None:
     store.oxstore.add(Quad(other, RDFS.label, Literal("zz other label")))
     query = label_lookup_query(text, [RDFS.label.value], limit=5)
     baseline = label_lookup_query("plain", [RDFS.label.value], limit=5)
-    assert query.count("\n") == baseline.count("\n") and _shape(query)[:2] == _shape(baseline)[:2]
+    without_text = query.replace(str(Literal(text)), str(Literal("plain")))  # the text may hold " ." or VALUES
+    assert query.count("\n") == baseline.count("\n") and without_text == baseline
     assert query.splitlines()[:4] == baseline.splitlines()[:4]
     prepareQuery(query)
     found = {row[0].value for row in store.query(query).rows if row[0] is not None}
@@ -284,7 +276,6 @@ def test_label_lookup_matches_only_the_literal_text(text: str) -> None:
 
 def test_distinct_terms_become_filters(kb: KnowledgeBase) -> None:
     """"actors of the films that share a director with Alien": the middle film is not Alien itself."""
-    clear_cache()
     triplets = parse_arrow_triplets("'Alien' -> directed by -> ?d ; ?m -> directed by -> ?d ; "
                                     "?m -> starred actors -> |?1|", "q", kb.schema)
     linked = link_constants(triplets, kb)

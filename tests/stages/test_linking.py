@@ -15,7 +15,6 @@ from sparqlqa.kb.labels import (
     LabelIndex,
     NodeLookup,
     NodeMatch,
-    clear_cache,
     normalize_label,
     resolve_type,
 )
@@ -24,11 +23,6 @@ from sparqlqa.kb.vocab import RDFS, SKOS
 from sparqlqa.stages.linking import link_constants, link_one
 
 EX = "https://example.org/movies/"
-
-
-@pytest.fixture(autouse=True)
-def _fresh_cache() -> None:
-    clear_cache()
 
 
 def memory_kb(triples: list[tuple[str, NamedNode, str | NamedNode]]) -> KnowledgeBase:
@@ -110,12 +104,11 @@ def test_index_is_persisted_and_reloaded_without_the_store(movies_kb: KnowledgeB
     assert directory is not None
     payload = json.loads((directory / "index.json").read_text("utf-8"))
     assert payload["format"] == "sparqlqa-label-index" and len(payload["iris"]) == len(index) == 19
-    clear_cache()
-    reopened = open_kb("movies")
+    reopened = open_kb("movies")  # a new opened KB holds no index yet: it reads the saved one
     monkeypatch.setattr(KnowledgeBase, "query", lambda self, q: pytest.fail("the store was queried"))
     again = LabelIndex.for_kb(reopened)
     assert again is not index and [m.iri for m in again.exact("alien")] == [EX + "alien"]
-    assert LabelIndex.for_kb(reopened) is again  # per-process cache
+    assert LabelIndex.for_kb(reopened) is again  # remembered by the opened KB
 
 
 def test_corrupt_index_file_is_rebuilt(movies_kb: KnowledgeBase) -> None:

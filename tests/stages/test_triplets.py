@@ -9,13 +9,11 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from pyoxigraph import RdfFormat
 
 from sparqlqa.embed.embedders import get_embedder
 from sparqlqa.errors import LLMError
 from sparqlqa.kb.knowledge_base import KnowledgeBase
 from sparqlqa.kb.schema import RelationInfo, Schema, TypeInfo, local_name
-from sparqlqa.kb.store import OxigraphStore
 from sparqlqa.llm import FakeLLM
 from sparqlqa.llm.pricing import estimate_tokens
 from sparqlqa.stages.schema_prompt import SCHEMA_PROMPT_TOKENS
@@ -36,14 +34,6 @@ REL = "https://example.org/movies/rel/"
 EX = "https://example.org/movies/"
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "movies.ttl"
-
-
-@pytest.fixture(scope="module")
-def kb() -> KnowledgeBase:
-    """The movie fixture in memory (only its schema is read here)."""
-    store = OxigraphStore.in_memory()
-    store.oxstore.load(path=str(FIXTURE), format=RdfFormat.TURTLE)
-    return KnowledgeBase.in_memory("movies", store)
 
 
 GOOD = {

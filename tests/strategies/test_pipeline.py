@@ -51,12 +51,13 @@ def _pick(word: str):  # type: ignore[no-untyped-def]
 
 
 def test_end_to_end_right_answer_first_with_evidence(movies_kb: KnowledgeBase) -> None:
-    llm = FakeLLM([SCOTT_SCIFI, _pick("Witness")])  # the reranker (wrongly) prefers Witness...
+    llm = FakeLLM([SCOTT_SCIFI, _pick("Witness")])  # the reranker (wrongly) prefers Witness, a fill-in...
     answer = ask(movies_kb, QUESTION, llm=llm, k=5)
     assert answer.strategy == "4step"
     filtered = [i for i in answer.items if i.source == "filtered"]
     assert {i.iri for i in filtered} == {f"{EX}alien", f"{EX}blade_runner"}
-    assert answer.items[0].label == "Witness"  # ...and listwise rerank applies its order
+    assert [i.matched for i in answer.items[:2]] == [True, True]  # ...without a reason: exact answers first
+    assert answer.items[2].label == "Witness"  # the rerank's order holds among the fill-in
     second = ask(movies_kb, QUESTION, llm=FakeLLM([SCOTT_SCIFI, _pick("spaceship")]), k=5)
     top = second.items[0]
     assert top.iri == f"{EX}alien" and top.tier == 0 and top.source == "filtered"

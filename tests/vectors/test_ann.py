@@ -8,7 +8,7 @@ from test_vectors import EX, CountingEmbedder
 
 import sparqlqa.vectors.index as vectors_mod
 from sparqlqa.embed.embedders import get_embedder
-from sparqlqa.kb.knowledge_base import KnowledgeBase
+from sparqlqa.kb.knowledge_base import KnowledgeBase, open_kb
 from sparqlqa.vectors.ann import AnnIndex
 from sparqlqa.vectors.index import NodeIndex, build_index, embed_query, load_index
 
@@ -71,7 +71,6 @@ def test_an_index_left_as_chunks_is_joined_on_load(movies_kb: KnowledgeBase) -> 
     for number, start in enumerate(range(0, 19, 4)):
         np.save(folder / f"chunk-{number:05d}.npy", expected[start:start + 4])
     (folder / "vectors.npy").unlink()
-    vectors_mod._disk_cache.clear()
-    reloaded = load_index(movies_kb, CountingEmbedder())
+    reloaded = load_index(open_kb("movies"), CountingEmbedder())  # a new opened KB reads the folder
     assert np.array_equal(np.asarray(reloaded.vectors), expected)
     assert not list(folder.glob("chunk-*.npy"))

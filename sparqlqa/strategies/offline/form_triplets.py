@@ -21,11 +21,12 @@ from typing import TYPE_CHECKING
 import numpy as np
 from pyoxigraph import Literal, NamedNode
 
+from sparqlqa.english import ScoringSettings
 from sparqlqa.stages.forms import XSD, OrderBy, ValueFilter, is_numeric_type
 from sparqlqa.stages.triplets import Term, Triplet, Triplets
 from sparqlqa.strategies.offline.mentions import PLACEHOLDER, Mention, mask_all
 from sparqlqa.strategies.offline.paths import RelationPath, enumerate_paths
-from sparqlqa.strategies.offline.scoring import QuestionScorer, RelationVectors, ScoringSettings, embed_cached
+from sparqlqa.strategies.offline.scoring import QuestionScorer, RelationVectors
 
 if TYPE_CHECKING:
     from sparqlqa.kb.knowledge_base import KnowledgeBase
@@ -96,7 +97,7 @@ def choose_value_relation(kind: str | None, phrases: Sequence[str], words: Seque
         pool = held or pool
     if not pool:
         return None
-    asked = embed_cached(relations.embedder, [p for p in phrases if p.strip()] or ["value"])
+    asked = relations.embedder.embed_cached([p for p in phrases if p.strip()] or ["value"])
 
     def score(value: ValueRelation) -> float:
         similarity = float(np.max(relations.vectors(value.iri, "forward") @ asked.T))

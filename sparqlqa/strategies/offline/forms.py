@@ -1,4 +1,4 @@
-"""Reading an answer form from an English question (words from :mod:`~sparqlqa.strategies.offline.english`):
+"""Reading an answer form from an English question (words from :mod:`sparqlqa.english`, the language seam):
 count ("how many …"), yes/no ("did …", "was …"), an ordering ("the largest budget", "which is longer"),
 value filters ("after 2000", "over 150 million") and a choice between two named things ("A or B").
 
@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 from typing import TYPE_CHECKING
 
-import sparqlqa.strategies.offline.english as english
+import sparqlqa.english as english
 from sparqlqa.strategies.offline.mentions import PLACEHOLDER, STOPWORDS, mask_all
 
 if TYPE_CHECKING:

@@ -18,34 +18,17 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from sparqlqa.english import FUZZY_CUTOFF, FUZZY_MIN_CHARS, ROUND_TRIP_CUES, STOPWORDS
 from sparqlqa.kb.labels import LabelIndex, normalize_label
 
 #: longest span (in words) looked up as a name
 MAX_SPAN_WORDS = 12
-#: rapidfuzz ratio a span must reach to count as a misspelt name
-FUZZY_CUTOFF = 0.88
-#: spans compared fuzzily have at least this many characters
-FUZZY_MIN_CHARS = 6
 #: the placeholder that replaces a mention when the question is compared to relation paths
 PLACEHOLDER = "X"
 
 _WORD = re.compile(r"[^\W_]+")
 _BRACKET = re.compile(r"\[([^\[\]]+)\]")
 
-#: function words and question words: never a mention on their own
-STOPWORDS: frozenset[str] = frozenset(
-    """a an the of in on at to for from by with without about as into onto over under and or but not no is
-    are was were be been being am do does did done has have had having can could will would shall should
-    may might must what which who whom whose when where why how that this these those there here it its
-    i me my we our you your he him his she her they them their s also than then so too very just any all
-    some each every both either neither one ones such own only more most much many few whatever
-    whichever whoever name names list tell give show find""".split()  # noqa: SIM905
-)
-
-
-#: words that say two things share a neighbour ("who starred **together** with X", "films that **share**
-#: actors with X", "the director of X **also** directed …"); written in lower case they are never a name
-ROUND_TRIP_CUES = frozenset(["together", "same", "share", "shares", "sharing", "co", "also"])
 
 
 @dataclass(frozen=True)

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from pyoxigraph import Literal, NamedNode
 
+from sparqlqa.english import SELF_CHAIN_MIN
 from sparqlqa.kb.schema import Schema, humanize, local_name
 from sparqlqa.strategies.offline.verbalise import inverse_twins
 
@@ -38,8 +39,6 @@ EXPAND_SAMPLE = 40
 MAX_PATHS = 4000
 #: subjects and values sampled per relation to decide whether it can follow itself (``same_kind``)
 SELF_CHAIN_SAMPLE = 300
-#: ... and how alike they must be (parents/children/spouses 0.5-1; years, genres, languages < 0.15)
-SELF_CHAIN_MIN = 0.3
 
 
 @dataclass(frozen=True)

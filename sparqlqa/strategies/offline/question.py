@@ -7,13 +7,22 @@ Focus(position=0, phrase='release years')
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sparqlqa.strategies.offline.english import IMPERATIVES, PARTICIPLES
-from sparqlqa.strategies.offline.mentions import ROUND_TRIP_CUES, STOPWORDS, words_of
+from sparqlqa.english import (
+    CLASSIFIERS,
+    DO_WORDS,
+    GRAND_KIN,
+    IMPERATIVES,
+    PARTICIPLES,
+    ROUND_TRIP_CUES,
+    STOPWORDS,
+    WH_TYPES,
+    WH_WORDS,
+)
+from sparqlqa.strategies.offline.mentions import words_of
 
 
 @dataclass(frozen=True)
@@ -27,14 +36,6 @@ class Span:
     category_of: str | None = None  # "kind of **film**": the span asks for a category of this noun
 
 
-#: words that ask for the answer; the first one is the question's focus
-WH_WORDS = frozenset(["what", "which", "who", "whom", "whose", "when", "where"])
-#: what a bare wh-word asks for (its answer type), when it names no noun itself
-WH_TYPES = {"when": "date", "where": "place"}
-#: the node type a bare wh-word asks for, matched against a typed KB's class labels only
-WH_CLASSES = {"who": "person", "whom": "person"}
-#: nouns that ask for a category of the noun after "of": "what **kind of film** is X" asks for its genre
-CLASSIFIERS = frozenset(["kind", "kinds", "sort", "sorts", "type", "types"])
 
 
 @dataclass(frozen=True)
@@ -143,7 +144,7 @@ def grand_stem(text: str) -> str | None:
     >>> grand_stem("grandparent"), grand_stem("grand-daughter"), grand_stem("grand")
     ('parent', 'daughter', None)
     """
-    match = re.fullmatch(r"grand-?([a-z]{3,})", text.casefold())
+    match = GRAND_KIN.fullmatch(text.casefold())
     return match.group(1) if match else None
 
 
@@ -152,7 +153,7 @@ def do_support(words: Sequence[str], focus: int, phrase: str | None) -> bool:
     "what city **does** … live in"."""
     after = focus + 1 + (len(phrase.split()) if phrase and focus + 1 < len(words) and
                          words[focus + 1] == phrase.split()[0] else 0)
-    return after < len(words) and words[after] in ("do", "does", "did")
+    return after < len(words) and words[after] in DO_WORDS
 
 
 def main_verb(words: Sequence[str], focus: int | None, phrase: str | None, name: int) -> int | None:

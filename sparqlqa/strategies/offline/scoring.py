@@ -9,15 +9,14 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING
 
 import numpy as np
 
+from sparqlqa.english import STOPWORDS, WH_CLASSES, ScoringSettings
 from sparqlqa.kb.schema import RelationInfo, Schema, humanize, local_name
 from sparqlqa.strategies.offline.mentions import words_of
 from sparqlqa.strategies.offline.question import (
-    WH_CLASSES,
     do_support,
     grand_stem,
     main_verb,
@@ -31,34 +30,6 @@ if TYPE_CHECKING:
     from sparqlqa.embed.embedders import Embedder
 
 from sparqlqa.strategies.offline.paths import Hop, RelationPath, Unit, path_text, segmentations
-
-
-@dataclass
-class ScoringSettings:
-    """Knobs of path scoring (KB-agnostic; see the README on improving relation labels instead).
-
-    ``hop_cost``: the similarity a unit's span must exceed to pay for the unit, so
-    paths grow a hop only when the question says that hop; ``centering``: how much
-    of a span's mean similarity to *all* relations is subtracted (domain words such
-    as "film" resemble every relation of a movie KB and so evidence none);
-    ``backward_penalty``: a tie-breaker preferring hops read in the label's direction;
-    ``round_trip_cue``: what a reading without a round trip loses when the question says "together",
-    "same", "share", "co-" or "also"; ``class_weight``: how much the answer's node type counts on a
-    typed KB (no typed benchmark KB here, so set by hand, below ``type_weight``); ``unsaid_verb``: what a
-    reading loses when no hop is said by the main verb of a do-question ("what did X 's mother **die** of").
-    """
-
-    hop_cost: float = 0.2
-    centering: float = 0.9
-    backward_penalty: float = 0.01
-    max_span_words: int = 3
-    order_penalty: float = 0.15
-    type_weight: float = 1.0
-    type_margin: float = 0.2
-    chain_hop_cost: float = 0.05
-    round_trip_cue: float = 0.2
-    class_weight: float = 0.5
-    unsaid_verb: float = 0.2
 
 
 def end_type_shares(relation: RelationInfo, forward: bool) -> dict[str, float]:
@@ -112,28 +83,6 @@ class RelationVectors:
         return self._matrix[rows] if rows else self.embedder.embed(texts)
 
 
-_VECTORS: dict[tuple[str, str], np.ndarray] = {}
-#: short texts (question spans) whose vectors are kept in memory, per process
-VECTOR_CACHE_SIZE = 50_000
-
-
-def embed_cached(embedder: Embedder, texts: Sequence[str]) -> np.ndarray:
-    """``embedder.embed(texts)``, remembering each text's vector (spans recur across questions)."""
-    if not texts:
-        return np.zeros((0, embedder.dimension), dtype=np.float32)
-    model = embedder.model_id
-    # read each vector once into a local dict: another thread (sparqlqa serve) may clear the cache meanwhile
-    found: dict[str, np.ndarray | None] = {t: _VECTORS.get((model, t)) for t in texts}
-    missing = [t for t, v in found.items() if v is None]
-    if missing:
-        fresh = dict(zip(missing, embedder.embed(missing)))
-        found.update(fresh)
-        if len(_VECTORS) + len(missing) > VECTOR_CACHE_SIZE:
-            _VECTORS.clear()
-        _VECTORS.update({(model, t): v for t, v in fresh.items()})
-    return np.stack([cast(np.ndarray, found[t]) for t in texts])
-
-
 def has_round_trip(hops: Sequence[Hop]) -> bool:
     """Whether a path goes out and back along one relation somewhere (``-r-> <-r-`` or ``<-r- -r->``)."""
     return any(a.relation == b.relation and a.forward != b.forward for a, b in itertools.pairwise(hops))
@@ -150,7 +99,7 @@ class QuestionScorer:
         self.relations = relations
         self.settings = settings
         self.spans = question_spans(question, placeholder, settings.max_span_words)
-        self._span_vectors = embed_cached(relations.embedder, [s.text for s in self.spans]) if self.spans else None
+        self._span_vectors = relations.embedder.embed_cached([s.text for s in self.spans]) if self.spans else None
         self._apart = np.array([[a.last < b.first or b.last < a.first for b in self.spans] for a in self.spans],
                                dtype=bool).reshape(len(self.spans), len(self.spans))
         self._free = np.array([[a.last <= b.first or b.last <= a.first for b in self.spans] for a in self.spans],
@@ -199,7 +148,7 @@ class QuestionScorer:
             if span.category_of:
                 texts = category_texts(self.relations.texts(relation, "forward"), span.category_of)
                 if texts:
-                    sims[i] = float((embed_cached(self.relations.embedder, texts) @ self._span_vectors[i]).max())
+                    sims[i] = float((self.relations.embedder.embed_cached(texts) @ self._span_vectors[i]).max())
 
     def _twice_row(self, unit: Unit) -> np.ndarray:
         """A hop said twice by one "grand-" word: the cosine of the word's rest ("grand**parent**") with
@@ -207,7 +156,7 @@ class QuestionScorer:
         row = np.full(len(self.spans), -np.inf)
         stems = [(i, stem) for i, s in enumerate(self.spans) if (stem := grand_stem(s.text))]
         if stems:
-            vectors = embed_cached(self.relations.embedder, [stem for _, stem in stems])
+            vectors = self.relations.embedder.embed_cached([stem for _, stem in stems])
             sims = (self.relations.vectors(unit.relation, "forward") @ vectors.T).max(axis=0)
             row[[i for i, _ in stems]] = sims
         return row
@@ -283,8 +232,6 @@ class QuestionScorer:
         axis = np.abs(centers - name) - np.abs(centers - focus)
         if do_support(words, focus, self.focus.phrase) and focus < name:
             # "where did the daughter of X **die**": the final verb goes with the wh-word
-            from sparqlqa.strategies.offline.mentions import STOPWORDS
-
             final = max((i for i, w in enumerate(words) if w not in STOPWORDS), default=-1)
             ends = np.array([s.last - 1 for s in self.spans])
             axis[(ends == final) & (centers > name)] = abs(name - focus)
@@ -309,7 +256,7 @@ class QuestionScorer:
             return 0.0
         if self._focus_scores is None:
             rels = self.relations
-            phrase = embed_cached(rels.embedder, [self.focus.phrase])[0]
+            phrase = rels.embedder.embed_cached([self.focus.phrase])[0]
             raw = np.array([float((rels.vectors(r.iri, "forward") @ phrase).max()) for r in rels.relations])
             self._focus_scores = np.maximum(0.0, raw - raw.mean() - self.settings.type_margin)
         last = path.hops[-1]
@@ -328,7 +275,7 @@ class QuestionScorer:
         if not self.class_phrase or rels.class_vectors is None or not path.hops:
             return 0.0
         if self._class_values is None:
-            sims = rels.class_vectors @ embed_cached(rels.embedder, [self.class_phrase])[0]
+            sims = rels.class_vectors @ rels.embedder.embed_cached([self.class_phrase])[0]
             values = sims - sims.mean()
             named = float(values.max()) > self.settings.type_margin
             self._class_values = dict(zip(rels.classes, values.tolist())) if named else {}

@@ -18,11 +18,12 @@ import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar, TypeVar, cast
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 from pyoxigraph import NamedNode
 
-import sparqlqa.strategies.offline.english as english
+import sparqlqa.english as english
+from sparqlqa.english import ALTERNATIVE_MARGIN, MENTION_WEIGHT, ScoringSettings
 from sparqlqa.kb.labels import LabelIndex, NodeMatch, resolve_type
 from sparqlqa.stages.linking import LinkedConstants
 from sparqlqa.stages.triplets import Term, Triplet, Triplets
@@ -31,7 +32,8 @@ from sparqlqa.strategies.offline.form_triplets import ValueRelation, add_form, b
 from sparqlqa.strategies.offline.forms import FormCue, detect_form
 from sparqlqa.strategies.offline.mentions import PLACEHOLDER, Mention, detect_mentions, mask_all, words_of
 from sparqlqa.strategies.offline.paths import RelationPath, SelfChaining, enumerate_paths
-from sparqlqa.strategies.offline.scoring import QuestionScorer, RelationVectors, ScoringSettings, has_round_trip
+from sparqlqa.strategies.offline.scoring import QuestionScorer, RelationVectors, has_round_trip
+from sparqlqa.strategies.pipeline import note_topic
 
 if TYPE_CHECKING:
     from sparqlqa.embed.embedders import Embedder
@@ -43,15 +45,10 @@ if TYPE_CHECKING:
 #: mentions (and nodes per mention) whose paths are explored
 MAX_MENTIONS = 3
 MAX_NODES_PER_MENTION = 3
-#: runner-up paths within this score of the best become alternative tiers
-ALTERNATIVE_MARGIN = 0.05
 MAX_ALTERNATIVES = 2
 #: longer questions are not path-scored (alignment cost grows with the cube of the span count;
 #: the longest STaRK question has 97 words): they get no triplets and are ranked by vectors
 MAX_QUESTION_WORDS = 120
-#: weight of a mention's prior (length, exactness, bracket hint) in the final score; a reading gets it
-#: for every mention it uses, so a conjunction that explains both names beats a chain that ignores one
-MENTION_WEIGHT = 0.1
 #: how many paths per mention are shown in the explanation and tried in conjunctions
 SHOWN_PATHS = 8
 
@@ -204,17 +201,12 @@ def _units(path: RelationPath) -> tuple[Any, ...]:
     return segmentations(path.hops)[0]
 
 
-_PER_KB: dict[tuple[str, str, int, str], Any] = {}
 T = TypeVar("T")
 
 
 def kb_statistic(kb: KnowledgeBase, name: str, compute: Callable[[], T]) -> T:
-    """``compute()`` once per (KB generation, ``name``) in this process."""
-    key = (str(kb.directory or id(kb)), str(kb.manifest.generation), len(kb.manifest.extra.get("ontologies", [])),
-           name)
-    if key not in _PER_KB:
-        _PER_KB[key] = compute()
-    return cast(T, _PER_KB[key])
+    """``compute()`` once per opened KB (and its added ontologies): see :meth:`KnowledgeBase.remember`."""
+    return kb.remember(("offline", name, len(kb.manifest.extra.get("ontologies", []))), compute)
 
 
 def relation_vectors(kb: KnowledgeBase, embedder: Embedder) -> RelationVectors:
@@ -413,7 +405,9 @@ class OfflineStrategy(FourStep):
             with ctx.stage("sparql"):
                 candidates = find_candidates(option, linked, ctx.kb, ctx.options or ExecuteOptions())
             ctx.queries.extend({**q, "stage": "sparql"} for q in candidates.queries)
-            drop_constant_nodes(candidates, linked)
+            note_topic(ctx, linked)
+            if ctx.topic != "keep":
+                drop_constant_nodes(candidates, linked)
             if candidates.items:
                 if number:
                     ctx.note(f"the best path found no candidates; alternative {number} did")

@@ -24,13 +24,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from sparqlqa.english import FUNCTION_WORDS, INVERSE_SUFFIX, PARTICIPLE, VALUE_PREPOSITIONS
 from sparqlqa.kb.schema import RelationInfo, Schema, humanize, local_name
-
-#: words that never name a relation's value on their own
-_FUNCTION_WORDS = frozenset("a an the of in on at to for from by with as into is are was has have had be".split())  # noqa: SIM905
-#: "<verb> <preposition> <noun>" names the value by its noun (not "of": "place of birth" is no "birth")
-_VALUE_PREPOSITIONS = frozenset({"in", "for", "at", "on", "from", "with", "to"})
-_PARTICIPLE = re.compile(r"[a-z]{2,}(?:ed|en)")
 
 
 def relation_texts(info: RelationInfo) -> list[str]:
@@ -48,15 +43,15 @@ def relation_word_forms(text: str) -> list[str]:
     """Single words a question may use for a relation named ``text`` (see the module doc)."""
     words = text.strip().casefold().split()
     forms: list[str] = []
-    if len(words) == 2 and words[1] == "by" and _PARTICIPLE.fullmatch(words[0]):
+    if len(words) == 2 and words[1] == "by" and PARTICIPLE.fullmatch(words[0]):
         forms += agent_nouns(text)
-    elif len(words) >= 2 and not _FUNCTION_WORDS & set(words) and not _PARTICIPLE.fullmatch(words[0]):
+    elif len(words) >= 2 and not FUNCTION_WORDS & set(words) and not PARTICIPLE.fullmatch(words[0]):
         forms.append(words[-1])  # "release year" → "year" (but "starred actors" ↛ "actors", which
         # resembles "films" as much as "actors")
-    elif len(words) == 3 and words[1] in _VALUE_PREPOSITIONS and not _FUNCTION_WORDS & {words[0], words[2]}:
+    elif len(words) == 3 and words[1] in VALUE_PREPOSITIONS and not FUNCTION_WORDS & {words[0], words[2]}:
         forms.append(words[2])  # "plays in club" → "club", "plays for country" → "country"
     forms += [verb for word in [*words, *forms] for verb in agent_verbs(word)]
-    return list(dict.fromkeys(f for f in forms if f not in _FUNCTION_WORDS and f != text.strip().casefold()))
+    return list(dict.fromkeys(f for f in forms if f not in FUNCTION_WORDS and f != text.strip().casefold()))
 
 
 def agent_nouns(text: str) -> list[str]:
@@ -134,7 +129,6 @@ def round_trip_texts(texts: Sequence[str], forward_first: bool) -> list[str]:
 
 
 #: how a delimited KB names the reverse twin of relation ``r`` (``r_inverse``, ``r_reverse``)
-_TWIN_SUFFIX = re.compile(r"(?i)[_ .-]?(?:inverse|reverse|inv)$")
 
 
 def inverse_twins(schema: Schema) -> dict[str, str]:
@@ -150,7 +144,7 @@ def inverse_twins(schema: Schema) -> dict[str, str]:
     by_iri = {r.iri: r for r in schema.object_relations}
     twins: dict[str, str] = {}
     for relation in by_iri.values():
-        base = _TWIN_SUFFIX.sub("", relation.iri)
+        base = INVERSE_SUFFIX.sub("", relation.iri)
         original = by_iri.get(base)
         if base != relation.iri and original is not None and original.count == relation.count:
             twins[relation.iri] = original.iri

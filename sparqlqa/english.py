@@ -1,0 +1,191 @@
+"""The language seam: every English word list, pattern and hand-set weight the question readers use.
+
+The offline strategy reads questions with rules (which words are never a name, what a wh-word asks for,
+which words say "round trip"), and the KB layer splits relation names into content words.  All of that
+knowledge of English lives here, so a second language, or a re-tune, touches this one file.  Word lists
+are built from small named blocks, so the one stop-word list and its two narrower uses cannot drift.
+
+>>> "the" in STOPWORDS and "the" in FUNCTION_WORDS and "the" in NAME_STOPWORDS
+True
+>>> sorted(WH_WORDS - NAME_STOPWORDS)
+[]
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+# --- word blocks ------------------------------------------------------------------------------------
+
+#: articles, prepositions and the forms of be/have: closed-class words every list below shares
+CORE_FUNCTION_WORDS = frozenset(["a", "an", "the", "of", "in", "on", "at", "to", "for", "from", "by", "with", "as",
+                                 "is", "are", "was", "has", "have", "had", "be"])
+#: words that ask for the answer; the first one is the question's focus
+WH_WORDS = frozenset(["what", "which", "who", "whom", "whose", "when", "where"])
+#: the do-support auxiliaries ("where **did** X die")
+DO_WORDS = frozenset(["do", "does", "did"])
+
+# --- the stop-word list and its two narrower uses ----------------------------------------------------
+
+#: function words and question words: never a mention (a name) on their own in a question
+STOPWORDS: frozenset[str] = CORE_FUNCTION_WORDS | WH_WORDS | DO_WORDS | frozenset(
+    """without about into onto over under and or but not no were been being am done having can could
+    will would shall should may might must why how that this these those there here it its i me my we our
+    you your he him his she her they them their s also than then so too very just any all some each every
+    both either neither one ones such own only more most much many few whatever whichever whoever name
+    names list tell give show find""".split()  # noqa: SIM905
+)
+#: words that never name a relation's value on their own (verbalising relation labels: "born in")
+FUNCTION_WORDS = CORE_FUNCTION_WORDS | {"into"}
+#: words left out when relation names are compared as word sets (``directed_by`` ~ ``director of``)
+NAME_STOPWORDS = CORE_FUNCTION_WORDS | WH_WORDS | DO_WORDS | frozenset(
+    ["and", "or", "how", "it", "its", "that", "this", "were"])
+
+# --- what the question's words say --------------------------------------------------------------------
+
+#: what a bare wh-word asks for (its answer type), when it names no noun itself
+WH_TYPES = {"when": "date", "where": "place"}
+#: the node type a bare wh-word asks for, matched against a typed KB's class labels only
+WH_CLASSES = {"who": "person", "whom": "person"}
+#: nouns that ask for a category of the noun after "of": "what **kind of film** is X" asks for its genre
+CLASSIFIERS = frozenset(["kind", "kinds", "sort", "sorts", "type", "types"])
+#: words that say two things share a neighbour ("who starred **together** with X", "films that **share**
+#: actors with X", "the director of X **also** directed …"); written in lower case they are never a name
+ROUND_TRIP_CUES = frozenset(["together", "same", "share", "shares", "sharing", "co", "also"])
+#: "<verb> <preposition> <noun>" names the value by its noun (not "of": "place of birth" is no "birth")
+VALUE_PREPOSITIONS = frozenset({"in", "for", "at", "on", "from", "with", "to"})
+#: a past participle ("directed", "written"): "directed by" is said of the film, not the director
+PARTICIPLE = re.compile(r"[a-z]{2,}(?:ed|en)")
+#: the suffix that marks a relation stored both ways (``starred_actors_inverse``)
+INVERSE_SUFFIX = re.compile(r"(?i)[_ .-]?(?:inverse|reverse|inv)$")
+#: a kin word two generations off ("grandparent", "grand-daughter"): group 1 is the kin word
+GRAND_KIN = re.compile(r"grand-?([a-z]{3,})")
+
+# --- answer forms: count, yes/no, order, filters, choices (strategies/offline/forms.py) -------------------
+
+#: a question that counts starts with (or contains) one of these
+COUNT_PATTERN = re.compile(r"\b(how many|number of|count of|count the)\b", re.IGNORECASE)
+#: a count that may be a value the KB stores ("how many pages does X **have**"): only then may the answer
+#: path end in a literal relation
+VALUE_COUNT_PATTERN = re.compile(r"\bhow many\b.*\b(have|has|had|contain|contains|hold|holds|measure|measures)\b",
+                                 re.IGNORECASE)
+#: imperative openings that ask like "which": "**list** the films …", "**count** the films …"
+IMPERATIVES = frozenset(["count", "list", "name", "show", "give", "find", "tell", "enumerate", "describe", "mention"])
+#: a yes/no question starts with one of these auxiliaries
+BOOLEAN_STARTS = frozenset(["did", "does", "do", "is", "was", "are", "were", "has", "have", "had", "can",
+                            "could", "will", "would", "should"])
+#: a choice between named things: "A or B"
+CHOICE_WORD = "or"
+
+#: words that order the answers: word → (direction, what kind of value: "date" | "number" | None, hint
+#: words that say the value when the question does not)
+ORDER_WORDS: dict[str, tuple[str, str | None, tuple[str, ...]]] = {}
+
+
+def _order(words: str, direction: str, kind: str | None, hints: tuple[str, ...] = ()) -> None:
+    for word in words.split():
+        ORDER_WORDS[word] = (direction, kind, hints)
+
+
+_order("largest biggest highest greatest maximum most larger bigger higher greater more", "desc", "number")
+_order("smallest lowest minimum least fewest smaller lower less fewer", "asc", "number")
+_order("longest longer", "desc", "number", ("runtime", "length", "duration"))
+_order("shortest shorter", "asc", "number", ("runtime", "length", "duration"))
+_order("tallest taller", "desc", "number", ("height",))
+_order("heaviest heavier", "desc", "number", ("weight", "mass"))
+_order("richest richer costliest", "desc", "number", ("budget", "cost", "gross", "revenue"))
+_order("cheapest cheaper", "asc", "number", ("budget", "cost", "price"))
+_order("earliest earlier first oldest older", "asc", "date", ("date", "year"))
+_order("latest later last newest newer youngest younger recent", "desc", "date", ("date", "year"))
+#: two-word ordering phrases: "most expensive", "most recent"
+ORDER_PHRASES: dict[str, tuple[str, str | None, tuple[str, ...]]] = {
+    "most expensive": ("desc", "number", ("budget", "cost", "price")),
+    "least expensive": ("asc", "number", ("budget", "cost", "price")),
+    "more expensive": ("desc", "number", ("budget", "cost", "price")),
+    "most recent": ("desc", "date", ("date", "year")),
+    "most recently": ("desc", "date", ("date", "year")),
+    "highest grossing": ("desc", "number", ("gross", "revenue")),
+    "most populous": ("desc", "number", ("population",)),
+}
+#: words that compare two named things without "than": "was A born **before** B"
+BARE_COMPARATIVES: dict[str, tuple[str, str | None, tuple[str, ...]]] = {
+    "before": ("asc", "date", ("date", "year")), "after": ("desc", "date", ("date", "year")),
+}
+#: ordering words that stop being one before these ("first name", "last name", "more than")
+NOT_ORDER_BEFORE = frozenset(["name", "names", "than", "of", "episode", "season"])
+
+#: comparison words before a number or year → operator
+FILTER_WORDS: dict[str, str] = {
+    "after": ">", "since": ">=", "later than": ">", "from": ">=",
+    "before": "<", "until": "<=", "earlier than": "<", "prior to": "<",
+    "over": ">", "above": ">", "more than": ">", "greater than": ">", "longer than": ">", "larger than": ">",
+    "bigger than": ">", "higher than": ">", "exceeding": ">", "at least": ">=",
+    "under": "<", "below": "<", "less than": "<", "fewer than": "<", "shorter than": "<", "smaller than": "<",
+    "lower than": "<", "at most": "<=",
+    "in": "=", "during": "=",
+}
+#: filter words that name the kind of value they compare ("longer than" a length)
+FILTER_HINTS: dict[str, tuple[str, ...]] = {
+    "longer than": ("runtime", "length", "duration"), "shorter than": ("runtime", "length", "duration"),
+    "taller than": ("height",),
+}
+#: number words after a figure: "150 million"
+MULTIPLIERS = {"thousand": 1_000, "k": 1_000, "million": 1_000_000, "m": 1_000_000, "mn": 1_000_000,
+               "billion": 1_000_000_000, "bn": 1_000_000_000, "trillion": 1_000_000_000_000}
+#: words that say a value is a date or a year, not a number
+DATE_WORDS = frozenset(["born", "released", "founded", "died", "published", "date", "year", "when", "established",
+                        "premiered", "opened", "built", "started"])
+#: irregular past participles (regular ones end in -ed): "who was **born** in …" asks for a person
+PARTICIPLES = frozenset(["born", "known", "written", "made", "shown", "given", "taken", "seen", "sung", "led",
+                         "built", "founded", "shot", "set", "won", "held", "run", "drawn", "grown", "thrown",
+                         "begun", "done", "gone", "sold", "told", "bought", "brought", "thought", "found", "kept"])
+
+# --- hand-set weights of the offline strategy, each with why -------------------------------------------
+
+#: rapidfuzz ratio a span must reach to count as a misspelt name (0.88: one typo in an 8-letter name)
+FUZZY_CUTOFF = 0.88
+#: spans compared fuzzily have at least this many characters (shorter words match too much by chance)
+FUZZY_MIN_CHARS = 6
+#: weight of a mention's prior (length, exactness, bracket hint) in the final score; a reading gets it
+#: for every mention it uses, so a conjunction that explains both names beats a chain that ignores one
+MENTION_WEIGHT = 0.1
+#: runner-up paths within this score of the best become alternative tiers (near-ties are not guesses)
+ALTERNATIVE_MARGIN = 0.05
+#: how alike a relation's subjects and values must be for it to follow itself (parents/children/spouses
+#: 0.5-1; years, genres, languages < 0.15)
+SELF_CHAIN_MIN = 0.3
+
+
+@dataclass
+class ScoringSettings:
+    """Knobs of offline path scoring, set by hand on English questions (KB-agnostic; see the README on
+    improving relation labels instead).
+
+    ``hop_cost``: the similarity a unit's span must exceed to pay for the unit, so
+    paths grow a hop only when the question says that hop; ``centering``: how much
+    of a span's mean similarity to *all* relations is subtracted (domain words such
+    as "film" resemble every relation of a movie KB and so evidence none);
+    ``backward_penalty``: a tie-breaker preferring hops read in the label's direction;
+    ``max_span_words``: the longest question span one hop may be said by;
+    ``order_penalty``: what a reading loses for each pair of hops said in the other order than its path;
+    ``type_weight`` / ``type_margin``: how much the answer's type matching the question's focus counts,
+    above the mean by this margin; ``chain_hop_cost``: the (lower) hop cost of a unit said by a link of a
+    possessive chain ("X 's mother");
+    ``round_trip_cue``: what a reading without a round trip loses when the question says "together",
+    "same", "share", "co-" or "also"; ``class_weight``: how much the answer's node type counts on a
+    typed KB (no typed benchmark KB here, so set by hand, below ``type_weight``); ``unsaid_verb``: what a
+    reading loses when no hop is said by the main verb of a do-question ("what did X 's mother **die** of").
+    """
+
+    hop_cost: float = 0.2
+    centering: float = 0.9
+    backward_penalty: float = 0.01
+    max_span_words: int = 3
+    order_penalty: float = 0.15
+    type_weight: float = 1.0
+    type_margin: float = 0.2
+    chain_hop_cost: float = 0.05
+    round_trip_cue: float = 0.2
+    class_weight: float = 0.5
+    unsaid_verb: float = 0.2
