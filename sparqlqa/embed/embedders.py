@@ -1,6 +1,7 @@
 """Text embedders by name: the offline default (all-MiniLM-L6-v2 on ONNX Runtime, see
 :mod:`sparqlqa.embed.onnx`), the same model on torch (``sentence-transformers``, for GPUs and other
-models) and a deterministic fake.
+models), a static table distilled from it (``static``, :mod:`sparqlqa.embed.static`: fast, for big KBs)
+and a deterministic fake.
 
 Every embedder implements one method, :meth:`Embedder._embed`, returning
 L2-normalised float32 rows, so cosine similarity is a dot product.
@@ -49,6 +50,12 @@ class Embedder(ABC):
     def model_id(self) -> str:
         """A stable id of this model, safe as a folder name."""
         return re.sub(r"[^A-Za-z0-9_.-]+", "_", self.name)
+
+    def fingerprint(self) -> dict[str, Any]:
+        """What a node index built with this embedder records, to be searched with no other: the model
+        id and the dimension (0 while unknown); an embedder whose weights can change under one id adds
+        their digest (``weights``)."""
+        return {"embedder": self.model_id, "dimension": int(self.dimension)}
 
     def embed(self, texts: Sequence[str], *, batch_size: int = 64) -> np.ndarray:
         """Embed ``texts`` → array of shape (len(texts), dimension), rows L2-normalised."""
@@ -110,7 +117,8 @@ class VectorCache:
                 self._vectors.popitem(last=False)
 
 
-embedders: Registry[type[Embedder]] = Registry("embedder", ("sparqlqa.embed.embedders", "sparqlqa.embed.onnx"))
+embedders: Registry[type[Embedder]] = Registry("embedder", ("sparqlqa.embed.embedders", "sparqlqa.embed.onnx",
+                                                            "sparqlqa.embed.static"))
 _loaded: dict[str, Embedder] = {}
 
 
