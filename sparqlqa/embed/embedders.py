@@ -51,6 +51,12 @@ class Embedder(ABC):
         """A stable id of this model, safe as a folder name."""
         return re.sub(r"[^A-Za-z0-9_.-]+", "_", self.name)
 
+    @property
+    def spec(self) -> str:
+        """The ``--embedder`` value naming this embedder (``name:model``)."""
+        model = getattr(self, "model_name", None)
+        return f"{self.name}:{model}" if model else self.name
+
     def fingerprint(self) -> dict[str, Any]:
         """What a node index built with this embedder records, to be searched with no other: the model
         id and the dimension (0 while unknown); an embedder whose weights can change under one id adds
@@ -172,6 +178,10 @@ class FakeEmbedder(Embedder):
     def model_id(self) -> str:
         """``fake`` (64 dimensions) or ``fake-4096``: caches keyed by model never mix dimensions."""
         return "fake" if self.dimension == 64 else f"fake-{self.dimension}"
+
+    @property
+    def spec(self) -> str:
+        return "fake" if self.dimension == 64 else f"fake:{self.dimension}"
 
     def _embed(self, texts: list[str], batch_size: int) -> np.ndarray:
         out = np.zeros((len(texts), self.dimension), dtype=np.float32)

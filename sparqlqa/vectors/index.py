@@ -44,7 +44,7 @@ import numpy as np
 from pyoxigraph import NamedNode
 
 from sparqlqa.embed.embedders import Embedder
-from sparqlqa.errors import ConfigError, NodeIndexDamaged, NodeIndexError, StorageError
+from sparqlqa.errors import ConfigError, NodeIndexDamaged, NodeIndexError, NodeIndexMismatch, StorageError
 from sparqlqa.kb.knowledge_base import KnowledgeBase
 from sparqlqa.kb.naming import unnamed_nodes
 from sparqlqa.kb.node_text import label_predicates, node_texts, run_query
@@ -94,6 +94,7 @@ class NodeIndex:
     def search(self, query: np.ndarray, k: int, *, type_iri: str | None = None,
                exclude: Iterable[str] = ()) -> list[tuple[str, float]]:
         """The ``k`` nodes most similar to ``query`` (ties: lower row first), optionally of one type."""
+        self.check_query(query)
         rows = self.rows_for(type_iri)
         skip = {self.row_of[i] for i in exclude if i in self.row_of}
         if k <= 0 or len(self.ids) == 0:
@@ -111,6 +112,12 @@ class NodeIndex:
         picked = top if rows is None else rows[top]
         found = [(self.ids[int(r)], float(s)) for r, s in zip(picked, scores[top]) if int(r) not in skip]
         return found[:k]
+
+    def check_query(self, query: np.ndarray) -> None:
+        """A query vector of another dimension than the index's comes from another embedder: refused."""
+        if len(self.ids) and query.shape[-1] != self.vectors.shape[1]:
+            raise NodeIndexMismatch(f"the query vector has {query.shape[-1]} dimensions, the index "
+                                    f"({self.model_id}) {self.vectors.shape[1]}")
 
     def _ann_search(self, query: np.ndarray, k: int, rows: np.ndarray | None, key: str,
                     skip: set[int]) -> list[tuple[str, float]]:
@@ -135,6 +142,7 @@ class NodeIndex:
         known = [(iri, self.row_of[iri]) for iri in iris if iri in self.row_of]
         if not known:
             return {}
+        self.check_query(query)
         rows = np.fromiter((r for _, r in known), dtype=np.int64, count=len(known))
         scores = self.vectors[rows] @ query.astype(np.float32)
         return {iri: float(s) for (iri, _), s in zip(known, scores)}
@@ -241,8 +249,10 @@ class _DiskBuild:
     def load_or_build(self) -> NodeIndex:
         """The finished index, or the build finished first (resumed, or started afresh)."""
         record = files.read_record(self.folder)
-        if record is not None and record["model_id"] != self.embedder.model_id:
-            raise NodeIndexDamaged(self.folder, f"{PROGRESS_FILE} belongs to the model {record['model_id']!r}")
+        if record is not None:
+            problem = files.fingerprint_problem(files.recorded_fingerprint(record), self.embedder.fingerprint())
+            if problem is not None:
+                raise NodeIndexMismatch(problem, kb=self.kb.name, spec=self.embedder.spec)
         if record is not None and record["complete"]:
             if not record["count"] or (self.folder / VECTORS_FILE).is_file():
                 return self.load(record)
@@ -277,7 +287,7 @@ class _DiskBuild:
         size = self.chunk_size
         record = {"format": files.INDEX_FORMAT, "model_id": self.embedder.model_id, "chunk_size": size,
                   "count": len(ids), "chunks": (len(ids) + size - 1) // size,
-                  "dimension": None, "chunks_done": 0, "complete": False}
+                  "dimension": None, "chunks_done": 0, "complete": False, "embedder": self.embedder.fingerprint()}
         atomic_write_json(self.folder / PROGRESS_FILE, record)
         return record
 
@@ -295,6 +305,7 @@ class _DiskBuild:
                                       _offset_report(self.progress, start, total))
                 files.save_array(path, vectors)
                 record.update(chunks_done=max(record["chunks_done"], number + 1), dimension=int(vectors.shape[1]))
+                record.setdefault("embedder", {})["dimension"] = record["dimension"]
                 atomic_write_json(self.folder / PROGRESS_FILE, record)
             if self.progress is not None:
                 self.progress(end, total)
