@@ -69,11 +69,11 @@ def fetch_labels(kb: KnowledgeBase, iris: Sequence[str], *, sink: QuerySink | No
     types: dict[str, list[str]] = {}
     language = kb.profile.language
     predicates = label_predicates(kb)
-    label_in = ", ".join(str(NamedNode(p)) for p in predicates)
+    names = _each_predicate("?s", predicates, "?l", "?lp")
     type_p = NamedNode(kb.schema.type_predicate)
     for start in range(0, len(iris), VALUES_BATCH):
         query = (f"SELECT ?s ?l ?t ?lp WHERE {{ VALUES ?s {{ {_values(iris[start:start + VALUES_BATCH])} }} "
-                 f"OPTIONAL {{ ?s ?lp ?l FILTER(?lp IN ({label_in})) }} OPTIONAL {{ ?s {type_p} ?t }} }}")
+                 f"OPTIONAL {{ {names} }} OPTIONAL {{ ?s {type_p} ?t }} }}")
         for s, label, kind, predicate in run_query(kb, query, sink):
             if s is None:
                 continue
@@ -89,6 +89,18 @@ def fetch_labels(kb: KnowledgeBase, iris: Sequence[str], *, sink: QuerySink | No
     return labels, types
 
 
+def _each_predicate(subject: str, predicates: Sequence[str], value: str, predicate: str | None = None) -> str:
+    """``{ S <p1> V } UNION { S <p2> V } ...`` (binding ``predicate`` to the one that matched): a lookup per
+    predicate, where ``S ?p V FILTER(?p IN (...))`` reads every triple of S (a hub's thousands of edges).
+
+    >>> _each_predicate("?s", ["urn:a", "urn:b"], "?l", "?lp")
+    '{ ?s <urn:a> ?l BIND(<urn:a> AS ?lp) } UNION { ?s <urn:b> ?l BIND(<urn:b> AS ?lp) }'
+    """
+    terms = [str(NamedNode(p)) for p in predicates]
+    bind = (lambda term: f" BIND({term} AS {predicate})") if predicate else (lambda term: "")
+    return " UNION ".join(f"{{ {subject} {term} {value}{bind(term)} }}" for term in terms)
+
+
 def _relation_label(kb: KnowledgeBase, iri: str) -> str:
     rel = kb.schema.relation(iri)
     return rel.label if rel is not None else humanize(local_name(iri))
@@ -97,10 +109,9 @@ def _relation_label(kb: KnowledgeBase, iri: str) -> str:
 def _fetch_relations(kb: KnowledgeBase, iris: Sequence[str], facts: dict[str, NodeFacts],
                      sink: QuerySink | None) -> None:
     predicates = label_predicates(kb)
-    label_in = ", ".join(str(NamedNode(p)) for p in predicates)
     skip = f"FILTER(?p != {NamedNode(kb.schema.type_predicate)})"
     values = _values(iris)
-    names = f"OPTIONAL {{ ?x ?lp ?xl FILTER(?lp IN ({label_in})) }}"
+    names = f"OPTIONAL {{ {_each_predicate('?x', predicates, '?xl', '?lp')} }}"
     attributes = ", ".join(str(NamedNode(r.iri)) for r in kb.schema.relations if r.kind == "literal")
     objects = f"isIRI(?x) || (isLiteral(?x) && ?p IN ({attributes}))" if attributes else "isIRI(?x)"
     out_q = (f"SELECT ?s ?p ?x ?xl ?lp WHERE {{ VALUES ?s {{ {values} }} ?s ?p ?x FILTER({objects}) {skip} "
@@ -108,6 +119,7 @@ def _fetch_relations(kb: KnowledgeBase, iris: Sequence[str], facts: dict[str, No
     in_q = (f"SELECT ?o ?p ?x ?xl ?lp WHERE {{ VALUES ?o {{ {values} }} ?x ?p ?o FILTER(isIRI(?x)) {skip} "
             f"{names} }}")
     language = kb.profile.language
+    relation_labels: dict[str, str] = {}
     for query, attr in ((out_q, "outgoing"), (in_q, "incoming")):
         edges: dict[tuple[str, str, str], tuple[tuple[int, int, str], str]] = {}
         for node, pred, other, other_label, label_p in run_query(kb, query, sink):
@@ -122,7 +134,9 @@ def _fetch_relations(kb: KnowledgeBase, iris: Sequence[str], facts: dict[str, No
             if edge not in edges or name < edges[edge][0]:
                 edges[edge] = (name, name[2])
         for (key, pred_iri, _other), (_rank, name_text) in edges.items():
-            bucket = getattr(facts[key], attr).setdefault(_relation_label(kb, pred_iri), [])
+            if pred_iri not in relation_labels:
+                relation_labels[pred_iri] = _relation_label(kb, pred_iri)
+            bucket = getattr(facts[key], attr).setdefault(relation_labels[pred_iri], [])
             if name_text not in bucket:
                 bucket.append(name_text)
 
@@ -132,9 +146,8 @@ def _fetch_texts(kb: KnowledgeBase, iris: Sequence[str], facts: dict[str, NodeFa
     predicates = list(kb.schema.text_predicates)
     if not predicates:
         return
-    wanted = ", ".join(str(NamedNode(p)) for p in predicates)  # FILTER IN: two VALUES joined plan badly
-    query = (f"SELECT ?s ?t WHERE {{ VALUES ?s {{ {_values(iris)} }} ?s ?p ?t "
-             f"FILTER(?p IN ({wanted}) && isLiteral(?t)) }}")
+    wanted = _each_predicate("?s", predicates, "?t")  # not a second VALUES: two VALUES joined plan badly
+    query = f"SELECT ?s ?t WHERE {{ VALUES ?s {{ {_values(iris)} }} {{ {wanted} }} FILTER(isLiteral(?t)) }}"
     for s, text in run_query(kb, query, sink):
         key = term_key(s)
         if key is not None and text is not None and key in facts:
@@ -142,8 +155,9 @@ def _fetch_texts(kb: KnowledgeBase, iris: Sequence[str], facts: dict[str, NodeFa
 
 
 def fetch_facts(kb: KnowledgeBase, iris: Sequence[str], *, relations: bool = True,
-                sink: QuerySink | None = None) -> dict[str, NodeFacts]:
-    """Labels, types, texts and (optionally) relations of ``iris``."""
+                documented_relations: bool = True, sink: QuerySink | None = None) -> dict[str, NodeFacts]:
+    """Labels, types, texts and (optionally) relations of ``iris``; ``documented_relations=False``:
+    relations only of the nodes without a document (what an index text uses)."""
     iris = list(dict.fromkeys(iris))
     facts = {iri: NodeFacts() for iri in iris}
     labels, types = fetch_labels(kb, iris, sink=sink)
@@ -151,10 +165,11 @@ def fetch_facts(kb: KnowledgeBase, iris: Sequence[str], *, relations: bool = Tru
         facts[iri].label = labels.get(iri) or display_name(iri)
         facts[iri].types = types.get(iri, [])
     for start in range(0, len(iris), VALUES_BATCH):
-        batch = iris[start:start + VALUES_BATCH]
-        _fetch_texts(kb, batch, facts, sink)
-        if relations:
-            _fetch_relations(kb, batch, facts, sink)
+        _fetch_texts(kb, iris[start:start + VALUES_BATCH], facts, sink)
+    if relations:
+        wanted = iris if documented_relations else [i for i in iris if not any(t.strip() for t in facts[i].texts)]
+        for start in range(0, len(wanted), VALUES_BATCH):
+            _fetch_relations(kb, wanted[start:start + VALUES_BATCH], facts, sink)
     return facts
 
 
