@@ -47,7 +47,7 @@ from sparqlqa.embed.embedders import Embedder
 from sparqlqa.errors import ConfigError, NodeIndexDamaged, NodeIndexError, NodeIndexMismatch, StorageError
 from sparqlqa.kb.knowledge_base import KnowledgeBase
 from sparqlqa.kb.naming import unnamed_nodes
-from sparqlqa.kb.node_text import label_predicates, node_texts, run_query
+from sparqlqa.kb.node_text import NodeBasics, index_texts, label_predicates, run_query, scan_basics
 from sparqlqa.kb.vocab import META_CLASSES
 from sparqlqa.paths import atomic_write_json, atomic_write_text, make_folder
 from sparqlqa.vectors import index_files as files
@@ -57,6 +57,9 @@ from sparqlqa.vectors.index_files import ANN_FILE, IDS_FILE, PROGRESS_FILE, VECT
 CHUNK_SIZE = 1024
 #: texts embedded between two progress reports (a few seconds on 2 CPU cores)
 PROGRESS_BATCH = 256
+#: from this many nodes left to embed, their labels, types and documents are read by one scan each of the
+#: KB rather than by ``VALUES`` lookups per chunk (1M nodes: ~1 min against ~6; benchmarks/RESULTS.md)
+SCAN_FROM = 20_000
 #: a type with fewer nodes than this is searched exactly even when the index has an ANN graph
 EXACT_TYPE_ROWS = 50_000
 #: ``progress(done_nodes, total_nodes)``
@@ -162,14 +165,15 @@ def index_nodes(kb: KnowledgeBase) -> tuple[list[str], dict[str, list[str]]]:
     schema = kb.schema
     excluded = {t.iri for t in schema.types} | {r.iri for r in schema.relations}
     type_p = NamedNode(schema.type_predicate)
-    branches = [f"{{ ?s {NamedNode(p)} ?l }}" for p in label_predicates(kb)] + [f"{{ ?s {type_p} ?t }}"]
-    query = f"SELECT DISTINCT ?s WHERE {{ {' UNION '.join(branches)} FILTER(isIRI(?s)) }}"
-    nodes = {row[0].value for row in run_query(kb, query, None) if row[0] is not None}
-    nodes.update(unnamed_nodes(kb, nodes))
     types: dict[str, list[str]] = {}
-    query = f"SELECT ?s ?t WHERE {{ ?s {type_p} ?t FILTER(isIRI(?s) && isIRI(?t)) }}"
-    for s, t in run_query(kb, query, None):
-        types.setdefault(s.value, []).append(t.value)
+    for s, t in run_query(kb, f"SELECT ?s ?t WHERE {{ ?s {type_p} ?t FILTER(isIRI(?s)) }}", None):
+        kinds = types.setdefault(s.value, [])
+        if isinstance(t, NamedNode):
+            kinds.append(t.value)
+    branches = " UNION ".join(f"{{ ?s {NamedNode(p)} ?l }}" for p in label_predicates(kb))
+    nodes = {row[0].value for row in run_query(kb, f"SELECT ?s WHERE {{ {branches} FILTER(isIRI(?s)) }}", None)}
+    nodes.update(types)  # labelled or typed (one scan each: no DISTINCT over their union)
+    nodes.update(unnamed_nodes(kb, nodes, typed_known=True))
     meta_only = {s for s, ts in types.items() if ts and all(t in META_CLASSES for t in ts)}
     ids = sorted(nodes - excluded - meta_only)
     kept = {s: [t for t in types.get(s, []) if t not in META_CLASSES] for s in ids}
@@ -185,10 +189,11 @@ def _type_rows(ids: list[str], types: dict[str, list[str]]) -> dict[str, list[in
 
 
 def _embed_rows(kb: KnowledgeBase, embedder: Embedder, iris: Sequence[str],
-                report: Callable[[int], None] | None = None) -> np.ndarray:
+                report: Callable[[int], None] | None = None, basics: NodeBasics | None = None) -> np.ndarray:
     """Vectors of ``iris`` (rows in their order), embedded shortest text first in slices of
-    :data:`PROGRESS_BATCH`; ``report(n)`` after each slice, so progress moves every few seconds."""
-    texts = node_texts(kb, iris, mode="index")
+    :data:`PROGRESS_BATCH`; ``report(n)`` after each slice, so progress moves every few seconds.
+    ``basics``: the nodes' labels, types and documents, read beforehand by one scan each."""
+    texts = index_texts(kb, iris, basics=basics)
     ordered = [texts[i] for i in iris]
     order = sorted(range(len(ordered)), key=lambda row: len(ordered[row]))  # similar lengths share a batch
     vectors: np.ndarray | None = None
@@ -292,8 +297,10 @@ class _DiskBuild:
         return record
 
     def _embed_chunks(self, record: dict[str, Any], ids: list[str]) -> None:
-        """Embed each chunk whose file is missing or damaged (a damaged one after a warning)."""
+        """Embed each chunk whose file is missing or damaged (a damaged one after a warning); from
+        :data:`SCAN_FROM` nodes to embed, their labels, types and documents are read by one scan each."""
         size, total = record["chunk_size"], len(ids)
+        basics: NodeBasics | None = None
         for number in range(record["chunks"]):
             start, end = number * size, min((number + 1) * size, total)
             path = chunk_path(self.folder, number)
@@ -301,8 +308,10 @@ class _DiskBuild:
             if problem is not None:
                 if path.exists():
                     self._say(problem, f"re-embedding its {end - start:,} nodes")
+                if basics is None and total - start >= SCAN_FROM:
+                    basics = scan_basics(self.kb, set(ids[start:]))
                 vectors = _embed_rows(self.kb, self.embedder, ids[start:end],
-                                      _offset_report(self.progress, start, total))
+                                      _offset_report(self.progress, start, total), basics)
                 files.save_array(path, vectors)
                 record.update(chunks_done=max(record["chunks_done"], number + 1), dimension=int(vectors.shape[1]))
                 record.setdefault("embedder", {})["dimension"] = record["dimension"]
