@@ -44,6 +44,9 @@ class Embedder(ABC):
     name: ClassVar[str] = "abstract"
     #: whether the constructor takes ``device=`` (torch embedders); the others run on the CPU
     takes_device: ClassVar[bool] = False
+    #: embeds thousands of texts a second (a static table): its node index takes bigger chunks and a
+    #: cheaper search graph (:mod:`sparqlqa.vectors.ann`)
+    fast: ClassVar[bool] = False
     dimension: int = 0
 
     @property

@@ -121,6 +121,7 @@ class StaticEmbedder(Embedder):
     """Mean of distilled token vectors (model2vec's static embeddings of all-MiniLM-L6-v2)."""
 
     name = "static"
+    fast = True
 
     def __init__(self, model: str | None = None) -> None:
         self.model_name = model or DEFAULT_MODEL

@@ -55,6 +55,8 @@ from sparqlqa.vectors.ann import ANN_THRESHOLD, OVERSAMPLE, AnnIndex
 from sparqlqa.vectors.index_files import ANN_FILE, IDS_FILE, PROGRESS_FILE, VECTORS_FILE, chunk_path, open_vectors
 
 CHUNK_SIZE = 1024
+#: a fast embedder's chunks (``Embedder.fast``: a chunk takes about a second, not minutes, to redo)
+FAST_CHUNK_SIZE = 16_384
 #: texts embedded between two progress reports (a few seconds on 2 CPU cores)
 PROGRESS_BATCH = 256
 #: from this many nodes left to embed, their labels, types and documents are read by one scan each of the
@@ -329,7 +331,7 @@ class _DiskBuild:
         graph = (self.folder / ANN_FILE).is_file() or count >= ANN_THRESHOLD
         vectors = self._vectors(count, dimension, random_access=graph)
         if graph and not (self.folder / ANN_FILE).is_file():  # a build killed before its graph was saved
-            AnnIndex.build(vectors).save(self.folder / ANN_FILE)
+            AnnIndex.build(vectors, fast=self.embedder.fast).save(self.folder / ANN_FILE)
         ann = files.load_graph(self.folder, count, dimension) if graph else None
         index = NodeIndex(self.embedder.model_id, ids, vectors, rows, ann)
         if len(index.row_of) != count:
@@ -380,8 +382,8 @@ def build_index(kb: KnowledgeBase, embedder: Embedder, *, progress: Progress | N
     root = kb.artifacts_dir("embeddings")
     if root is None:
         return _build_in_memory(kb, embedder, progress)
-    return _DiskBuild(kb, embedder, root / embedder.model_id, chunk_size or CHUNK_SIZE, progress,
-                      warn or _log_warning, rebuild).run()
+    size = chunk_size or (FAST_CHUNK_SIZE if embedder.fast else CHUNK_SIZE)
+    return _DiskBuild(kb, embedder, root / embedder.model_id, size, progress, warn or _log_warning, rebuild).run()
 
 
 def _build_in_memory(kb: KnowledgeBase, embedder: Embedder, progress: Progress | None) -> NodeIndex:
