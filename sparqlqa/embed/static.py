@@ -58,7 +58,7 @@ def hub_offline() -> Iterator[None]:
 
     before = os.environ.get("HF_HUB_OFFLINE")
     os.environ["HF_HUB_OFFLINE"] = "1"
-    constants = sys.modules.get("huggingface_hub.constants")
+    constants: Any = sys.modules.get("huggingface_hub.constants")  # read the variable when imported
     flag = getattr(constants, "HF_HUB_OFFLINE", None)
     if constants is not None:
         constants.HF_HUB_OFFLINE = True
@@ -87,7 +87,7 @@ def _distill(source: str, folder: Path) -> None:
     try:
         with hub_offline():
             model = AutoModel.from_pretrained(source, local_files_only=True)
-            tokenizer = AutoTokenizer.from_pretrained(source, local_files_only=True, use_fast=True)
+            tokenizer: Any = AutoTokenizer.from_pretrained(source, local_files_only=True, use_fast=True)
             hidden = int(getattr(model.config, "hidden_size", PCA_DIMS))
             static = distill_from_model(model=model, tokenizer=tokenizer, device="cpu",
                                         pca_dims=min(PCA_DIMS, hidden))
@@ -144,9 +144,9 @@ class StaticEmbedder(Embedder):
     def _load(self) -> tuple[np.ndarray, Any]:
         if self._table is None:
             try:
+                import scipy.sparse  # noqa: F401  (mean_rows)
                 from safetensors.numpy import load_file
                 from tokenizers import Tokenizer
-                import scipy.sparse  # noqa: F401  (mean_rows)
             except ImportError as exc:
                 raise MissingExtraError(exc.name or "tokenizers", "the static embedder", INSTALL) from exc
             folder = ensure_static_model(self.model_name)

@@ -11,12 +11,12 @@ from typing import Any
 
 import numpy as np
 import pytest
+from static_table import VOCAB, WORDS, install_tiny_table
 
 import sparqlqa.embed.static as static_mod
 from sparqlqa.embed.embedders import embedders, get_embedder
 from sparqlqa.embed.static import StaticEmbedder, ensure_static_model, static_cache_dir
 from sparqlqa.errors import ConfigError, MissingExtraError
-from static_table import VOCAB, WORDS, install_tiny_table
 
 HIDDEN = 32
 
@@ -54,7 +54,7 @@ def distilled(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
 
 
 def test_distils_offline_into_the_cache_atomically(distilled: tuple[Path, Path]) -> None:
-    source, table = distilled
+    _source, table = distilled
     assert "tiny-bert" in table.name and table.name.endswith("-pca256-v1")
     assert {"model.safetensors", "tokenizer.json"} <= {p.name for p in table.iterdir()}
     assert not [p for p in table.parent.iterdir() if p.name.startswith(".")]  # no temporary folder left

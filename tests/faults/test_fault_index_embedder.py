@@ -14,12 +14,12 @@ from typing import Any
 
 import numpy as np
 import pytest
+from static_table import install_tiny_table
 
 import sparqlqa.embed.embedders as embedders_mod
 from faults.helpers import assert_clean_failure, cli
 from sparqlqa.errors import NodeIndexMismatch
 from sparqlqa.vectors.index import NodeIndex
-from static_table import install_tiny_table
 
 QUESTION = "who directed Alien"
 
