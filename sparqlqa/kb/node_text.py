@@ -111,17 +111,20 @@ class NodeBasics:
     texts: dict[str, list[str]] = field(default_factory=dict)
 
 
-def scan_basics(kb: KnowledgeBase, keep: set[str], *, sink: QuerySink | None = None) -> NodeBasics:
+def scan_basics(kb: KnowledgeBase, keep: set[str], *, types: dict[str, list[str]] | None = None,
+                sink: QuerySink | None = None) -> NodeBasics:
     """Labels, types and documents of the IRIs ``keep``, read by one scan each of the KB's labels, types and
     documents: for a whole KB's index far cheaper than lookups by ``VALUES`` (benchmarks/RESULTS.md
-    "Static embedder"); the same choices as :func:`fetch_labels` and the document lookup."""
-    picker, basics = _LabelPicker(kb), NodeBasics()
+    "Static embedder"); the same choices as :func:`fetch_labels` and the document lookup.  ``types``:
+    the nodes' types (not meta-classes) when already read."""
+    picker, basics = _LabelPicker(kb), NodeBasics(types=types if types is not None else {})
     names = _each_predicate("?s", picker.predicates, "?l", "?lp")
     for s, label, predicate in run_query(kb, f"SELECT ?s ?l ?lp WHERE {{ {names} }}", sink):
         if s is not None and s.value in keep:
             picker.offer(s.value, label, predicate)
     basics.labels = picker.labels
-    for s, kind in run_query(kb, f"SELECT ?s ?t WHERE {{ ?s {NamedNode(kb.schema.type_predicate)} ?t }}", sink):
+    type_query = f"SELECT ?s ?t WHERE {{ ?s {NamedNode(kb.schema.type_predicate)} ?t }}"
+    for s, kind in run_query(kb, type_query, sink) if types is None else ():
         if s is not None and s.value in keep:
             _add_type(basics.types, s.value, kind)
     if kb.schema.text_predicates:

@@ -233,6 +233,8 @@ class _DiskBuild:
     warn: Warn
     rebuild: bool = False
     damage: NodeIndexDamaged | None = None
+    #: the nodes' types, when this build listed them
+    types: dict[str, list[str]] | None = None
 
     def run(self) -> NodeIndex:
         """The checked index; a damaged one is rebuilt once after a warning (a graph alone when only it
@@ -289,6 +291,7 @@ class _DiskBuild:
         files.discard_folder(self.folder)
         make_folder(self.folder, what="the node index folder")
         ids, types = index_nodes(self.kb)
+        self.types = types  # the chunks' texts need them: not scanned again
         atomic_write_text(self.folder / IDS_FILE, "".join(f"{iri}\n" for iri in ids))
         atomic_write_json(self.folder / files.TYPES_FILE, _type_rows(ids, types))
         size = self.chunk_size
@@ -311,7 +314,7 @@ class _DiskBuild:
                 if path.exists():
                     self._say(problem, f"re-embedding its {end - start:,} nodes")
                 if basics is None and total - start >= SCAN_FROM:
-                    basics = scan_basics(self.kb, set(ids[start:]))
+                    basics = scan_basics(self.kb, set(ids[start:]), types=self.types)
                 vectors = _embed_rows(self.kb, self.embedder, ids[start:end],
                                       _offset_report(self.progress, start, total), basics)
                 files.save_array(path, vectors)
