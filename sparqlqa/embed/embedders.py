@@ -60,6 +60,12 @@ class Embedder(ABC):
         model = getattr(self, "model_name", None)
         return f"{self.name}:{model}" if model else self.name
 
+    @property
+    def reader_spec(self) -> str | None:
+        """The embedder that reads a question's words against relation names and labels for this one
+        (``None``: itself); a static table leaves that to the transformer it was distilled from."""
+        return None
+
     def fingerprint(self) -> dict[str, Any]:
         """What a node index built with this embedder records, to be searched with no other: the model
         id and the dimension (0 while unknown); an embedder whose weights can change under one id adds

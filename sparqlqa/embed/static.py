@@ -43,6 +43,7 @@ MAX_TOKENS = 512
 TABLE_FILE = "model.safetensors"
 TOKENIZER_FILE = "tokenizer.json"
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
+BUNDLED_NAMES = ("all-MiniLM-L6-v2", "sentence-transformers/all-MiniLM-L6-v2")
 
 
 def static_cache_dir(model: str) -> Path:
@@ -135,6 +136,15 @@ class StaticEmbedder(Embedder):
     def model_id(self) -> str:
         name = Path(self.model_name).name if os.path.isdir(self.model_name) else self.model_name
         return re.sub(r"[^A-Za-z0-9_.-]+", "_", f"static-{name}")
+
+    @property
+    def reader_spec(self) -> str:
+        """Question words against relation names and labels are read by the model the table was distilled
+        from (a few dozen short texts a question: milliseconds), node texts by the table: a table alone
+        loses half of MetaQA's offline Hits@1 (benchmarks/RESULTS.md "Static embedder")."""
+        if self.model_name in BUNDLED_NAMES:
+            return "onnx:all-MiniLM-L6-v2"
+        return f"sentence-transformers:{self.model_name}"
 
     def fingerprint(self) -> dict[str, Any]:
         """Model id, dimension and a digest of the distilled table (loads it, distilling on first use)."""

@@ -142,3 +142,16 @@ def test_cli_index_and_ask_with_the_static_embedder(movies_kb: Any, sparqlqa_hom
     code, output = cli("ask", "movies", "who directed Alien", "--strategy", "vss", "--embedder", "static",
                        "--json")
     assert code == 0 and '"items"' in output, output
+
+
+def test_question_words_are_read_by_the_teacher(movies_kb: Any, sparqlqa_home: Path,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    from sparqlqa.strategies.ask import ask
+
+    assert StaticEmbedder().reader_spec == "onnx:all-MiniLM-L6-v2"
+    assert StaticEmbedder("/models/mine").reader_spec == "sentence-transformers:/models/mine"
+    install_tiny_table()
+    monkeypatch.setattr(StaticEmbedder, "reader_spec", property(lambda self: "fake"))  # no ONNX export here
+    answer = ask(movies_kb, "who directed Alien", strategy="offline", rerank="none", k=3, embedder="static")
+    assert answer.meta["embedder"] == "static-all-MiniLM-L6-v2" and answer.meta["reader"] == "fake"
+    assert answer.items
