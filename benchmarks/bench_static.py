@@ -7,8 +7,9 @@ Sections (each prints one JSON line; ``--json`` collects them):
   figure on ``--onnx-texts`` of them (it is ~300× slower), the static one on all.
 * ``quality``: on MetaQA dev (1/2/3-hop, ``--limit`` questions each, ``random.Random(seed).shuffle`` as
   ``bench_offline.py`` does, so the same samples as RESULTS.md's offline rows): vss Hit@1 / Hit@5
-  (``ask(strategy="vss", k=5)``) and offline Hits@1 (``bench_offline.evaluate``), per embedder.
-* ``index``: ``build_index`` of the big KB with ``static`` from scratch (``--rebuild``), wall time split
+  (``ask(strategy="vss", k=5)``) and offline Hits@1 (``bench_offline.evaluate``): onnx, static (question
+  words read by MiniLM, node texts by the table) and the static table alone.
+* ``index`` (run first): ``build_index`` of the big KB with ``static`` from scratch (``--rebuild``), wall time split
   into listing nodes, reading labels/types/documents, building texts, embedding, joining the chunks and
   the ANN graph.
 
@@ -35,6 +36,25 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 EMBEDDERS = ("onnx:all-MiniLM-L6-v2", "static")
+#: quality rows: (label, --embedder spec, whether the static table also reads the question's words)
+QUALITY_RUNS = (("onnx", "onnx:all-MiniLM-L6-v2", False), ("static", "static", False),
+                ("static, table alone", "static", True))
+
+
+@contextmanager
+def table_alone(on: bool) -> Iterator[None]:
+    """The static table also reads question words against relations and labels (no MiniLM reader)."""
+    from sparqlqa.embed.static import StaticEmbedder
+
+    if not on:
+        yield
+        return
+    saved = StaticEmbedder.reader_spec
+    StaticEmbedder.reader_spec = property(lambda self: None)  # type: ignore[assignment, method-assign]
+    try:
+        yield
+    finally:
+        StaticEmbedder.reader_spec = saved  # type: ignore[method-assign]
 
 
 def load_average() -> str:
@@ -114,13 +134,15 @@ def bench_quality(kb_name: str, folder: Path, limit: int, seed: int) -> list[dic
 
     kb = open_kb(kb_name)
     rows = []
-    for spec in EMBEDDERS:
+    for label, spec, alone in QUALITY_RUNS:
         os.environ["SPARQLQA_EMBEDDER"] = spec  # bench_offline's ask() takes the default embedder
         for hops in ("1-hop", "2-hop", "3-hop"):
             items = metaqa_items(folder, hops, limit, seed)
             started = time.perf_counter()
-            offline = evaluate(kb, items, brackets=True, check_oracle=True)
-            row = {"embedder": spec, "set": f"MetaQA {hops} dev", "n": len(items), **vss_hits(kb, items, spec),
+            with table_alone(alone):
+                offline = evaluate(kb, items, brackets=True, check_oracle=True)
+                vss = vss_hits(kb, items, spec)
+            row = {"embedder": label, "set": f"MetaQA {hops} dev", "n": len(items), **vss,
                    "offline_hits@1": offline["hits@1"], "offline_n_any": offline["n_any"],
                    "offline_hits@1_any": offline["hits@1_any"], "offline_p50_ms": offline["p50_ms"],
                    "seconds": round(time.perf_counter() - started, 1), "load": load_average()}
@@ -202,12 +224,12 @@ def main() -> None:
     args = parser.parse_args()
     sections = args.sections.split(",")
     out: dict[str, Any] = {"started_load": load_average()}
+    if "index" in sections:
+        out["index"] = bench_index(args.big_kb)
     if "embed" in sections:
         out["embed"] = bench_embed([args.kb, args.big_kb], args.onnx_texts)
     if "quality" in sections:
         out["quality"] = bench_quality(args.kb, args.questions, args.limit, args.seed)
-    if "index" in sections:
-        out["index"] = bench_index(args.big_kb)
     if args.json:
         args.json.write_text(json.dumps(out, indent=1), "utf-8")
 
