@@ -219,6 +219,20 @@ class NodeIndexDamaged(NodeIndexError):
         self.graph_only = graph_only
 
 
+class NodeIndexMismatch(NodeIndexError):
+    """A node index was built with another embedder than the one it is asked to serve (another model, another
+    dimension, or the same name over another table: a static embedder distilled again).  Searching it would
+    compare vectors of two models, so it is refused, never silently rebuilt: the hint says how to rebuild it.
+    """
+
+    def __init__(self, problem: str, *, kb: str = "KB", spec: str = "EMBEDDER") -> None:
+        super().__init__(f"the node index of {kb} does not fit the embedder {spec}: {problem}",
+                         hint=f"an index is searched only with the embedder that built it: rebuild it for this one "
+                              f"with 'sparqlqa index {kb} --embedder {spec} --rebuild', or use the embedder "
+                              "it was built with")
+        self.problem = problem
+
+
 # --- ingestion ----------------------------------------------------------------------
 
 

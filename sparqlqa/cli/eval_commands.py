@@ -119,13 +119,15 @@ def _plain_progress() -> ProgressHooks:
               help="The nodes a question names among its answers (default: as the dataset's gold does: "
               "MetaQA exclude, the others auto).")
 @llm_options
+@click.option("--embedder", "embedder_spec", metavar="SPEC",
+              help="Embedder for the vector ranking (e.g. static; default $SPARQLQA_EMBEDDER or onnx).")
 @device_option
 @endpoint_timeout_option()
 @click.option("--json", "as_json", is_flag=True, help="Print metrics.json instead of the table.")
 def eval_(dataset: str, source: Path, kb_name: str, strategy_text: str, out_dir: Path, limit: int | None,
           sample: int | None, seed: int, workers: int, k: int, split: str | None, test_ratio: float,
           no_plots: bool, llm_spec: str | None, llm_cache: str | None, timeout_s: float | None,
-          as_json: bool, topic: str | None = None) -> None:
+          embedder_spec: str | None, as_json: bool, topic: str | None = None) -> None:
     """Run strategies on a benchmark DATASET (questions in SOURCE, a file or folder) and report.
 
     Writes OUT/metrics.json, OUT/report.md (metric × strategy), OUT/questions.jsonl (one row per
@@ -141,16 +143,17 @@ def eval_(dataset: str, source: Path, kb_name: str, strategy_text: str, out_dir:
     strategies = parse_strategies(strategy_text)
     _check_strategies(strategies)
     with endpoint_timeout(timeout_s):
-        _prepare_index(kb_name)
+        _prepare_index(kb_name, embedder_spec)
         with _progress() as (on_start, on_outcome):
             result = evaluate(dataset, source, kb=kb_name, strategies=strategies, out_dir=out_dir, k=k,
                               llm=llm_spec, llm_cache=llm_cache, split=split, test_ratio=test_ratio, limit=limit,
                               sample=sample, seed=seed, workers=workers, plots=not no_plots, ask=None, topic=topic,
+                              embedder=embedder_spec,
                               on_start=on_start, on_outcome=on_outcome)
     _finish(result, as_json)
 
 
-def _prepare_index(kb_name: str) -> None:
+def _prepare_index(kb_name: str, embedder_spec: str | None = None) -> None:
     """Build the KB's node index before the first question, announced and with progress, rather than
     silently inside it."""
     from sparqlqa.cli.ask_commands import ensure_index
@@ -158,7 +161,7 @@ def _prepare_index(kb_name: str) -> None:
     from sparqlqa.kb.knowledge_base import open_kb
 
     with open_kb(kb_name) as kb:
-        ensure_index(kb, get_embedder(None))
+        ensure_index(kb, get_embedder(embedder_spec))
 
 
 def _finish(result: Any, as_json: bool) -> None:

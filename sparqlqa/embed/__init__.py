@@ -1,4 +1,5 @@
-"""Embedders: text → unit vectors, by name (``fake``, ``sentence-transformers``, ``onnx``, ``onnx-int8``).
+"""Embedders: text → unit vectors, by name (``fake``, ``sentence-transformers``, ``onnx``, ``onnx-int8``,
+``static``).
 
 Pure text in, vectors out: nothing here knows about knowledge bases, so the KB layer
 (label vectors for linking) and the vector index (:mod:`sparqlqa.vectors`) both build on it.

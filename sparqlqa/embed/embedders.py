@@ -1,6 +1,7 @@
 """Text embedders by name: the offline default (all-MiniLM-L6-v2 on ONNX Runtime, see
 :mod:`sparqlqa.embed.onnx`), the same model on torch (``sentence-transformers``, for GPUs and other
-models) and a deterministic fake.
+models), a static table distilled from it (``static``, :mod:`sparqlqa.embed.static`: fast, for big KBs)
+and a deterministic fake.
 
 Every embedder implements one method, :meth:`Embedder._embed`, returning
 L2-normalised float32 rows, so cosine similarity is a dot product.
@@ -43,12 +44,33 @@ class Embedder(ABC):
     name: ClassVar[str] = "abstract"
     #: whether the constructor takes ``device=`` (torch embedders); the others run on the CPU
     takes_device: ClassVar[bool] = False
+    #: embeds thousands of texts a second (a static table): its node index takes bigger chunks and a
+    #: cheaper search graph (:mod:`sparqlqa.vectors.ann`)
+    fast: ClassVar[bool] = False
     dimension: int = 0
 
     @property
     def model_id(self) -> str:
         """A stable id of this model, safe as a folder name."""
         return re.sub(r"[^A-Za-z0-9_.-]+", "_", self.name)
+
+    @property
+    def spec(self) -> str:
+        """The ``--embedder`` value naming this embedder (``name:model``)."""
+        model = getattr(self, "model_name", None)
+        return f"{self.name}:{model}" if model else self.name
+
+    @property
+    def reader_spec(self) -> str | None:
+        """The embedder that reads a question's words against relation names and labels for this one
+        (``None``: itself); a static table leaves that to the transformer it was distilled from."""
+        return None
+
+    def fingerprint(self) -> dict[str, Any]:
+        """What a node index built with this embedder records, to be searched with no other: the model
+        id and the dimension (0 while unknown); an embedder whose weights can change under one id adds
+        their digest (``weights``)."""
+        return {"embedder": self.model_id, "dimension": int(self.dimension)}
 
     def embed(self, texts: Sequence[str], *, batch_size: int = 64) -> np.ndarray:
         """Embed ``texts`` → array of shape (len(texts), dimension), rows L2-normalised."""
@@ -110,7 +132,8 @@ class VectorCache:
                 self._vectors.popitem(last=False)
 
 
-embedders: Registry[type[Embedder]] = Registry("embedder", ("sparqlqa.embed.embedders", "sparqlqa.embed.onnx"))
+embedders: Registry[type[Embedder]] = Registry("embedder", ("sparqlqa.embed.embedders", "sparqlqa.embed.onnx",
+                                                            "sparqlqa.embed.static"))
 _loaded: dict[str, Embedder] = {}
 
 
@@ -164,6 +187,10 @@ class FakeEmbedder(Embedder):
     def model_id(self) -> str:
         """``fake`` (64 dimensions) or ``fake-4096``: caches keyed by model never mix dimensions."""
         return "fake" if self.dimension == 64 else f"fake-{self.dimension}"
+
+    @property
+    def spec(self) -> str:
+        return "fake" if self.dimension == 64 else f"fake:{self.dimension}"
 
     def _embed(self, texts: list[str], batch_size: int) -> np.ndarray:
         out = np.zeros((len(texts), self.dimension), dtype=np.float32)

@@ -119,6 +119,7 @@ def evaluate(dataset: str, source: str | Path, *, kb: Any, strategies: Sequence[
              k: int = 20, llm: str | None = None, llm_cache: str | None = None, split: str | None = None,
              test_ratio: float = 1.0, limit: int | None = None, sample: int | None = None, seed: int = 0,
              workers: int = 1, plots: bool = True, ask: AskFunction | None = None, topic: str | None = None,
+             embedder: str | None = None,
              on_start: Callable[[int, int], None] | None = None,
              on_outcome: Callable[[Outcome], None] | None = None) -> EvalResult:
     """Run ``strategies`` on ``dataset`` questions from ``source`` against ``kb`` (object or name).
@@ -145,7 +146,7 @@ def evaluate(dataset: str, source: str | Path, *, kb: Any, strategies: Sequence[
         kb=str(getattr(knowledge_base, "name", kb)), strategies=list(dict.fromkeys(strategies)), k=k,
         llm=llm_spec, llm_cache=llm_cache, split=split, test_ratio=test_ratio, limit=limit, sample=sample,
         seed=seed, workers=workers, kb_generation=str(getattr(manifest, "generation", "")),
-        topic=topic or datasets.get(dataset).topic)
+        topic=topic or datasets.get(dataset).topic, embedder=embedder)
     out = Path(out_dir).expanduser()
     run = EvalRun(knowledge_base, chosen, settings, out, ask=ask, llm=llm_args)
     tasks = run.prepare()

@@ -89,12 +89,15 @@ class RunSettings:
     kb_generation: str = ""
     #: what answers do with the nodes a question names (``ask(topic=...)``); the dataset's, as its gold does
     topic: str = "auto"
+    #: ``--embedder`` (None: the default); an index is searched only with the embedder that built it
+    embedder: str | None = None
 
     def identity(self) -> dict[str, Any]:
         """Settings that change answers or the question set's meaning (not their number)."""
         return {"dataset": self.dataset, "source": self.source, "kb": self.kb, "k": self.k,
                 "llm": self.llm, "split": self.split, "test_ratio": self.test_ratio,
-                "kb_generation": self.kb_generation, **({"topic": self.topic} if self.topic != "auto" else {})}
+                "kb_generation": self.kb_generation, **({"topic": self.topic} if self.topic != "auto" else {}),
+                "embedder": self.embedder}
 
 
 def select_questions(questions: Sequence[Question], *, limit: int | None = None,
@@ -401,9 +404,10 @@ class EvalRun:
         for attempt in (1, 2):
             try:
                 with llm_context(question_id=question.id):  # pending LLM prompts say which question asked
+                    chosen = {"embedder": self.settings.embedder} if self.settings.embedder else {}
                     topic = {"topic": self.settings.topic} if self.settings.topic != "auto" else {}
                     answer = ask(self.kb, question.text, strategy=strategy, llm=self.llm.get(strategy),
-                                 k=self.settings.k, llm_cache=self.settings.llm_cache, **topic)
+                                 k=self.settings.k, llm_cache=self.settings.llm_cache, **topic, **chosen)
                 break
             except NotInCache:
                 return Outcome(question, strategy, "pending")

@@ -75,22 +75,25 @@ def _self_named(kb: KnowledgeBase) -> bool:
     return bool(sources) and formats <= SELF_NAMING_FORMATS
 
 
-def unnamed_nodes(kb: KnowledgeBase, named: set[str]) -> list[str]:
+def unnamed_nodes(kb: KnowledgeBase, named: set[str], *, typed_known: bool = False) -> list[str]:
     """IRIs at either end of an object relation of ``kb``, or typed, that are not in ``named`` nor schema
     terms, sorted.
 
     One scan over the relation edges (skipped for KBs whose ingest names every node); remote
-    endpoints are never scanned (they are looked up by name on the engine).
+    endpoints are never scanned (they are looked up by name on the engine).  ``typed_known``: every
+    typed node is in ``named`` already (the type triples are not scanned again).
     """
     if _self_named(kb) or kb.is_remote:
         return []
     schema = kb.schema
     relations = [r.iri for r in schema.relations if r.kind == "object"]
     type_p, meta = NamedNode(schema.type_predicate), ", ".join(str(NamedNode(c)) for c in sorted(META_CLASSES))
-    branches = [f"{{ ?n {type_p} ?t FILTER(?t NOT IN ({meta})) }}"]
+    branches = [] if typed_known else [f"{{ ?n {type_p} ?t FILTER(?t NOT IN ({meta})) }}"]
     if relations:
         values = " ".join(str(NamedNode(p)) for p in relations)
         branches.append(f"{{ VALUES ?p {{ {values} }} {{ ?n ?p ?o }} UNION {{ ?o ?p ?n }} }}")
+    if not branches:
+        return []
     query = f"SELECT DISTINCT ?n WHERE {{ {' UNION '.join(branches)} FILTER(isIRI(?n)) }}"
     skip = named | {t.iri for t in schema.types} | set(relations) | META_CLASSES
     found = {row[0].value for row in kb.query(query).rows if isinstance(row[0], NamedNode)}

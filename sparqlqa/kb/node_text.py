@@ -23,8 +23,8 @@ from sparqlqa.kb.schema import fold_reversed_facts, humanize, local_name, revers
 from sparqlqa.kb.terms import is_blank_key, term_from_key, term_key
 from sparqlqa.kb.vocab import META_CLASSES, RDFS, SQA
 
-__all__ = ["MAX_TEXT_CHARS", "MAX_VALUES", "NodeFacts", "QuerySink", "fetch_facts", "fetch_labels",
-           "label_predicates", "node_texts", "run_query", "verbalize"]
+__all__ = ["MAX_TEXT_CHARS", "MAX_VALUES", "NodeBasics", "NodeFacts", "QuerySink", "fetch_facts", "fetch_labels",
+           "index_texts", "label_predicates", "node_texts", "run_query", "scan_basics", "verbalize"]
 
 VALUES_BATCH = 500
 #: relation values listed per relation in a verbalisation, and its length cap
@@ -61,32 +61,90 @@ def label_predicates(kb: KnowledgeBase) -> list[str]:
     return list(kb.schema.label_predicates) or [RDFS.label.value]
 
 
+class _LabelPicker:
+    """The name to show per node: the first label predicate's, then by :func:`language_rank`, then text."""
+
+    def __init__(self, kb: KnowledgeBase) -> None:
+        self.predicates = label_predicates(kb)
+        self.language = kb.profile.language
+        self.labels: dict[str, str] = {}
+        self._rank: dict[str, tuple[int, int, str]] = {}
+
+    def offer(self, key: str, label: Any, predicate: Any) -> None:
+        if isinstance(label, Literal) and label.value.strip():
+            where = self.predicates.index(predicate.value) if predicate is not None else len(self.predicates)
+            rank = (where, language_rank(label.language, self.language), label.value)
+            if key not in self._rank or rank < self._rank[key]:
+                self.labels[key], self._rank[key] = label.value, rank
+
+
+def _add_type(types: dict[str, list[str]], key: str, kind: Any) -> None:
+    if isinstance(kind, NamedNode) and kind.value not in META_CLASSES:
+        known = types.setdefault(key, [])
+        if kind.value not in known:
+            known.append(kind.value)
+
+
 def fetch_labels(kb: KnowledgeBase, iris: Sequence[str], *, sink: QuerySink | None = None,
                  ) -> tuple[dict[str, str], dict[str, list[str]]]:
     """Labels and types of ``iris`` (one query per 500 IRIs)."""
-    labels: dict[str, str] = {}
-    label_rank: dict[str, tuple[int, int, str]] = {}
+    picker = _LabelPicker(kb)
     types: dict[str, list[str]] = {}
-    language = kb.profile.language
-    predicates = label_predicates(kb)
-    label_in = ", ".join(str(NamedNode(p)) for p in predicates)
+    names = _each_predicate("?s", picker.predicates, "?l", "?lp")
     type_p = NamedNode(kb.schema.type_predicate)
     for start in range(0, len(iris), VALUES_BATCH):
         query = (f"SELECT ?s ?l ?t ?lp WHERE {{ VALUES ?s {{ {_values(iris[start:start + VALUES_BATCH])} }} "
-                 f"OPTIONAL {{ ?s ?lp ?l FILTER(?lp IN ({label_in})) }} OPTIONAL {{ ?s {type_p} ?t }} }}")
+                 f"OPTIONAL {{ {names} }} OPTIONAL {{ ?s {type_p} ?t }} }}")
         for s, label, kind, predicate in run_query(kb, query, sink):
-            if s is None:
-                continue
-            if isinstance(label, Literal) and label.value.strip():
-                where = predicates.index(predicate.value) if predicate is not None else len(predicates)
-                rank = (where, language_rank(label.language, language), label.value)
-                if s.value not in label_rank or rank < label_rank[s.value]:
-                    labels[s.value], label_rank[s.value] = label.value, rank
-            if isinstance(kind, NamedNode) and kind.value not in META_CLASSES:
-                known = types.setdefault(s.value, [])
-                if kind.value not in known:
-                    known.append(kind.value)
-    return labels, types
+            if s is not None:
+                picker.offer(s.value, label, predicate)
+                _add_type(types, s.value, kind)
+    return picker.labels, types
+
+
+@dataclass
+class NodeBasics:
+    """Labels, types and documents of many nodes at once (:func:`scan_basics`)."""
+
+    labels: dict[str, str] = field(default_factory=dict)
+    types: dict[str, list[str]] = field(default_factory=dict)
+    texts: dict[str, list[str]] = field(default_factory=dict)
+
+
+def scan_basics(kb: KnowledgeBase, keep: set[str], *, types: dict[str, list[str]] | None = None,
+                sink: QuerySink | None = None) -> NodeBasics:
+    """Labels, types and documents of the IRIs ``keep``, read by one scan each of the KB's labels, types and
+    documents: for a whole KB's index far cheaper than lookups by ``VALUES`` (benchmarks/RESULTS.md
+    "Static embedder"); the same choices as :func:`fetch_labels` and the document lookup.  ``types``:
+    the nodes' types (not meta-classes) when already read."""
+    picker, basics = _LabelPicker(kb), NodeBasics(types=types if types is not None else {})
+    names = _each_predicate("?s", picker.predicates, "?l", "?lp")
+    for s, label, predicate in run_query(kb, f"SELECT ?s ?l ?lp WHERE {{ {names} }}", sink):
+        if s is not None and s.value in keep:
+            picker.offer(s.value, label, predicate)
+    basics.labels = picker.labels
+    type_query = f"SELECT ?s ?t WHERE {{ ?s {NamedNode(kb.schema.type_predicate)} ?t }}"
+    for s, kind in run_query(kb, type_query, sink) if types is None else ():
+        if s is not None and s.value in keep:
+            _add_type(basics.types, s.value, kind)
+    if kb.schema.text_predicates:
+        documents = _each_predicate("?s", list(kb.schema.text_predicates), "?t")
+        for s, text in run_query(kb, f"SELECT ?s ?t WHERE {{ {{ {documents} }} FILTER(isLiteral(?t)) }}", sink):
+            if s is not None and text is not None and s.value in keep:
+                basics.texts.setdefault(s.value, []).append(text.value)
+    return basics
+
+
+def _each_predicate(subject: str, predicates: Sequence[str], value: str, predicate: str | None = None) -> str:
+    """``{ S <p1> V } UNION { S <p2> V } ...`` (binding ``predicate`` to the one that matched): a lookup per
+    predicate, where ``S ?p V FILTER(?p IN (...))`` reads every triple of S (a hub's thousands of edges).
+
+    >>> _each_predicate("?s", ["urn:a", "urn:b"], "?l", "?lp")
+    '{ ?s <urn:a> ?l BIND(<urn:a> AS ?lp) } UNION { ?s <urn:b> ?l BIND(<urn:b> AS ?lp) }'
+    """
+    terms = [str(NamedNode(p)) for p in predicates]
+    bind = (lambda term: f" BIND({term} AS {predicate})") if predicate else (lambda term: "")
+    return " UNION ".join(f"{{ {subject} {term} {value}{bind(term)} }}" for term in terms)
 
 
 def _relation_label(kb: KnowledgeBase, iri: str) -> str:
@@ -97,10 +155,9 @@ def _relation_label(kb: KnowledgeBase, iri: str) -> str:
 def _fetch_relations(kb: KnowledgeBase, iris: Sequence[str], facts: dict[str, NodeFacts],
                      sink: QuerySink | None) -> None:
     predicates = label_predicates(kb)
-    label_in = ", ".join(str(NamedNode(p)) for p in predicates)
     skip = f"FILTER(?p != {NamedNode(kb.schema.type_predicate)})"
     values = _values(iris)
-    names = f"OPTIONAL {{ ?x ?lp ?xl FILTER(?lp IN ({label_in})) }}"
+    names = f"OPTIONAL {{ {_each_predicate('?x', predicates, '?xl', '?lp')} }}"
     attributes = ", ".join(str(NamedNode(r.iri)) for r in kb.schema.relations if r.kind == "literal")
     objects = f"isIRI(?x) || (isLiteral(?x) && ?p IN ({attributes}))" if attributes else "isIRI(?x)"
     out_q = (f"SELECT ?s ?p ?x ?xl ?lp WHERE {{ VALUES ?s {{ {values} }} ?s ?p ?x FILTER({objects}) {skip} "
@@ -108,6 +165,7 @@ def _fetch_relations(kb: KnowledgeBase, iris: Sequence[str], facts: dict[str, No
     in_q = (f"SELECT ?o ?p ?x ?xl ?lp WHERE {{ VALUES ?o {{ {values} }} ?x ?p ?o FILTER(isIRI(?x)) {skip} "
             f"{names} }}")
     language = kb.profile.language
+    relation_labels: dict[str, str] = {}
     for query, attr in ((out_q, "outgoing"), (in_q, "incoming")):
         edges: dict[tuple[str, str, str], tuple[tuple[int, int, str], str]] = {}
         for node, pred, other, other_label, label_p in run_query(kb, query, sink):
@@ -122,7 +180,9 @@ def _fetch_relations(kb: KnowledgeBase, iris: Sequence[str], facts: dict[str, No
             if edge not in edges or name < edges[edge][0]:
                 edges[edge] = (name, name[2])
         for (key, pred_iri, _other), (_rank, name_text) in edges.items():
-            bucket = getattr(facts[key], attr).setdefault(_relation_label(kb, pred_iri), [])
+            if pred_iri not in relation_labels:
+                relation_labels[pred_iri] = _relation_label(kb, pred_iri)
+            bucket = getattr(facts[key], attr).setdefault(relation_labels[pred_iri], [])
             if name_text not in bucket:
                 bucket.append(name_text)
 
@@ -132,9 +192,8 @@ def _fetch_texts(kb: KnowledgeBase, iris: Sequence[str], facts: dict[str, NodeFa
     predicates = list(kb.schema.text_predicates)
     if not predicates:
         return
-    wanted = ", ".join(str(NamedNode(p)) for p in predicates)  # FILTER IN: two VALUES joined plan badly
-    query = (f"SELECT ?s ?t WHERE {{ VALUES ?s {{ {_values(iris)} }} ?s ?p ?t "
-             f"FILTER(?p IN ({wanted}) && isLiteral(?t)) }}")
+    wanted = _each_predicate("?s", predicates, "?t")  # not a second VALUES: two VALUES joined plan badly
+    query = f"SELECT ?s ?t WHERE {{ VALUES ?s {{ {_values(iris)} }} {{ {wanted} }} FILTER(isLiteral(?t)) }}"
     for s, text in run_query(kb, query, sink):
         key = term_key(s)
         if key is not None and text is not None and key in facts:
@@ -142,19 +201,25 @@ def _fetch_texts(kb: KnowledgeBase, iris: Sequence[str], facts: dict[str, NodeFa
 
 
 def fetch_facts(kb: KnowledgeBase, iris: Sequence[str], *, relations: bool = True,
+                documented_relations: bool = True, basics: NodeBasics | None = None,
                 sink: QuerySink | None = None) -> dict[str, NodeFacts]:
-    """Labels, types, texts and (optionally) relations of ``iris``."""
+    """Labels, types, texts and (optionally) relations of ``iris``; ``documented_relations=False``:
+    relations only of the nodes without a document (what an index text uses); ``basics``: labels,
+    types and documents already read (:func:`scan_basics`)."""
     iris = list(dict.fromkeys(iris))
     facts = {iri: NodeFacts() for iri in iris}
-    labels, types = fetch_labels(kb, iris, sink=sink)
+    labels, types = (basics.labels, basics.types) if basics is not None else fetch_labels(kb, iris, sink=sink)
     for iri in iris:
         facts[iri].label = labels.get(iri) or display_name(iri)
-        facts[iri].types = types.get(iri, [])
-    for start in range(0, len(iris), VALUES_BATCH):
-        batch = iris[start:start + VALUES_BATCH]
-        _fetch_texts(kb, batch, facts, sink)
-        if relations:
-            _fetch_relations(kb, batch, facts, sink)
+        facts[iri].types = list(types.get(iri, []))
+        if basics is not None:
+            facts[iri].texts = list(basics.texts.get(iri, []))
+    for start in range(0, len(iris) if basics is None else 0, VALUES_BATCH):
+        _fetch_texts(kb, iris[start:start + VALUES_BATCH], facts, sink)
+    if relations:
+        wanted = iris if documented_relations else [i for i in iris if not any(t.strip() for t in facts[i].texts)]
+        for start in range(0, len(wanted), VALUES_BATCH):
+            _fetch_relations(kb, wanted[start:start + VALUES_BATCH], facts, sink)
     return facts
 
 
@@ -195,3 +260,12 @@ def node_texts(kb: KnowledgeBase, iris: Sequence[str], *, mode: str = "index",
         texts[iri] = verbalize(fact, kb.schema.type_label, with_relations=relations, max_chars=max_chars,
                                max_values=max_values)
     return texts
+
+
+def index_texts(kb: KnowledgeBase, iris: Sequence[str], *, basics: NodeBasics | None = None,
+                sink: QuerySink | None = None) -> dict[str, str]:
+    """What the node index embeds: ``node_texts(mode="index")``, reading relations only for nodes without
+    a document, and labels, types and documents from ``basics`` when given."""
+    facts = fetch_facts(kb, iris, documented_relations=False, basics=basics, sink=sink)
+    return {iri: verbalize(fact, kb.schema.type_label, with_relations=not any(t.strip() for t in fact.texts))
+            for iri, fact in facts.items()}

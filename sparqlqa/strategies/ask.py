@@ -91,9 +91,11 @@ def ask(kb: KnowledgeBase | str, question: str, *, strategy: str | None = None, 
                           "or use --strategy offline / vss")
     question = clean_text(question, kind=PROSE, field="question")  # the library is an edge too
     base = open_kb(clean_text(kb, kind=NAME, field="kb")) if isinstance(kb, str) else kb
-    ctx = AskContext(kb=base, question=question.strip(), llm=llm_obj, embedder=get_embedder(embedder), k=k,
+    ranker = get_embedder(embedder)
+    ctx = AskContext(kb=base, question=question.strip(), llm=llm_obj, embedder=ranker, k=k,
                      rerank=rerank, options=options, strategy=name, settings=dict(settings or {}),
-                     exact=exact, topic=topic)
+                     exact=exact, topic=topic,
+                     reader=get_embedder(ranker.reader_spec) if ranker.reader_spec else None)
     if note:
         ctx.note(note)
     try:

@@ -100,7 +100,7 @@ class FourStep(Strategy):
             from sparqlqa.errors import ConfigError
 
             raise ConfigError("the 4step triplet step needs an LLM")
-        return generate_triplets(ctx.question, ctx.kb, ctx.llm, embedder=ctx.embedder)
+        return generate_triplets(ctx.question, ctx.kb, ctx.llm, embedder=ctx.word_embedder)
 
     def run(self, ctx: AskContext) -> Answer:
         triplets = run_triplets(ctx, self.make_triplets)

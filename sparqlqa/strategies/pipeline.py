@@ -73,6 +73,13 @@ class AskContext:
     topic: str = "auto"
     #: the nodes the question names (its linked constants), once stage 2 linked them
     topic_iris: set[str] = field(default_factory=set)
+    #: reads the question's words against relation names and labels (triplets, offline paths, linking);
+    #: ``None``: :attr:`embedder`, which embeds node texts and ranks (``Embedder.reader_spec``)
+    reader: Embedder | None = None
+
+    @property
+    def word_embedder(self) -> Embedder:
+        return self.reader or self.embedder
 
     @contextmanager
     def stage(self, name: str) -> Iterator[None]:
@@ -137,7 +144,7 @@ def find(ctx: AskContext, triplets: Triplets) -> tuple[LinkedConstants | None, C
 
     try:
         with ctx.stage("linking"):
-            linked = link_constants(triplets, ctx.kb, embedder=ctx.embedder)
+            linked = link_constants(triplets, ctx.kb, embedder=ctx.word_embedder)
         for note in getattr(linked, "notes", []):
             ctx.note(note)
         with ctx.stage("sparql"):
@@ -298,6 +305,7 @@ def _item(ctx: AskContext, node: RankedNode, labels: dict[str, str], types: dict
 def _meta(ctx: AskContext, ranking: Ranking) -> dict[str, Any]:
     return {"strategy": ctx.strategy, "k": ctx.k, "rerank": ctx.rerank,
             "llm": ctx.llm.spec if ctx.llm is not None else None, "embedder": ctx.embedder.model_id,
+            **({"reader": ctx.reader.model_id} if ctx.reader is not None else {}),
             "ranking": ranking.to_dict(), **{f"{k}_result": v for k, v in ctx.records.items()}}
 
 

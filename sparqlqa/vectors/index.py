@@ -44,10 +44,10 @@ import numpy as np
 from pyoxigraph import NamedNode
 
 from sparqlqa.embed.embedders import Embedder
-from sparqlqa.errors import ConfigError, NodeIndexDamaged, NodeIndexError, StorageError
+from sparqlqa.errors import ConfigError, NodeIndexDamaged, NodeIndexError, NodeIndexMismatch, StorageError
 from sparqlqa.kb.knowledge_base import KnowledgeBase
 from sparqlqa.kb.naming import unnamed_nodes
-from sparqlqa.kb.node_text import label_predicates, node_texts, run_query
+from sparqlqa.kb.node_text import NodeBasics, index_texts, label_predicates, run_query, scan_basics
 from sparqlqa.kb.vocab import META_CLASSES
 from sparqlqa.paths import atomic_write_json, atomic_write_text, make_folder
 from sparqlqa.vectors import index_files as files
@@ -55,8 +55,13 @@ from sparqlqa.vectors.ann import ANN_THRESHOLD, OVERSAMPLE, AnnIndex
 from sparqlqa.vectors.index_files import ANN_FILE, IDS_FILE, PROGRESS_FILE, VECTORS_FILE, chunk_path, open_vectors
 
 CHUNK_SIZE = 1024
+#: a fast embedder's chunks (``Embedder.fast``: a chunk takes about a second, not minutes, to redo)
+FAST_CHUNK_SIZE = 16_384
 #: texts embedded between two progress reports (a few seconds on 2 CPU cores)
 PROGRESS_BATCH = 256
+#: from this many nodes left to embed, their labels, types and documents are read by one scan each of the
+#: KB rather than by ``VALUES`` lookups per chunk (1M nodes: ~1 min against ~6; benchmarks/RESULTS.md)
+SCAN_FROM = 20_000
 #: a type with fewer nodes than this is searched exactly even when the index has an ANN graph
 EXACT_TYPE_ROWS = 50_000
 #: ``progress(done_nodes, total_nodes)``
@@ -94,6 +99,7 @@ class NodeIndex:
     def search(self, query: np.ndarray, k: int, *, type_iri: str | None = None,
                exclude: Iterable[str] = ()) -> list[tuple[str, float]]:
         """The ``k`` nodes most similar to ``query`` (ties: lower row first), optionally of one type."""
+        self.check_query(query)
         rows = self.rows_for(type_iri)
         skip = {self.row_of[i] for i in exclude if i in self.row_of}
         if k <= 0 or len(self.ids) == 0:
@@ -111,6 +117,12 @@ class NodeIndex:
         picked = top if rows is None else rows[top]
         found = [(self.ids[int(r)], float(s)) for r, s in zip(picked, scores[top]) if int(r) not in skip]
         return found[:k]
+
+    def check_query(self, query: np.ndarray) -> None:
+        """A query vector of another dimension than the index's comes from another embedder: refused."""
+        if len(self.ids) and query.shape[-1] != self.vectors.shape[1]:
+            raise NodeIndexMismatch(f"the query vector has {query.shape[-1]} dimensions, the index "
+                                    f"({self.model_id}) {self.vectors.shape[1]}")
 
     def _ann_search(self, query: np.ndarray, k: int, rows: np.ndarray | None, key: str,
                     skip: set[int]) -> list[tuple[str, float]]:
@@ -135,6 +147,7 @@ class NodeIndex:
         known = [(iri, self.row_of[iri]) for iri in iris if iri in self.row_of]
         if not known:
             return {}
+        self.check_query(query)
         rows = np.fromiter((r for _, r in known), dtype=np.int64, count=len(known))
         scores = self.vectors[rows] @ query.astype(np.float32)
         return {iri: float(s) for (iri, _), s in zip(known, scores)}
@@ -154,14 +167,15 @@ def index_nodes(kb: KnowledgeBase) -> tuple[list[str], dict[str, list[str]]]:
     schema = kb.schema
     excluded = {t.iri for t in schema.types} | {r.iri for r in schema.relations}
     type_p = NamedNode(schema.type_predicate)
-    branches = [f"{{ ?s {NamedNode(p)} ?l }}" for p in label_predicates(kb)] + [f"{{ ?s {type_p} ?t }}"]
-    query = f"SELECT DISTINCT ?s WHERE {{ {' UNION '.join(branches)} FILTER(isIRI(?s)) }}"
-    nodes = {row[0].value for row in run_query(kb, query, None) if row[0] is not None}
-    nodes.update(unnamed_nodes(kb, nodes))
     types: dict[str, list[str]] = {}
-    query = f"SELECT ?s ?t WHERE {{ ?s {type_p} ?t FILTER(isIRI(?s) && isIRI(?t)) }}"
-    for s, t in run_query(kb, query, None):
-        types.setdefault(s.value, []).append(t.value)
+    for s, t in run_query(kb, f"SELECT ?s ?t WHERE {{ ?s {type_p} ?t FILTER(isIRI(?s)) }}", None):
+        kinds = types.setdefault(s.value, [])
+        if isinstance(t, NamedNode):
+            kinds.append(t.value)
+    branches = " UNION ".join(f"{{ ?s {NamedNode(p)} ?l }}" for p in label_predicates(kb))
+    nodes = {row[0].value for row in run_query(kb, f"SELECT ?s WHERE {{ {branches} FILTER(isIRI(?s)) }}", None)}
+    nodes.update(types)  # labelled or typed (one scan each: no DISTINCT over their union)
+    nodes.update(unnamed_nodes(kb, nodes, typed_known=True))
     meta_only = {s for s, ts in types.items() if ts and all(t in META_CLASSES for t in ts)}
     ids = sorted(nodes - excluded - meta_only)
     kept = {s: [t for t in types.get(s, []) if t not in META_CLASSES] for s in ids}
@@ -177,10 +191,11 @@ def _type_rows(ids: list[str], types: dict[str, list[str]]) -> dict[str, list[in
 
 
 def _embed_rows(kb: KnowledgeBase, embedder: Embedder, iris: Sequence[str],
-                report: Callable[[int], None] | None = None) -> np.ndarray:
+                report: Callable[[int], None] | None = None, basics: NodeBasics | None = None) -> np.ndarray:
     """Vectors of ``iris`` (rows in their order), embedded shortest text first in slices of
-    :data:`PROGRESS_BATCH`; ``report(n)`` after each slice, so progress moves every few seconds."""
-    texts = node_texts(kb, iris, mode="index")
+    :data:`PROGRESS_BATCH`; ``report(n)`` after each slice, so progress moves every few seconds.
+    ``basics``: the nodes' labels, types and documents, read beforehand by one scan each."""
+    texts = index_texts(kb, iris, basics=basics)
     ordered = [texts[i] for i in iris]
     order = sorted(range(len(ordered)), key=lambda row: len(ordered[row]))  # similar lengths share a batch
     vectors: np.ndarray | None = None
@@ -218,6 +233,8 @@ class _DiskBuild:
     warn: Warn
     rebuild: bool = False
     damage: NodeIndexDamaged | None = None
+    #: the nodes' types, when this build listed them
+    types: dict[str, list[str]] | None = None
 
     def run(self) -> NodeIndex:
         """The checked index; a damaged one is rebuilt once after a warning (a graph alone when only it
@@ -241,8 +258,10 @@ class _DiskBuild:
     def load_or_build(self) -> NodeIndex:
         """The finished index, or the build finished first (resumed, or started afresh)."""
         record = files.read_record(self.folder)
-        if record is not None and record["model_id"] != self.embedder.model_id:
-            raise NodeIndexDamaged(self.folder, f"{PROGRESS_FILE} belongs to the model {record['model_id']!r}")
+        if record is not None:
+            problem = files.fingerprint_problem(files.recorded_fingerprint(record), self.embedder.fingerprint())
+            if problem is not None:
+                raise NodeIndexMismatch(problem, kb=self.kb.name, spec=self.embedder.spec)
         if record is not None and record["complete"]:
             if not record["count"] or (self.folder / VECTORS_FILE).is_file():
                 return self.load(record)
@@ -272,18 +291,21 @@ class _DiskBuild:
         files.discard_folder(self.folder)
         make_folder(self.folder, what="the node index folder")
         ids, types = index_nodes(self.kb)
+        self.types = types  # the chunks' texts need them: not scanned again
         atomic_write_text(self.folder / IDS_FILE, "".join(f"{iri}\n" for iri in ids))
         atomic_write_json(self.folder / files.TYPES_FILE, _type_rows(ids, types))
         size = self.chunk_size
         record = {"format": files.INDEX_FORMAT, "model_id": self.embedder.model_id, "chunk_size": size,
                   "count": len(ids), "chunks": (len(ids) + size - 1) // size,
-                  "dimension": None, "chunks_done": 0, "complete": False}
+                  "dimension": None, "chunks_done": 0, "complete": False, "embedder": self.embedder.fingerprint()}
         atomic_write_json(self.folder / PROGRESS_FILE, record)
         return record
 
     def _embed_chunks(self, record: dict[str, Any], ids: list[str]) -> None:
-        """Embed each chunk whose file is missing or damaged (a damaged one after a warning)."""
+        """Embed each chunk whose file is missing or damaged (a damaged one after a warning); from
+        :data:`SCAN_FROM` nodes to embed, their labels, types and documents are read by one scan each."""
         size, total = record["chunk_size"], len(ids)
+        basics: NodeBasics | None = None
         for number in range(record["chunks"]):
             start, end = number * size, min((number + 1) * size, total)
             path = chunk_path(self.folder, number)
@@ -291,10 +313,13 @@ class _DiskBuild:
             if problem is not None:
                 if path.exists():
                     self._say(problem, f"re-embedding its {end - start:,} nodes")
+                if basics is None and total - start >= SCAN_FROM:
+                    basics = scan_basics(self.kb, set(ids[start:]), types=self.types)
                 vectors = _embed_rows(self.kb, self.embedder, ids[start:end],
-                                      _offset_report(self.progress, start, total))
+                                      _offset_report(self.progress, start, total), basics)
                 files.save_array(path, vectors)
                 record.update(chunks_done=max(record["chunks_done"], number + 1), dimension=int(vectors.shape[1]))
+                record.setdefault("embedder", {})["dimension"] = record["dimension"]
                 atomic_write_json(self.folder / PROGRESS_FILE, record)
             if self.progress is not None:
                 self.progress(end, total)
@@ -309,7 +334,7 @@ class _DiskBuild:
         graph = (self.folder / ANN_FILE).is_file() or count >= ANN_THRESHOLD
         vectors = self._vectors(count, dimension, random_access=graph)
         if graph and not (self.folder / ANN_FILE).is_file():  # a build killed before its graph was saved
-            AnnIndex.build(vectors).save(self.folder / ANN_FILE)
+            AnnIndex.build(vectors, fast=self.embedder.fast).save(self.folder / ANN_FILE)
         ann = files.load_graph(self.folder, count, dimension) if graph else None
         index = NodeIndex(self.embedder.model_id, ids, vectors, rows, ann)
         if len(index.row_of) != count:
@@ -360,8 +385,8 @@ def build_index(kb: KnowledgeBase, embedder: Embedder, *, progress: Progress | N
     root = kb.artifacts_dir("embeddings")
     if root is None:
         return _build_in_memory(kb, embedder, progress)
-    return _DiskBuild(kb, embedder, root / embedder.model_id, chunk_size or CHUNK_SIZE, progress,
-                      warn or _log_warning, rebuild).run()
+    size = chunk_size or (FAST_CHUNK_SIZE if embedder.fast else CHUNK_SIZE)
+    return _DiskBuild(kb, embedder, root / embedder.model_id, size, progress, warn or _log_warning, rebuild).run()
 
 
 def _build_in_memory(kb: KnowledgeBase, embedder: Embedder, progress: Progress | None) -> NodeIndex:

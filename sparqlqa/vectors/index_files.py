@@ -68,6 +68,8 @@ def record_problem(record: Any) -> str | None:
     for name, kinds in _RECORD_FIELDS.items():
         if not isinstance(record.get(name), kinds):
             return f"{PROGRESS_FILE} has no valid {name!r}"
+    if not isinstance(record.get("embedder", {}), dict):
+        return f"{PROGRESS_FILE} has no valid 'embedder'"
     if record["format"] != INDEX_FORMAT:
         return f"{PROGRESS_FILE} is index format {record['format']}, this version reads {INDEX_FORMAT}"
     size, count = record["chunk_size"], record["count"]
@@ -97,6 +99,40 @@ def progress_status(folder: Path) -> dict[str, Any]:
         return read_record(folder) or {}
     except NodeIndexDamaged as damage:
         return {"damaged": damage.problem}
+
+
+def recorded_fingerprint(record: dict[str, Any]) -> dict[str, Any]:
+    """The fingerprint of the embedder that built an index (``Embedder.fingerprint()``), from its record;
+    an index built before fingerprints were recorded has its model id and dimension."""
+    fingerprint = {"dimension": 0, **record.get("embedder", {}), "embedder": record["model_id"]}
+    if record["dimension"]:
+        fingerprint["dimension"] = record["dimension"]
+    return fingerprint
+
+
+def fingerprint_problem(built: dict[str, Any], asked: dict[str, Any]) -> str | None:
+    """Why an index built by the embedder of fingerprint ``built`` cannot serve ``asked`` (``None``: it can).
+
+    >>> fingerprint_problem({"embedder": "onnx-m", "dimension": 384}, {"embedder": "static-m", "dimension": 256})
+    'it was built with onnx-m (384 dimensions), not static-m (256 dimensions)'
+    >>> fingerprint_problem({"embedder": "static-m", "dimension": 256, "weights": "ab12"},
+    ...                     {"embedder": "static-m", "dimension": 256, "weights": "cd34"})
+    'it was built with another table of static-m (weights ab12, now cd34: the model was distilled again)'
+    >>> fingerprint_problem({"embedder": "fake", "dimension": 0}, {"embedder": "fake", "dimension": 64}) is None
+    True
+    """
+    name, size = built.get("embedder"), int(built.get("dimension") or 0)
+    own, own_size = asked.get("embedder"), int(asked.get("dimension") or 0)
+    if name != own:
+        return (f"it was built with {name}{f' ({size} dimensions)' if size else ''}, "
+                f"not {own}{f' ({own_size} dimensions)' if own_size else ''}")
+    if size and own_size and size != own_size:
+        return f"its vectors have {size} dimensions, {own} now gives {own_size}"
+    weights, own_weights = built.get("weights"), asked.get("weights")
+    if weights and own_weights and weights != own_weights:
+        return (f"it was built with another table of {own} (weights {weights}, now {own_weights}: "
+                "the model was distilled again)")
+    return None
 
 
 # --- ids.txt, types.json -----------------------------------------------------------------------

@@ -127,3 +127,15 @@ def test_a_crash_on_one_question_is_an_error_and_a_failing_exit(movies_kb: Any, 
     rerun = run("jsonl", str(questions_file), "--kb", "movies", "--strategy", "offline", "--out", str(out),
                 "--no-plots", "--json")
     assert rerun.exit_code == 1 and json.loads(rerun.stdout)["errors"][0]["id"] == "ridley"
+
+
+def test_embedder_is_used_recorded_and_part_of_the_run(movies_kb: Any, questions_file: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    result = run("jsonl", str(questions_file), "--kb", "movies", "--strategy", "vss", "--out", str(out),
+                 "--no-plots", "--json", "--embedder", "fake:32")
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["run"]["embedder"] == "fake:32"
+    assert [p.name for p in movies_kb.artifacts_dir("embeddings").iterdir()] == ["fake-32"]  # its own index
+    again = CliRunner().invoke(main, ["eval", "jsonl", str(questions_file), "--kb", "movies", "--strategy", "vss",
+                                      "--out", str(out), "--no-plots"])  # the default embedder: another run
+    assert again.exit_code != 0 and "embedder" in again.output

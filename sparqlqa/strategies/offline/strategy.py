@@ -387,7 +387,7 @@ class OfflineStrategy(FourStep):
     rerank_enabled: ClassVar[bool] = False
 
     def make_triplets(self, ctx: AskContext) -> Triplets:
-        return offline_triplets(ctx.question, ctx.kb, embedder=ctx.embedder)
+        return offline_triplets(ctx.question, ctx.kb, embedder=ctx.word_embedder)
 
     def narrow(self, ctx: AskContext, triplets: Triplets | None,
                ) -> tuple[LinkedConstants | None, Candidates | None]:
