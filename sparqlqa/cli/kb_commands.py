@@ -215,7 +215,8 @@ def _render_schema(kb: Any) -> None:
     out.print(f"[bold]{kb.name}[/]: {schema.triple_count:,} triples, {schema.node_count:,} nodes")
     types = _folding_table("node type", "label", "nodes", title="Node types")
     for info in schema.types:
-        types.add_row(cell(shorten(NamedNode(info.iri), prefixes)), cell(info.label), f"{info.count:,}")
+        types.add_row(cell(", ".join(shorten(NamedNode(i), prefixes) for i in info.iris)), cell(info.label),
+                      f"{info.count:,}")
     out.print(types)
     relations = _folding_table("relation", "label", "count", "kind", "domain → range (count)", title="Relations")
     for rel in schema.relations:

@@ -364,7 +364,7 @@ def _npy_bytes(matrix: np.ndarray) -> bytes:
 
 
 def _schema_iris(schema: Schema) -> set[str]:
-    return {t.iri for t in schema.types} | {r.iri for r in schema.relations} | set(META_CLASSES)
+    return schema.type_iris | {r.iri for r in schema.relations} | set(META_CLASSES)
 
 
 #: stands for "named after its IRI" in :func:`_collect` (never queried: no such triples exist)

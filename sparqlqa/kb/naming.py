@@ -95,6 +95,6 @@ def unnamed_nodes(kb: KnowledgeBase, named: set[str], *, typed_known: bool = Fal
     if not branches:
         return []
     query = f"SELECT DISTINCT ?n WHERE {{ {' UNION '.join(branches)} FILTER(isIRI(?n)) }}"
-    skip = named | {t.iri for t in schema.types} | set(relations) | META_CLASSES
+    skip = named | schema.type_iris | set(relations) | META_CLASSES
     found = {row[0].value for row in kb.query(query).rows if isinstance(row[0], NamedNode)}
     return sorted(found - skip)

@@ -30,6 +30,7 @@ SCHEMA_PREDICATES: frozenset[str] = frozenset(
         RDFS.domain.value, RDFS.range.value, RDFS.subClassOf.value, RDFS.subPropertyOf.value,
         OWL.inverseOf.value, RDFS.isDefinedBy.value, RDFS.seeAlso.value,
         OWL.equivalentClass.value, OWL.equivalentProperty.value, OWL.versionInfo.value,
+        OWL.sameAs.value, OWL.differentFrom.value,  # identity of nodes (kb/identity.py), not a relation
     }
 )
 
@@ -54,6 +55,13 @@ class TypeInfo:
     label: str
     count: int
     comment: str | None = None
+    #: other IRIs of the same type (another vocabulary's class with the same label: ``foaf:Person``
+    #: beside ``dbo:Person``); a node of any of them is of this type
+    also: list[str] = field(default_factory=list)
+
+    @property
+    def iris(self) -> list[str]:
+        return [self.iri, *self.also]
 
 
 @dataclass
@@ -105,12 +113,22 @@ class Schema:
         return None
 
     def type(self, name: str) -> TypeInfo | None:
-        """Find a node type by IRI, local name or label (case-insensitive)."""
+        """Find a node type by IRI, local name or label (case-insensitive); any of a merged type's IRIs."""
         wanted = name.strip().lower()
         for info in self.types:
-            if wanted in (info.iri.lower(), local_name(info.iri).lower(), info.label.lower()):
+            if wanted == info.label.lower() or any(wanted in (i.lower(), local_name(i).lower()) for i in info.iris):
                 return info
         return None
+
+    @property
+    def type_iris(self) -> set[str]:
+        """Every IRI of every node type (a merged type's other IRIs too)."""
+        return {iri for info in self.types for iri in info.iris}
+
+    def type_alternatives(self, iri: str) -> list[str]:
+        """The IRIs a node of type ``iri`` may carry: the merged type's IRIs, or just ``iri``."""
+        found = next((info for info in self.types if iri in info.iris), None)
+        return found.iris if found is not None else [iri]
 
     @property
     def object_relations(self) -> list[RelationInfo]:
@@ -197,18 +215,18 @@ def _pair_query(type_predicate: str, edges: str, group: str) -> str:
 
 
 def _pair_queries(type_predicate: str, rows: Iterable[PredicateRow]) -> Iterable[tuple[str | None, str]]:
-    """``(predicate or None, query)``: one query for all predicates whose objects are all IRIs,
-    one per predicate with mixed objects (those filter ``isIRI`` per edge), none for the rest."""
+    """``(predicate or None, query)``: one query for all predicates whose objects are all nodes (IRIs or
+    blank nodes), one per predicate with mixed objects (those filter out literals per edge), none for the rest."""
     plain: list[str] = []
     mixed: list[str] = []
-    for p, n, _, other in rows:
-        if p != type_predicate and other < n:
-            (plain if other == 0 else mixed).append(p)
+    for p, n, lit, _ in rows:
+        if p != type_predicate and lit < n:
+            (plain if lit == 0 else mixed).append(p)
     for start in range(0, len(plain), 500):
         values = " ".join(str(NamedNode(p)) for p in plain[start : start + 500])
         yield None, _pair_query(type_predicate, f"VALUES ?p {{ {values} }} ?s ?p ?o .", "?p")
     for p in mixed:
-        yield p, _pair_query(type_predicate, f"?s {NamedNode(p)} ?o . FILTER(isIRI(?o))", "")
+        yield p, _pair_query(type_predicate, f"?s {NamedNode(p)} ?o . FILTER(!isLiteral(?o))", "")
 
 
 def _relation_pairs(store: Store, type_predicate: str, rows: Iterable[PredicateRow]) -> Pairs:
@@ -251,6 +269,48 @@ NODE_COUNT_QUERY = (
 )
 
 
+def _namespace(iri: str) -> str:
+    return iri[: len(iri) - len(re.split(r"[#/]", iri)[-1])]
+
+
+def merge_types(types: list[TypeInfo]) -> list[TypeInfo]:
+    """One type per label (case-insensitive): ``dbo:Person`` and ``foaf:Person`` are one "person" whose
+    ``iri`` is the one in the namespace most types share (then the most frequent), the others ``also``;
+    sorted most frequent first.
+
+    >>> merged = merge_types([TypeInfo("http://d/Film", "film", 9), TypeInfo("http://f/Person", "person", 5),
+    ...                       TypeInfo("http://d/Person", "person", 5)])
+    >>> [(t.iri, t.also, t.count) for t in merged]
+    [('http://d/Film', [], 9), ('http://d/Person', ['http://f/Person'], 5)]
+    """
+    shared: dict[str, int] = {}
+    for info in types:
+        shared[_namespace(info.iri)] = shared.get(_namespace(info.iri), 0) + 1
+    groups: dict[str, list[TypeInfo]] = {}
+    for info in sorted(types, key=lambda t: (-shared[_namespace(t.iri)], -t.count, t.iri)):
+        groups.setdefault(info.label.strip().lower(), []).append(info)
+    merged = []
+    for first, *rest in groups.values():
+        comment = first.comment or next((t.comment for t in rest if t.comment), None)
+        merged.append(replace(first, count=max(t.count for t in [first, *rest]), comment=comment,
+                              also=[i for t in [first, *rest] for i in t.iris if i != first.iri]))
+    merged.sort(key=lambda t: (-t.count, t.iri))
+    return merged
+
+
+def _merged_pairs(pairs: list[tuple[str | None, str | None, int]], canonical: dict[str, str],
+                  ) -> list[tuple[str | None, str | None, int]]:
+    """``pairs`` with merged types' IRIs replaced by their type's, one row per pair (an edge counted
+    under each of its end's IRIs counts once: the largest count)."""
+    found: dict[tuple[str | None, str | None], int] = {}
+    for domain, range_, n in pairs:
+        key = (canonical.get(domain or "", domain), canonical.get(range_ or "", range_))
+        found[key] = max(found.get(key, 0), n)
+    rows = [(d, r, n) for (d, r), n in found.items()]
+    rows.sort(key=lambda row: (-row[2], row[0] or "", row[1] or ""))
+    return rows
+
+
 def compute_schema(store: Store, profile: Profile) -> Schema:
     """Aggregate the schema of ``store`` (a full scan: run at ingest, not per question)."""
     name_predicates = set(profile.label_predicates) | set(profile.alias_predicates) | set(profile.text_predicates)
@@ -276,9 +336,11 @@ def compute_schema(store: Store, profile: Profile) -> Schema:
         for p, n, lit, _ in relation_rows
     ]
     relations.sort(key=lambda r: (-r.count, r.iri))
-    types = [TypeInfo(iri=t, label=_first(labels, t) or humanize(local_name(t)), count=n,
-                      comment=_first(comments, t)) for t, n in type_rows]
-    types.sort(key=lambda t: (-t.count, t.iri))
+    types = merge_types([TypeInfo(iri=t, label=_first(labels, t) or humanize(local_name(t)), count=n,
+                                  comment=_first(comments, t)) for t, n in type_rows])
+    canonical = {other: info.iri for info in types for other in info.also}
+    for rel in relations:
+        rel.pairs = _merged_pairs(rel.pairs, canonical)
     present = {row[0] for row in predicate_rows}
     return Schema(
         types=types, relations=relations,

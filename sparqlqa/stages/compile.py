@@ -120,6 +120,8 @@ class Plan:
     datatypes: dict[str, str] = field(default_factory=dict)
     #: ordered variables whose values are numbers written as plain text ("2500000"): ordered as numbers
     numeric_text: set[str] = field(default_factory=set)
+    #: a merged node type's IRIs (``dbo:Person`` and ``foaf:Person``), by the type IRI a slot names
+    type_iris: dict[str, list[str]] = field(default_factory=dict)
 
     @property
     def target_is_value(self) -> bool:
@@ -200,6 +202,7 @@ def prepare(triplets: Triplets, linked: LinkedConstants, schema: Schema, options
                 type_predicate=schema.type_predicate or RDF.type.value)
     constants: dict[str, str] = {}
     types = _variable_types(triplets, schema)
+    plan.type_iris = {iri: schema.type_alternatives(iri) for iri in types.values()}
     for index, triplet in enumerate(triplets.triplets):
         if not triplet.head.is_variable and not triplet.tail.is_variable:
             plan.skipped.append(index)
@@ -292,6 +295,18 @@ def component(plan: Plan, indexes: list[int]) -> list[int]:
     return sorted(chosen)
 
 
+def _type_lines(plan: Plan, var: str, type_iri: str | None) -> list[str]:
+    """``?var`` is of the type: one triple, or any of a merged type's IRIs (``VALUES ?var_type {…}``)."""
+    if type_iri is None:
+        return []
+    nodes = [node for iri in plan.type_iris.get(type_iri, [type_iri]) if (node := _iri(iri)) is not None]
+    type_predicate = NamedNode(plan.type_predicate)
+    if len(nodes) <= 1:
+        return [f"  ?{var} {type_predicate} {node} ." for node in nodes]
+    return [f"  VALUES ?{var}_type {{ {' '.join(str(node) for node in nodes)} }}",
+            f"  ?{var} {type_predicate} ?{var}_type ."]
+
+
 def _where(plan: Plan, indexes: list[int], options: ExecuteOptions, restrict: list[str] | None,
            choices: bool = True, filters: bool = True) -> tuple[list[str], list[str]]:
     """The WHERE lines and the variables (target first) of a conjunction of patterns (``choices``: the
@@ -313,11 +328,8 @@ def _where(plan: Plan, indexes: list[int], options: ExecuteOptions, restrict: li
         lines.append(f"  VALUES ?{var} {{ {' '.join(str(NamedNode(m.iri)) for m in nodes)} }}")
     for i in indexes:
         lines.extend(_edge(plan.patterns[i], options))
-    type_predicate = NamedNode(plan.type_predicate)
     for var, type_iri in variables.items():
-        type_node = _iri(type_iri)
-        if type_node is not None:
-            lines.append(f"  ?{var} {type_predicate} {type_node} .")
+        lines.extend(_type_lines(plan, var, type_iri))
     lines.extend(_filter(plan, var) for var in variables)
     present = set(variables) | set(constants)
     lines.extend(f"  FILTER(?{a} != ?{b})" for a, b in plan.distinct if a in present and b in present)

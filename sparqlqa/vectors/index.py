@@ -165,7 +165,7 @@ class NodeIndex:
 def index_nodes(kb: KnowledgeBase) -> tuple[list[str], dict[str, list[str]]]:
     """Every answerable node (labelled or typed, not a class/property), sorted, and its types."""
     schema = kb.schema
-    excluded = {t.iri for t in schema.types} | {r.iri for r in schema.relations}
+    excluded = schema.type_iris | {r.iri for r in schema.relations}
     type_p = NamedNode(schema.type_predicate)
     types: dict[str, list[str]] = {}
     for s, t in run_query(kb, f"SELECT ?s ?t WHERE {{ ?s {type_p} ?t FILTER(isIRI(?s)) }}", None):
@@ -178,7 +178,9 @@ def index_nodes(kb: KnowledgeBase) -> tuple[list[str], dict[str, list[str]]]:
     nodes.update(unnamed_nodes(kb, nodes, typed_known=True))
     meta_only = {s for s, ts in types.items() if ts and all(t in META_CLASSES for t in ts)}
     ids = sorted(nodes - excluded - meta_only)
-    kept = {s: [t for t in types.get(s, []) if t not in META_CLASSES] for s in ids}
+    canonical = {other: info.iri for info in schema.types for other in info.also}  # one IRI per merged type
+    kept = {s: list(dict.fromkeys(canonical.get(t, t) for t in types.get(s, []) if t not in META_CLASSES))
+            for s in ids}
     return ids, kept
 
 
