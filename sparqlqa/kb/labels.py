@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from pyoxigraph import Literal, NamedNode
 
+from sparqlqa.kb.identity import Identity, identity_of
 from sparqlqa.kb.naming import language_rank, name_from_iri, unnamed_nodes
 from sparqlqa.kb.schema import Schema, local_name
 from sparqlqa.kb.vocab import META_CLASSES
@@ -53,7 +54,8 @@ EMBEDDING_MIN_SCORE = 0.35
 #: a match found only after ignoring the stated node type is scaled by this
 TYPE_MISMATCH_PENALTY = 0.9
 INDEX_FORMAT = "sparqlqa-label-index"
-INDEX_VERSION = 2  # 2: names preferred by language; unnamed nodes named after their IRI
+INDEX_VERSION = 3  # 2: names preferred by language; unnamed nodes named after their IRI; 3: owl:sameAs
+#: aliases' names link to their canonical node, merged types' IRIs are their type's
 
 _APOSTROPHES = re.compile(r"['\u2018\u2019\u02bc`\u00b4]")
 _NON_WORD = re.compile(r"[\W_]+")
@@ -207,9 +209,11 @@ class LabelIndex(NodeLookup):
         rows = kb.query(query).rows
         named = {row[0].value for row in rows if isinstance(row[0], NamedNode) and isinstance(row[1], NamedNode)
                  and row[1].value != type_p and _keep_literal(row[2], profile.language)}
-        derived = [(NamedNode(iri), _DERIVED_NAME, Literal(name_from_iri(iri))) for iri in unnamed_nodes(kb, named)]
-        return cls(_collect([*rows, *derived], [*label_ps, _DERIVED_NAME.value], type_p, _schema_iris(schema),
-                            profile.language))
+        identity = identity_of(kb)
+        unnamed = [*unnamed_nodes(kb, named), *(alias for alias in identity.aliases if alias not in named)]
+        derived = [(NamedNode(iri), _DERIVED_NAME, Literal(name_from_iri(iri))) for iri in dict.fromkeys(unnamed)]
+        return cls(_collect(_as_one([*rows, *derived], schema, identity), [*label_ps, _DERIVED_NAME.value], type_p,
+                            _schema_iris(schema), profile.language))
 
     def save(self, directory: Path) -> None:
         """Write ``index.json`` atomically (compact JSON: no pickle, loads fast)."""
@@ -361,6 +365,25 @@ def _npy_bytes(matrix: np.ndarray) -> bytes:
     buffer = io.BytesIO()
     np.save(buffer, matrix, allow_pickle=False)
     return buffer.getvalue()
+
+
+def _as_one(rows: list[tuple[Any, ...]], schema: Schema, identity: Identity) -> list[tuple[Any, ...]]:
+    """``rows`` with each ``owl:sameAs`` alias's names and types given to its canonical node, and each merged
+    type's other IRIs (``foaf:Person``) written as its type's IRI (``dbo:Person``)."""
+    types = {other: info.iri for info in schema.types for other in info.also}
+    if not identity and not types:
+        return rows
+    type_p = schema.type_predicate
+
+    def one(row: tuple[Any, ...]) -> tuple[Any, ...]:
+        s, p, o = row
+        if isinstance(s, NamedNode) and s.value in identity.aliases:
+            s = NamedNode(identity.aliases[s.value])
+        if isinstance(o, NamedNode) and p is not None and p.value == type_p and o.value in types:
+            o = NamedNode(types[o.value])
+        return (s, p, o)
+
+    return [one(row) for row in rows]
 
 
 def _schema_iris(schema: Schema) -> set[str]:

@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 from pyoxigraph import Literal, NamedNode
 
 from sparqlqa.errors import QueryError
+from sparqlqa.kb.identity import Identity
 from sparqlqa.kb.labels import NodeMatch, resolve_type
 from sparqlqa.kb.schema import Schema
 from sparqlqa.kb.terms import term_from_key
@@ -122,6 +123,8 @@ class Plan:
     numeric_text: set[str] = field(default_factory=set)
     #: a merged node type's IRIs (``dbo:Person`` and ``foaf:Person``), by the type IRI a slot names
     type_iris: dict[str, list[str]] = field(default_factory=dict)
+    #: the KB's ``owl:sameAs`` groups: a named node matches its aliases' facts too (set by the caller)
+    identity: Identity = field(default_factory=Identity)
 
     @property
     def target_is_value(self) -> bool:
@@ -295,6 +298,12 @@ def component(plan: Plan, indexes: list[int]) -> list[int]:
     return sorted(chosen)
 
 
+def _nodes(plan: Plan, nodes: list[NodeMatch]) -> str:
+    """The IRIs of ``nodes`` and of their ``owl:sameAs`` aliases, as SPARQL terms."""
+    iris = dict.fromkeys(iri for m in nodes for iri in plan.identity.members(m.iri))
+    return " ".join(str(NamedNode(iri)) for iri in iris)
+
+
 def _type_lines(plan: Plan, var: str, type_iri: str | None) -> list[str]:
     """``?var`` is of the type: one triple, or any of a merged type's IRIs (``VALUES ?var_type {…}``)."""
     if type_iri is None:
@@ -313,9 +322,10 @@ def _where(plan: Plan, indexes: list[int], options: ExecuteOptions, restrict: li
     form's choices restrict the target; ``filters``: the form's value filters apply)."""
     lines: list[str] = []
     if restrict is not None and plan.target:
-        lines.append(f"  VALUES ?{plan.target} {{ {' '.join(str(term_from_key(k)) for k in restrict)} }}")
+        keys = dict.fromkeys(k for key in restrict for k in plan.identity.members(key))
+        lines.append(f"  VALUES ?{plan.target} {{ {' '.join(str(term_from_key(k)) for k in keys)} }}")
     elif choices and plan.choices is not None and plan.target:
-        lines.append(f"  VALUES ?{plan.target} {{ {' '.join(str(NamedNode(m.iri)) for m in plan.choices)} }}")
+        lines.append(f"  VALUES ?{plan.target} {{ {_nodes(plan, plan.choices)} }}")
     variables: dict[str, str | None] = {plan.target: None} if plan.target else {}
     constants: dict[str, list[NodeMatch]] = {}
     for i in indexes:
@@ -325,7 +335,7 @@ def _where(plan: Plan, indexes: list[int], options: ExecuteOptions, restrict: li
             else:
                 constants[slot.var] = slot.nodes
     for var, nodes in constants.items():
-        lines.append(f"  VALUES ?{var} {{ {' '.join(str(NamedNode(m.iri)) for m in nodes)} }}")
+        lines.append(f"  VALUES ?{var} {{ {_nodes(plan, nodes)} }}")
     for i in indexes:
         lines.extend(_edge(plan.patterns[i], options))
     for var, type_iri in variables.items():

@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any
 from pyoxigraph import Literal, NamedNode
 
 from sparqlqa.errors import QueryError
+from sparqlqa.kb.identity import identity_of
 from sparqlqa.kb.terms import term_key
 from sparqlqa.stages.compile import CompiledQuery, ExecuteOptions, Plan, compile_query, component, prepare
 from sparqlqa.stages.form_query import form_anchors, run_form, value_datatypes
@@ -109,6 +110,7 @@ def find_candidates(triplets: Triplets, linked: LinkedConstants, kb: KnowledgeBa
     result.notes.extend(plan.notes)
     result.target_is_value = plan.target_is_value
     plan.datatypes = value_datatypes(kb, plan)
+    plan.identity = identity_of(kb)
     kept = _initial(plan, result)
     last_used: list[int] = []
     found_used: list[int] | None = None
@@ -218,10 +220,12 @@ def _edge_of(plan: Plan, index: int, row: dict[str, Any], options: ExecuteOption
 
 
 def _answer_key(plan: Plan) -> Callable[[Any], str | None]:
-    """The key (:mod:`sparqlqa.kb.terms`) of a target binding that can be an answer: an IRI, or a literal
-    when the target is a value; ``None`` for anything else."""
+    """The key (:mod:`sparqlqa.kb.terms`) of a target binding that can be an answer: an IRI (an alias's
+    canonical node's), or a literal when the target is a value; ``None`` for anything else."""
     def key(term: Any) -> str | None:
-        if isinstance(term, NamedNode) or (plan.target_is_value and isinstance(term, Literal)):
+        if isinstance(term, NamedNode):
+            return plan.identity.canonical(term.value)  # an owl:sameAs alias answers as its canonical node
+        if plan.target_is_value and isinstance(term, Literal):
             return term_key(term)
         return None
     return key

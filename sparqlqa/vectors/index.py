@@ -45,6 +45,7 @@ from pyoxigraph import NamedNode
 
 from sparqlqa.embed.embedders import Embedder
 from sparqlqa.errors import ConfigError, NodeIndexDamaged, NodeIndexError, NodeIndexMismatch, StorageError
+from sparqlqa.kb.identity import identity_of
 from sparqlqa.kb.knowledge_base import KnowledgeBase
 from sparqlqa.kb.naming import unnamed_nodes
 from sparqlqa.kb.node_text import NodeBasics, index_texts, label_predicates, run_query, scan_basics
@@ -163,7 +164,8 @@ class NodeIndex:
 
 
 def index_nodes(kb: KnowledgeBase) -> tuple[list[str], dict[str, list[str]]]:
-    """Every answerable node (labelled or typed, not a class/property), sorted, and its types."""
+    """Every answerable node (labelled or typed, not a class/property, not an ``owl:sameAs`` alias), sorted,
+    and its types (a merged type by its first IRI)."""
     schema = kb.schema
     excluded = schema.type_iris | {r.iri for r in schema.relations}
     type_p = NamedNode(schema.type_predicate)
@@ -177,7 +179,7 @@ def index_nodes(kb: KnowledgeBase) -> tuple[list[str], dict[str, list[str]]]:
     nodes.update(types)  # labelled or typed (one scan each: no DISTINCT over their union)
     nodes.update(unnamed_nodes(kb, nodes, typed_known=True))
     meta_only = {s for s, ts in types.items() if ts and all(t in META_CLASSES for t in ts)}
-    ids = sorted(nodes - excluded - meta_only)
+    ids = sorted(nodes - excluded - meta_only - set(identity_of(kb).aliases))  # an alias is its canonical node
     canonical = {other: info.iri for info in schema.types for other in info.also}  # one IRI per merged type
     kept = {s: list(dict.fromkeys(canonical.get(t, t) for t in types.get(s, []) if t not in META_CLASSES))
             for s in ids}
