@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from pyoxigraph import NamedNode
+from pyoxigraph import Literal, NamedNode
 
 from sparqlqa.kb.vocab import OWL, RDFS
 
@@ -83,7 +83,7 @@ def _build(kb: KnowledgeBase) -> Identity:
     labels = " ".join(str(NamedNode(p)) for p in (kb.schema.label_predicates or [RDFS.label.value]))
     facts = {n.value: int(c.value) for n, c in kb.query(
         f"SELECT ?n (COUNT(*) AS ?c) WHERE {{ VALUES ?n {{ {nodes} }} ?n ?p ?o FILTER(?p != {same}) }} GROUP BY ?n"
-    ).rows if isinstance(n, NamedNode)}
+    ).rows if isinstance(n, NamedNode) and isinstance(c, Literal)}
     named = {n.value for (n,) in kb.query(
         f"SELECT DISTINCT ?n WHERE {{ VALUES ?n {{ {nodes} }} VALUES ?p {{ {labels} }} ?n ?p ?l }}").rows
         if isinstance(n, NamedNode)}

@@ -37,7 +37,7 @@ from sparqlqa.kb.identity import Identity
 from sparqlqa.kb.labels import NodeMatch, resolve_type
 from sparqlqa.kb.schema import Schema
 from sparqlqa.kb.terms import term_from_key
-from sparqlqa.kb.vocab import RDF
+from sparqlqa.kb.vocab import OWL, RDF
 from sparqlqa.stages.forms import AnswerForm, OrderBy, ValueFilter, filter_expression, order_clause
 
 if TYPE_CHECKING:
@@ -305,11 +305,15 @@ def _nodes(plan: Plan, nodes: list[NodeMatch]) -> str:
 
 
 def _type_lines(plan: Plan, var: str, type_iri: str | None) -> list[str]:
-    """``?var`` is of the type: one triple, or any of a merged type's IRIs (``VALUES ?var_type {…}``)."""
+    """``?var`` is of the type: one triple, or any of a merged type's IRIs (``VALUES ?var_type {…}``); in a
+    KB with ``owl:sameAs`` groups, a node whose other name has the type is of it too."""
     if type_iri is None:
         return []
     nodes = [node for iri in plan.type_iris.get(type_iri, [type_iri]) if (node := _iri(iri)) is not None]
-    type_predicate = NamedNode(plan.type_predicate)
+    type_predicate = str(NamedNode(plan.type_predicate))
+    if plan.identity:  # an owl:sameAs alias has its canonical node's type (and the other way round)
+        same = NamedNode(OWL.sameAs.value)
+        type_predicate = f"({same}|^{same})?/{type_predicate}"
     if len(nodes) <= 1:
         return [f"  ?{var} {type_predicate} {node} ." for node in nodes]
     return [f"  VALUES ?{var}_type {{ {' '.join(str(node) for node in nodes)} }}",
