@@ -226,7 +226,8 @@ def _render_schema(kb: Any) -> None:
     out.print(relations)
     for title, predicates in (("labels", schema.label_predicates), ("aliases", schema.alias_predicates),
                               ("text", schema.text_predicates)):
-        out.print(cell(f"{title}: {', '.join(predicates) or '(none)'}"), soft_wrap=True, highlight=False)
+        names = ", ".join(shorten(NamedNode(p), prefixes) for p in predicates)
+        out.print(cell(f"{title}: {names or '(none)'}"), soft_wrap=True, highlight=False)
 
 
 def _schema_tsv(kb: Any) -> str:

@@ -21,7 +21,7 @@ from sparqlqa.kb.knowledge_base import KnowledgeBase
 from sparqlqa.kb.naming import display_name, language_rank, name_from_iri
 from sparqlqa.kb.schema import fold_reversed_facts, humanize, local_name, reversed_relation_labels
 from sparqlqa.kb.terms import is_blank_key, term_from_key, term_key
-from sparqlqa.kb.vocab import META_CLASSES, RDFS, SQA
+from sparqlqa.kb.vocab import META_CLASSES, RDFS, SQA, WELL_KNOWN_PREFIXES, prefixed_name
 
 __all__ = ["MAX_TEXT_CHARS", "MAX_VALUES", "NodeBasics", "NodeFacts", "QuerySink", "fetch_facts", "fetch_labels",
            "index_texts", "label_predicates", "node_texts", "run_query", "scan_basics", "verbalize"]
@@ -99,7 +99,26 @@ def fetch_labels(kb: KnowledgeBase, iris: Sequence[str], *, sink: QuerySink | No
             if s is not None:
                 picker.offer(s.value, label, predicate)
                 _add_type(types, s.value, kind)
+    _name_relations(kb, iris, picker.labels)
     return picker.labels, types
+
+
+def _name_relations(kb: KnowledgeBase, iris: Sequence[str], labels: dict[str, str]) -> None:
+    """Name the relations among ``iris`` that have no label in the data (evidence edges): by a label an
+    ontology gave them, else by the prefixed name the user's files declared (``dbo:birthPlace``), else
+    by their label in the schema ("birth place"), never a raw local name."""
+    unnamed = [iri for iri in iris if iri not in labels]
+    if not unnamed:
+        return
+    relations = {rel.iri: rel.label for rel in kb.schema.relations}
+    relations.setdefault(kb.schema.type_predicate, "type")
+    prefixes = {**WELL_KNOWN_PREFIXES, **getattr(kb.manifest, "prefixes", {})}
+    for iri in unnamed:
+        label = relations.get(iri)
+        if label is None:
+            continue
+        stated = label != humanize(local_name(iri))
+        labels[iri] = label if stated else prefixed_name(iri, prefixes) or label
 
 
 @dataclass

@@ -107,11 +107,27 @@ def default_base_iri(kb_name: str) -> str:
 
 
 def kb_prefixes(kb: Any) -> dict[str, str]:
-    """The prefixes a user may leave undeclared in a query of ``kb``: the well-known ones, ``kb:``/``rel:``/
-    ``ent:``/``node:`` under the KB's base IRI, and its profile's own."""
+    """The prefixes a user may leave undeclared in a query of ``kb``: the well-known ones, those its source
+    files declared, ``kb:``/``rel:``/``ent:``/``node:`` under the KB's base IRI, and its profile's own."""
     base = kb.manifest.base_iri
     extra = {"kb": base, "rel": f"{base}relation/", "ent": f"{base}entity/", "node": f"{base}node/"} if base else {}
-    return {**PREFIXES, **extra, **kb.profile.prefixes}
+    return {**PREFIXES, **getattr(kb.manifest, "prefixes", {}), **extra, **kb.profile.prefixes}
+
+
+def prefixed_name(iri: str, prefixes: dict[str, str]) -> str | None:
+    """``iri`` as ``prefix:local`` under the longest namespace of ``prefixes`` that leaves a plain local
+    name (no ``/``, ``#`` or ``:``), else None.
+
+    >>> prefixed_name("http://dbpedia.org/ontology/birthPlace", WELL_KNOWN_PREFIXES)
+    'dbo:birthPlace'
+    >>> prefixed_name("http://dbpedia.org/ontology/a/b", WELL_KNOWN_PREFIXES) is None
+    True
+    """
+    best = max((ns for ns in prefixes.values() if ns and iri.startswith(ns)), key=len, default=None)
+    local = iri[len(best):] if best is not None else ""
+    if best is None or not re.fullmatch(r"[^\s/#:?<>\"]+", local):
+        return None
+    return f"{next(name for name, ns in prefixes.items() if ns == best)}:{local}"
 
 
 def with_default_prefixes(query: str, prefixes: dict[str, str]) -> str:

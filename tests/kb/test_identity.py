@@ -4,6 +4,7 @@ IRIs, ``owl:sameAs`` groups answered as one node, paths through blank nodes."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -126,3 +127,28 @@ def test_a_path_through_a_blank_node_compiles_and_answers(films_plus: KnowledgeB
     assert (film, location, country, canada) == (f"{DBR}Inception", f"{DBO}filmingLocation", f"{DBO}country",
                                                  f"{DBR}Canada")
     assert place == blank and place.startswith("_:")
+
+
+# -- names of things without a label ----------------------------------------------------------------
+
+
+def test_evidence_names_unlabelled_relations_by_the_files_prefixes(films: KnowledgeBase) -> None:
+    from sparqlqa.kb.node_text import fetch_labels
+
+    labels, _ = fetch_labels(films, [f"{DBO}birthPlace", f"{DBR}London", "http://www.w3.org/2000/01/rdf-schema#label"])
+    assert labels[f"{DBO}birthPlace"] == "dbo:birthPlace"  # not the raw local name "birthPlace"
+    assert labels[f"{DBR}London"] == "London"
+    found = _run(films, "person 'Christopher Nolan' -> birth place -> city |?1|")
+    (edge,) = found.items[0].evidence.triples
+    names, _ = fetch_labels(films, list(edge))
+    assert [names[part] for part in edge] == ["Christopher Nolan", "dbo:birthPlace", "London"]
+
+
+def test_the_schema_command_prints_prefixed_names(films: KnowledgeBase, runner: Any) -> None:
+    from sparqlqa.cli import main
+
+    result = runner.invoke(main, ["schema", "films"], env={"COLUMNS": "200"})
+    assert result.exit_code == 0, result.output
+    assert "dbo:Person, foaf:Person" in result.output
+    assert "labels: rdfs:label, foaf:name" in result.output
+    assert "owl:sameAs" not in result.output
