@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from pyoxigraph import Literal, NamedNode
 
+from sparqlqa.kb.naming import self_named
 from sparqlqa.kb.vocab import OWL, RDFS
 
 if TYPE_CHECKING:
@@ -93,8 +94,8 @@ def _build(kb: KnowledgeBase) -> Identity:
 
 
 def identity_of(kb: KnowledgeBase) -> Identity:
-    """The KB's ``owl:sameAs`` groups (one query, remembered by the opened KB; none for a remote endpoint,
-    which is never scanned)."""
-    if kb.is_remote:
+    """The KB's ``owl:sameAs`` groups (one lookup of that predicate, remembered by the opened KB; none for a
+    remote endpoint, which is never scanned, nor for a KB whose every source mints its own IRIs)."""
+    if kb.is_remote or self_named(kb):
         return Identity()
     return kb.remember("identity", lambda: _build(kb))

@@ -29,7 +29,8 @@ from sparqlqa.kb.vocab import META_CLASSES
 if TYPE_CHECKING:
     from sparqlqa.kb.knowledge_base import KnowledgeBase
 
-__all__ = ["SELF_NAMING_FORMATS", "display_name", "language_rank", "name_from_iri", "unnamed_nodes"]
+__all__ = ["SELF_NAMING_FORMATS", "display_name", "language_rank", "name_from_iri", "self_named",
+           "unnamed_nodes"]
 
 #: how an unnamed intermediate node (a blank node) is shown
 BLANK_NAME = "(unnamed node)"
@@ -68,7 +69,7 @@ def language_rank(language_tag: str | None, language: str | None) -> int:
     return 1 if not tag else 2 if tag == "en" else 3
 
 
-def _self_named(kb: KnowledgeBase) -> bool:
+def self_named(kb: KnowledgeBase) -> bool:
     """Whether every source of ``kb`` came through a format that names each node it writes."""
     sources = kb.manifest.sources
     formats = {str(s.get("format", "")).split("/")[0] for s in sources}
@@ -83,7 +84,7 @@ def unnamed_nodes(kb: KnowledgeBase, named: set[str], *, typed_known: bool = Fal
     endpoints are never scanned (they are looked up by name on the engine).  ``typed_known``: every
     typed node is in ``named`` already (the type triples are not scanned again).
     """
-    if _self_named(kb) or kb.is_remote:
+    if self_named(kb) or kb.is_remote:
         return []
     schema = kb.schema
     relations = [r.iri for r in schema.relations if r.kind == "object"]

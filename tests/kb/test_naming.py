@@ -84,7 +84,7 @@ def test_the_name_shown_prefers_untagged_then_english(people: KnowledgeBase) -> 
     answer = ask(people, "Where is the employer of Alice Smith?",
                  llm=FakeLLM([_triplets("Alice Smith", "works for", "location")]), rerank="none")
     assert answer.items[0].label == "Berlin" and answer.items[0].tier == 0
-    assert "Alice Smith —worksFor→ ACME Corp" in answer.items[0].evidence_text(answer.labels)
+    assert "Alice Smith —schema:worksFor→ ACME Corp" in answer.items[0].evidence_text(answer.labels)
 
 
 def test_nodes_without_names_are_named_after_their_iris(unnamed: KnowledgeBase) -> None:
@@ -101,7 +101,8 @@ def test_a_question_about_unnamed_nodes_is_answered_with_readable_names(unnamed:
                  llm=FakeLLM([_triplets("Alice Smith", "employer", "headquarter")]), rerank="none")
     top = answer.items[0]
     assert (top.iri, top.label, top.tier) == ("http://dbpedia.org/resource/Berlin", "Berlin", 0)
-    assert top.evidence_text(answer.labels) == ["Alice Smith —employer→ ACME Corp", "ACME Corp —headquarter→ Berlin"]
+    assert top.evidence_text(answer.labels) == ["Alice Smith —dbo:employer→ ACME Corp",
+                                                "ACME Corp —dbo:headquarter→ Berlin"]
 
 
 def test_offline_strategy_reaches_unnamed_nodes(unnamed: KnowledgeBase) -> None:

@@ -194,7 +194,7 @@ def test_4step_answers_a_comparison_and_a_yes_no_from_the_llm_form(films: Knowle
               "form": "boolean", "choices": ["Titanic"]}
     answer = ask(films, "Does Titanic star Kate Winslet?", llm=FakeLLM([yes_no]), rerank="none")
     assert (answer.form, answer.value, answer.items[0].label) == ("boolean", True, "Titanic")
-    assert answer.headline == "yes — Titanic —starring→ Kate Winslet"
+    assert answer.headline == "yes — Titanic —dbo:starring→ Kate Winslet"
     saved = [q["query"] for q in answer.queries if q.get("stage") == "sparql"]
     assert saved[-1].startswith("ASK {")  # the .rq files hold the ASK that decided it
 

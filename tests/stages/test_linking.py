@@ -135,7 +135,8 @@ def _spy_queries(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 def test_build_runs_one_name_query_and_one_scan_for_unnamed_nodes(movies_kb: KnowledgeBase, monkeypatch) -> None:
     queries = _spy_queries(monkeypatch)
     LabelIndex.build(movies_kb)
-    assert len(queries) == 2 and "DISTINCT ?n" in queries[1]
+    assert len(queries) == 3 and "DISTINCT ?n" in queries[2]
+    assert "owl#sameAs" in queries[1]  # the owl:sameAs lookup (kb/identity.py): one predicate, not a scan
 
 
 def test_a_delimited_kb_is_not_scanned_for_unnamed_nodes(tmp_path: Path, monkeypatch) -> None:

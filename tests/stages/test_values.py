@@ -54,7 +54,7 @@ def test_a_literal_relation_answers_with_its_value(people: KnowledgeBase) -> Non
     assert (top.kind, top.label, top.type, top.type_label, top.tier) == ("value", "1980-04-02", XSD.date.value,
                                                                          "date", 0)
     assert term_from_key(top.iri).value == "1980-04-02"
-    assert top.evidence_text(answer.labels) == ["Alice Smith —birthDate→ 1980-04-02"]
+    assert top.evidence_text(answer.labels) == ["Alice Smith —schema:birthDate→ 1980-04-02"]
     assert [i.source for i in answer.items] == ["filtered"]  # no node top-up below a value
     assert "FILTER(!isBlank(?v_x1))" in answer.candidates.compiled[0].sparql  # type: ignore[union-attr]
     assert answer.to_dict()["items"][0]["kind"] == "value"
@@ -65,7 +65,7 @@ def test_values_two_hops_away_and_numbers(people: KnowledgeBase) -> None:
                  llm=FakeLLM([_chain("Bob Jones", "works for", "number of employees")]), rerank="none")
     assert [(i.label, i.kind, i.type_label) for i in answer.items] == [("250", "value", "integer")]
     assert answer.items[0].evidence_text(answer.labels) == [
-        "Bob Jones —worksFor→ ACME Corp", "ACME Corp —numberOfEmployees→ 250"]
+        "Bob Jones —schema:worksFor→ ACME Corp", "ACME Corp —schema:numberOfEmployees→ 250"]
 
 
 def test_a_path_through_a_blank_node(people: KnowledgeBase) -> None:
@@ -73,8 +73,8 @@ def test_a_path_through_a_blank_node(people: KnowledgeBase) -> None:
                  llm=FakeLLM([_chain("Bob Jones", "address", "postal code")]), rerank="none")
     top = answer.items[0]
     assert (top.label, top.kind, top.tier) == ("75001", "value", 0)
-    assert top.evidence_text(answer.labels) == ["Bob Jones —address→ (unnamed node)",
-                                                "(unnamed node) —postalCode→ 75001"]
+    assert top.evidence_text(answer.labels) == ["Bob Jones —schema:address→ (unnamed node)",
+                                                "(unnamed node) —schema:postalCode→ 75001"]
 
 
 def test_a_value_query_reruns_unchanged_on_the_kb(people: KnowledgeBase) -> None:
