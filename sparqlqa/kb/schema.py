@@ -102,7 +102,7 @@ class Schema:
             rel["pairs"] = [tuple(p) for p in rel.get("pairs", [])]
             relations.append(RelationInfo(**rel))
         rest = {k: v for k, v in data.items() if k not in ("types", "relations")}
-        return cls(types=types, relations=relations, **rest)
+        return one_type_per_label(cls(types=types, relations=relations, **rest))
 
     def relation(self, name: str) -> RelationInfo | None:
         """Find a relation by IRI, local name or label (case-insensitive)."""
@@ -336,13 +336,10 @@ def compute_schema(store: Store, profile: Profile) -> Schema:
         for p, n, lit, _ in relation_rows
     ]
     relations.sort(key=lambda r: (-r.count, r.iri))
-    types = merge_types([TypeInfo(iri=t, label=_first(labels, t) or humanize(local_name(t)), count=n,
-                                  comment=_first(comments, t)) for t, n in type_rows])
-    canonical = {other: info.iri for info in types for other in info.also}
-    for rel in relations:
-        rel.pairs = _merged_pairs(rel.pairs, canonical)
+    types = [TypeInfo(iri=t, label=_first(labels, t) or humanize(local_name(t)), count=n,
+                      comment=_first(comments, t)) for t, n in type_rows]
     present = {row[0] for row in predicate_rows}
-    return Schema(
+    return one_type_per_label(Schema(
         types=types, relations=relations,
         label_predicates=[p for p in profile.label_predicates if p in present],
         alias_predicates=[p for p in profile.alias_predicates if p in present],
@@ -350,7 +347,18 @@ def compute_schema(store: Store, profile: Profile) -> Schema:
         type_predicate=profile.type_predicate,
         triple_count=sum(row[1] for row in predicate_rows),
         node_count=_count(store, NODE_COUNT_QUERY),
-    )
+    ))
+
+
+def one_type_per_label(schema: Schema) -> Schema:
+    """``schema`` with one type per label (:func:`merge_types`), its relations' type pairs merged alike, and
+    no identity or schema predicate (``owl:sameAs``) among the relations; also applied to schemas read
+    back from KBs ingested before types were merged."""
+    types = merge_types(schema.types)
+    canonical = {other: info.iri for info in types for other in info.also}
+    relations = [replace(rel, pairs=_merged_pairs(rel.pairs, canonical)) if canonical else rel
+                 for rel in schema.relations if rel.iri not in SCHEMA_PREDICATES]
+    return replace(schema, types=types, relations=relations)
 
 
 #: what an ontology file may say about a relation or node type (see :func:`annotate_schema`)

@@ -152,3 +152,16 @@ def test_the_schema_command_prints_prefixed_names(films: KnowledgeBase, runner: 
     assert "dbo:Person, foaf:Person" in result.output
     assert "labels: rdfs:label, foaf:name" in result.output
     assert "owl:sameAs" not in result.output
+
+
+def test_a_schema_stored_before_the_merge_reads_back_merged() -> None:
+    from sparqlqa.kb.schema import Schema
+
+    stored = {"types": [{"iri": f"{DBO}Person", "label": "person", "count": 3},
+                        {"iri": f"{FOAF}Person", "label": "person", "count": 3}],
+              "relations": [{"iri": f"{DBO}birthPlace", "label": "birth place", "count": 3,
+                             "pairs": [[f"{DBO}Person", f"{DBO}City", 3], [f"{FOAF}Person", f"{DBO}City", 3]]},
+                            {"iri": "http://www.w3.org/2002/07/owl#sameAs", "label": "same as", "count": 1}]}
+    schema = Schema.from_dict(stored)
+    assert [(t.iri, t.also) for t in schema.types] == [(f"{DBO}Person", [f"{FOAF}Person"])]
+    assert [(r.iri, r.pairs) for r in schema.relations] == [(f"{DBO}birthPlace", [(f"{DBO}Person", f"{DBO}City", 3)])]
