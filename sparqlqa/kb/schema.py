@@ -77,6 +77,8 @@ class RelationInfo:
     range: str | None = None
     #: the relation this one reverses (``owl:inverseOf``, either direction), when the KB says so
     inverse: str | None = None
+    #: how many of its objects are blank nodes (an unnamed place, an address record)
+    blank: int = 0
 
 
 @dataclass
@@ -331,9 +333,9 @@ def compute_schema(store: Store, profile: Profile) -> Schema:
             iri=p, label=_first(labels, p) or humanize(local_name(p)), count=n,
             kind="literal" if lit * 2 > n else "object", pairs=pairs.get(p, []),
             comment=_first(comments, p), aliases=aliases.get(p, []),
-            domain=_first(domains, p), range=_first(ranges, p), inverse=inverses.get(p),
+            domain=_first(domains, p), range=_first(ranges, p), inverse=inverses.get(p), blank=other - lit,
         )
-        for p, n, lit, _ in relation_rows
+        for p, n, lit, other in relation_rows
     ]
     relations.sort(key=lambda r: (-r.count, r.iri))
     types = [TypeInfo(iri=t, label=_first(labels, t) or humanize(local_name(t)), count=n,

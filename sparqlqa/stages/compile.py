@@ -37,7 +37,7 @@ from sparqlqa.kb.identity import Identity
 from sparqlqa.kb.labels import NodeMatch, resolve_type
 from sparqlqa.kb.schema import Schema
 from sparqlqa.kb.terms import term_from_key
-from sparqlqa.kb.vocab import OWL, RDF
+from sparqlqa.kb.vocab import OWL, RDF, RDFS
 from sparqlqa.stages.forms import AnswerForm, OrderBy, ValueFilter, filter_expression, order_clause
 
 if TYPE_CHECKING:
@@ -125,6 +125,9 @@ class Plan:
     type_iris: dict[str, list[str]] = field(default_factory=dict)
     #: the KB's ``owl:sameAs`` groups: a named node matches its aliases' facts too (set by the caller)
     identity: Identity = field(default_factory=Identity)
+    #: the target may be a blank node (it is the object of a relation with blank objects): such an answer
+    #: is its label, bound to ``?<target>_name`` by the predicate here (None: the target is never blank)
+    blank_label: str | None = None
 
     @property
     def target_is_value(self) -> bool:
@@ -228,6 +231,7 @@ def prepare(triplets: Triplets, linked: LinkedConstants, schema: Schema, options
     plan.distinct = [(names[a], names[b]) for a, b in triplets.distinct
                      if names.get(a) and names.get(b) and names[a] != names[b]]
     plan.value_vars = _value_variables(plan, schema)
+    plan.blank_label = _blank_label(plan, schema)
     _prepare_form(plan, triplets, linked)
     return plan
 
@@ -255,6 +259,17 @@ def _prepare_form(plan: Plan, triplets: Triplets, linked: LinkedConstants) -> No
             plan.notes.append(f"choices that match no KB node: {', '.join(repr(t) for t in missing)}")
 
 
+def _blank_label(plan: Plan, schema: Schema) -> str | None:
+    """The label predicate to name a blank-node target by, when a relation that binds the target in the
+    object place has blank objects ("filming location": ``[ a dbo:Place ; rdfs:label "…" ]``)."""
+    blank = {r.iri for r in schema.relations if r.blank}
+    if plan.target is None or plan.target in plan.value_vars or not any(
+            p.tail.var == plan.target and p.predicate is not None and p.predicate.value in blank
+            for p in plan.patterns.values()):
+        return None
+    return (schema.label_predicates or [RDFS.label.value])[0]
+
+
 def _value_variables(plan: Plan, schema: Schema) -> set[str]:
     """Variables in the object place of a relation whose values are mostly literals."""
     literal = {r.iri for r in schema.relations if r.kind == "literal"}
@@ -267,6 +282,9 @@ def _filter(plan: Plan, var: str) -> str:
     IRI or a blank node (an address record, a Freebase CVT), never a literal."""
     if var in plan.value_vars:
         return f"  FILTER(!isBlank(?{var}))"
+    if var == plan.target and plan.blank_label is not None:  # a blank node answers by its label
+        return (f"  FILTER(isIRI(?{var}) || isBlank(?{var}))\n"
+                f"  OPTIONAL {{ ?{var} {NamedNode(plan.blank_label)} ?{var}_name FILTER(isBlank(?{var})) }}")
     return f"  FILTER(isIRI(?{var}))" if var == plan.target else f"  FILTER(!isLiteral(?{var}))"
 
 
@@ -368,12 +386,14 @@ def compile_query(plan: Plan, indexes: list[int], options: ExecuteOptions, *, ti
     orders = [(o.variable, o.direction) for o in plan.form.order_by if o.variable in variables]
     numeric = {v for v, _ in orders if v in plan.numeric_text}
     if evidence:
-        extra = [f"?{plan.patterns[i].head.var} ?{plan.patterns[i].tail.var}" for i in indexes]
+        extra = [f"?{plan.target}_name"] if plan.blank_label is not None else []
+        extra += [f"?{plan.patterns[i].head.var} ?{plan.patterns[i].tail.var}" for i in indexes]
         extra += [f"?p{i}" for i in indexes if plan.patterns[i].predicate is None]
         extra += [f"?d{i}" for i in indexes if options.undirected]
         projected = " ".join(dict.fromkeys(" ".join([*(f"?{v}" for v in variables), *extra]).split()))
     else:
-        projected = " ".join(dict.fromkeys([f"?{plan.target}", *(f"?{v}" for v, _ in orders)]))
+        named = [f"?{plan.target}_name"] if plan.blank_label is not None else []
+        projected = " ".join(dict.fromkeys([f"?{plan.target}", *named, *(f"?{v}" for v, _ in orders)]))
     order = order_clause(plan.target, orders, numeric) if orders and not evidence else f"ORDER BY ?{plan.target}"
     limit = max(1, int(options.limit))
     if orders and plan.form.limit and not evidence and plan.form.form != "count":

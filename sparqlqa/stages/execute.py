@@ -33,11 +33,11 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from pyoxigraph import Literal, NamedNode
+from pyoxigraph import BlankNode, Literal, NamedNode
 
 from sparqlqa.errors import QueryError
 from sparqlqa.kb.identity import identity_of
-from sparqlqa.kb.terms import term_key
+from sparqlqa.kb.terms import is_node_key, term_key
 from sparqlqa.stages.compile import CompiledQuery, ExecuteOptions, Plan, compile_query, component, prepare
 from sparqlqa.stages.form_query import form_anchors, run_form, value_datatypes
 
@@ -174,7 +174,7 @@ def _run_tier(kb: KnowledgeBase, plan: Plan, used: list[int], tier: int, options
     if answer is None:
         return False
     have = {c.iri for c in result.items}
-    found = [key for key in map(_answer_key(plan), answer.column(plan.target or "")) if key is not None]
+    found = [key for key in map(_answer_key(plan), answer.bindings()) if key is not None]
     new = [iri for iri in dict.fromkeys(found) if iri not in have]
     if len(answer.rows) >= options.limit:
         result.notes.append(f"tier {tier}: results cut at LIMIT {options.limit}")
@@ -188,15 +188,17 @@ def _run_tier(kb: KnowledgeBase, plan: Plan, used: list[int], tier: int, options
 def _evidence(kb: KnowledgeBase, plan: Plan, used: list[int], tier: int, options: ExecuteOptions,
               targets: list[str], result: Candidates) -> dict[str, list[tuple[str, str, str]]]:
     """``{target: [(s, p, o), ...]}`` from one query binding every edge of the tier's patterns."""
-    query = compile_query(plan, used, options, tier=tier, evidence=True, restrict=targets[: options.limit])
+    restrict = targets[: options.limit] if all(is_node_key(t) for t in targets) else None  # a blank node's
+    query = compile_query(plan, used, options, tier=tier, evidence=True, restrict=restrict)  # name: no VALUES
     answer = _run(kb, query.sparql, result)
     found: dict[str, list[tuple[str, str, str]]] = {}
     if answer is None:
         return found
     answer_key = _answer_key(plan)
+    wanted = set(targets)
     for row in answer.bindings():
-        target = answer_key(row.get(plan.target or ""))
-        if target is None:
+        target = answer_key(row)
+        if target is None or target not in wanted:
             continue
         bucket = found.setdefault(target, [])
         for i in used:
@@ -219,15 +221,18 @@ def _edge_of(plan: Plan, index: int, row: dict[str, Any], options: ExecuteOption
     return (head_key, predicate.value, tail_key)
 
 
-def _answer_key(plan: Plan) -> Callable[[Any], str | None]:
-    """The key (:mod:`sparqlqa.kb.terms`) of a target binding that can be an answer: an IRI (an alias's
-    canonical node's), or a literal when the target is a value; ``None`` for anything else."""
-    def key(term: Any) -> str | None:
+def _answer_key(plan: Plan) -> Callable[[dict[str, Any]], str | None]:
+    """The key (:mod:`sparqlqa.kb.terms`) of a result row's target that can be an answer: an IRI (an alias's
+    canonical node's), a literal when the target is a value, a blank node's label (it has no name of its
+    own); ``None`` for anything else."""
+    def key(row: dict[str, Any]) -> str | None:
+        term = row.get(plan.target or "")
         if isinstance(term, NamedNode):
             return plan.identity.canonical(term.value)  # an owl:sameAs alias answers as its canonical node
         if plan.target_is_value and isinstance(term, Literal):
             return term_key(term)
-        return None
+        name = row.get(f"{plan.target}_name") if isinstance(term, BlankNode) else None
+        return term_key(name) if isinstance(name, Literal) else None
     return key
 
 

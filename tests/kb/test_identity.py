@@ -165,3 +165,24 @@ def test_a_schema_stored_before_the_merge_reads_back_merged() -> None:
     schema = Schema.from_dict(stored)
     assert [(t.iri, t.also) for t in schema.types] == [(f"{DBO}Person", [f"{FOAF}Person"])]
     assert [(r.iri, r.pairs) for r in schema.relations] == [(f"{DBO}birthPlace", [(f"{DBO}Person", f"{DBO}City", 3)])]
+
+
+def test_a_blank_node_answer_is_its_label(films: KnowledgeBase) -> None:
+    found = _run(films, "film 'Inception' -> filming location -> place |?1|")
+    assert found.iris() == ['"a sound stage in Calgary"@en']
+    ((film, location, place),) = found.items[0].evidence.triples
+    assert (film, location) == (f"{DBR}Inception", f"{DBO}filmingLocation") and place.startswith("_:")
+    counted = _run(films, "film 'Inception' -> filming location -> |?1|\nform: count")
+    assert counted.value == 1
+
+
+def test_ask_answers_with_a_blank_node_s_label(films: KnowledgeBase) -> None:
+    from sparqlqa.llm import FakeLLM
+    from sparqlqa.strategies.ask import ask
+
+    triplets = {"triplets": [{"head": {"kind": "constant", "text": "Inception"}, "relation": "filming location",
+                              "tail": {"kind": "variable", "text": "?x1"}}], "target": "?x1"}
+    answer = ask(films, "Where was Inception filmed?", llm=FakeLLM([triplets]), rerank="none")
+    top = answer.items[0]
+    assert (top.label, top.kind, top.matched) == ("a sound stage in Calgary", "value", True)
+    assert top.evidence_text(answer.labels) == ["Inception —dbo:filmingLocation→ (unnamed node)"]
