@@ -112,7 +112,7 @@ def _name_relations(kb: KnowledgeBase, iris: Sequence[str], labels: dict[str, st
         return
     relations = {rel.iri: rel.label for rel in kb.schema.relations}
     relations.setdefault(kb.schema.type_predicate, "type")
-    prefixes = {**WELL_KNOWN_PREFIXES, **getattr(kb.manifest, "prefixes", {})}
+    prefixes = {**WELL_KNOWN_PREFIXES, **getattr(kb.manifest, "prefixes", {})}  # not the KB's own rel:
     for iri in unnamed:
         label = relations.get(iri)
         if label is None:

@@ -107,11 +107,17 @@ def default_base_iri(kb_name: str) -> str:
 
 
 def kb_prefixes(kb: Any) -> dict[str, str]:
-    """The prefixes a user may leave undeclared in a query of ``kb``: the well-known ones, those its source
-    files declared, ``kb:``/``rel:``/``ent:``/``node:`` under the KB's base IRI, and its profile's own."""
+    """The prefixes a user may leave undeclared in a query of ``kb``: the well-known ones, ``kb:``/``rel:``/
+    ``ent:``/``node:`` under the KB's base IRI, and its profile's own."""
     base = kb.manifest.base_iri
     extra = {"kb": base, "rel": f"{base}relation/", "ent": f"{base}entity/", "node": f"{base}node/"} if base else {}
-    return {**PREFIXES, **getattr(kb.manifest, "prefixes", {}), **extra, **kb.profile.prefixes}
+    return {**PREFIXES, **extra, **kb.profile.prefixes}
+
+
+def display_prefixes(kb: Any) -> dict[str, str]:
+    """The prefixes names are shown with: :func:`kb_prefixes`, the well-known vocabularies', and those the
+    KB's own source files declared (``dbo:``), which win."""
+    return {**WELL_KNOWN_PREFIXES, **kb_prefixes(kb), **getattr(kb.manifest, "prefixes", {})}
 
 
 def prefixed_name(iri: str, prefixes: dict[str, str]) -> str | None:
