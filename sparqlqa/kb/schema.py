@@ -313,6 +313,17 @@ def _merged_pairs(pairs: list[tuple[str | None, str | None, int]], canonical: di
     return rows
 
 
+def _schema_subjects(store: Store, type_predicate: str, terms: list[str]) -> int:
+    """How many subjects describe the schema, not data: ``terms`` (relations, types) and anything typed as
+    a class, property or ontology (sparqlqa's own vocabulary included): not counted as nodes."""
+    meta = " ".join(str(NamedNode(c)) for c in sorted(META_CLASSES))
+    branches = [f"{{ VALUES ?c {{ {meta} }} ?s {NamedNode(type_predicate)} ?c }}"]
+    if terms:
+        values = " ".join(str(NamedNode(t)) for t in dict.fromkeys(terms))
+        branches.append(f"{{ VALUES ?s {{ {values} }} FILTER EXISTS {{ ?s ?p ?o }} }}")
+    return _count(store, f"SELECT (COUNT(DISTINCT ?s) AS ?n) WHERE {{ {' UNION '.join(branches)} }}")
+
+
 def compute_schema(store: Store, profile: Profile) -> Schema:
     """Aggregate the schema of ``store`` (a full scan: run at ingest, not per question)."""
     name_predicates = set(profile.label_predicates) | set(profile.alias_predicates) | set(profile.text_predicates)
@@ -348,7 +359,9 @@ def compute_schema(store: Store, profile: Profile) -> Schema:
         text_predicates=[p for p in profile.text_predicates if p in present],
         type_predicate=profile.type_predicate,
         triple_count=sum(row[1] for row in predicate_rows),
-        node_count=_count(store, NODE_COUNT_QUERY),
+        node_count=_count(store, NODE_COUNT_QUERY) - _schema_subjects(store, profile.type_predicate,
+                                                                      [row[0] for row in predicate_rows]
+                                                                      + [t for t, _ in type_rows]),
     ))
 
 
