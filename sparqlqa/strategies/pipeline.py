@@ -320,9 +320,9 @@ def _meta(ctx: AskContext, ranking: Ranking) -> dict[str, Any]:
 
 
 def settle(ctx: AskContext, answer: Answer) -> Answer:
-    """The last word on an answer's items, whatever the strategy: the question's topic entities out (per
-    ``ctx.topic``), answers that satisfied the query before fill-in (:func:`exact_first`), and with
-    ``ctx.exact`` only those."""
+    """The last word on an answer's items, whatever the strategy (:func:`build_answer` calls it): the
+    question's topic entities out (per ``ctx.topic``), answers that satisfied the query before fill-in
+    (:func:`exact_first`), and with ``ctx.exact`` only those."""
     items = list(answer.items)
     named = ctx.topic_iris
     if ctx.topic == "exclude":
