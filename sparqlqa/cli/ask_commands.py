@@ -204,7 +204,7 @@ def unnarrowed(answer: Answer) -> bool:
     the KB, so every answer comes from vector similarity alone."""
     if answer.triplets is None:  # vss, vss+rerank: vectors by design
         return False
-    links = getattr(answer.linked, "links", None) or {}
+    links = answer.linked.links if answer.linked is not None else {}
     return not any(links.values()) and all(item.source == "vector" for item in answer.items)
 
 
@@ -339,7 +339,7 @@ def _heading(out: Any, text: str) -> None:
 
 
 def _linked_lines(answer: Answer) -> list[str]:
-    links = getattr(answer.linked, "links", None)
+    links = answer.linked.links if answer.linked is not None else {}
     if not links:
         return ["(no constants linked)"]
     lines = []
