@@ -56,7 +56,8 @@ def judge(case: dict[str, Any], answer: Any) -> bool:
     return labels[0] in gold and set(gold) <= set(labels[: len(gold)])
 
 
-def run(kb_file: Path, questions: Path, *, verbose: bool = False) -> dict[str, list[int]]:
+def run(kb_file: Path, questions: Path, *, verbose: bool = False, strategy: str = "offline",
+        llm: str | None = None, llm_cache: str | None = None) -> dict[str, list[int]]:
     """``{kind: [right, total]}`` over every question (a question that raises counts as wrong)."""
     from sparqlqa.ingest import ingest
     from sparqlqa.strategies.ask import ask
@@ -65,7 +66,10 @@ def run(kb_file: Path, questions: Path, *, verbose: bool = False) -> dict[str, l
     scores: dict[str, list[int]] = defaultdict(lambda: [0, 0])
     for case in json.loads(questions.read_text(encoding="utf-8")):
         try:
-            answer = ask(kb, case["question"], strategy="offline", rerank="none", k=10)
+            answer = ask(kb, case["question"], strategy=strategy, llm=llm, llm_cache=llm_cache,
+                         rerank="none" if strategy == "offline" else "listwise", k=10)
+            if answer.pending_llm:
+                raise RuntimeError(f"{len(answer.pending_llm)} LLM answer(s) pending")
             right = judge(case, answer)
             shown = getattr(answer, "headline", None) or ", ".join(i.label for i in answer.items[:3])
         except Exception as exc:  # a crash is a wrong answer, and is reported
@@ -83,12 +87,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--questions", type=Path)
     parser.add_argument("--set", choices=[*SETS, "all"], default="all")
     parser.add_argument("--verbose", action="store_true")
+    parser.add_argument("--strategy", default="offline", help="offline (default) or 4step, fiske with --llm")
+    parser.add_argument("--llm", help="e.g. anthropic; with --llm-cache only the prompts wait for recorded answers")
+    parser.add_argument("--llm-cache", choices=["use", "only", "off"])
     args = parser.parse_args(argv)
     chosen = {"own": (args.kb_file, args.questions)} if args.kb_file else \
         SETS if args.set == "all" else {args.set: SETS[args.set]}
     for name, (kb_file, questions) in chosen.items():
         started = time.perf_counter()
-        scores = run(kb_file, questions, verbose=args.verbose)
+        scores = run(kb_file, questions, verbose=args.verbose, strategy=args.strategy, llm=args.llm,
+                     llm_cache=args.llm_cache)
         right = sum(r for r, _ in scores.values())
         total = sum(t for _, t in scores.values())
         print(f"{name}:\n| kind | right / total |\n|---|---:|")

@@ -138,3 +138,25 @@ def test_architecture_md_names_every_unit() -> None:
     text = (ROOT / "ARCHITECTURE.md").read_text(encoding="utf-8")
     missing = [name for name in LAYERS if name not in ("", "__main__") and f"`{name}" not in text]
     assert missing == []
+
+
+def constructions(name: str) -> list[str]:
+    """``module:function`` of every call ``name(...)`` in the package (docstring examples are not code)."""
+    found = []
+    for module, path in modules().items():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for function in ast.walk(tree):
+            if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            for node in ast.walk(function):
+                if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == name:
+                    found.append(f"{module}:{function.name}")
+    return sorted(set(found))
+
+
+def test_the_answer_is_built_in_one_place() -> None:
+    assert constructions("Answer") == ["sparqlqa.strategies.pipeline:build_answer"]
+
+
+def test_the_construction_finder_finds_a_call() -> None:
+    assert "sparqlqa.stages.answer:ranked" in constructions("cls")

@@ -22,6 +22,7 @@ from sparqlqa.cli.output import (
     warning,
 )
 from sparqlqa.cli.remote_options import endpoint_timeout, endpoint_timeout_option
+from sparqlqa.kb.vocab import kb_prefixes
 
 if TYPE_CHECKING:
     from sparqlqa.embed.embedders import Embedder
@@ -152,7 +153,8 @@ def ask(words: tuple[str, ...], endpoint: str | None, profile_name: str, llm_spe
                              embedder=embedder_spec, llm_cache=llm_cache,
                              settings={"call_budget": call_budget} if call_budget else None, exact=exact,
                              topic=topic)
-    saved = _save(answer, save_dir) if save_dir is not None else []
+            prefixes = kb_prefixes(kb)
+    saved = _save(answer, save_dir, prefixes) if save_dir is not None else []
     _warn_if_unnarrowed(answer)
     if as_json:
         print_json(answer.to_dict())
@@ -167,10 +169,10 @@ def ask(words: tuple[str, ...], endpoint: str | None, profile_name: str, llm_spe
         sys.exit(NO_NODE_EXIT)
 
 
-def _save(answer: Answer, directory: Path) -> list[Path]:
+def _save(answer: Answer, directory: Path, prefixes: dict[str, str]) -> list[Path]:
     from sparqlqa.stages.audit import save_sparql
 
-    return save_sparql(answer, directory)
+    return save_sparql(answer, directory, prefixes=prefixes)
 
 
 # --- rendering -----------------------------------------------------------------------------------
@@ -202,7 +204,7 @@ def unnarrowed(answer: Answer) -> bool:
     the KB, so every answer comes from vector similarity alone."""
     if answer.triplets is None:  # vss, vss+rerank: vectors by design
         return False
-    links = getattr(answer.linked, "links", None) or {}
+    links = answer.linked.links if answer.linked is not None else {}
     return not any(links.values()) and all(item.source == "vector" for item in answer.items)
 
 
@@ -337,7 +339,7 @@ def _heading(out: Any, text: str) -> None:
 
 
 def _linked_lines(answer: Answer) -> list[str]:
-    links = getattr(answer.linked, "links", None)
+    links = answer.linked.links if answer.linked is not None else {}
     if not links:
         return ["(no constants linked)"]
     lines = []

@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sparqlqa.errors import (
     ConfigError,
@@ -42,6 +42,9 @@ from sparqlqa.evaluation.datasets import Question
 from sparqlqa.evaluation.metrics import RankedItem, answer_set, apply_tie_rule, question_metrics
 from sparqlqa.llm.context import llm_context
 from sparqlqa.paths import atomic_write_json, make_folder
+
+if TYPE_CHECKING:
+    from sparqlqa.stages.answer import Answer
 
 #: ``ask(kb, question, *, strategy=, llm=, k=, llm_cache=) -> Answer``
 AskFunction = Callable[..., Any]
@@ -170,14 +173,10 @@ class ResultsFile:
                 raise StorageError.from_os_error(exc, self.path, doing="append a result to") from None
 
 
-def _ranked_items(answer: Any) -> list[RankedItem]:
-    items = []
-    for item in getattr(answer, "items", None) or []:
-        score = getattr(item, "score", None)
-        items.append(RankedItem(iri=str(item.iri), label=str(getattr(item, "label", "") or ""),
-                                score=None if score is None else float(score),
-                                tier=getattr(item, "tier", None), source=str(getattr(item, "source", ""))))
-    return items
+def _ranked_items(answer: Answer) -> list[RankedItem]:
+    """What the metrics read of the answer's items (the scored nodes themselves)."""
+    return [RankedItem(iri=str(item.iri), label=item.label or "", score=float(item.score), tier=item.tier,
+                       source=item.source) for item in answer.items]
 
 
 def llm_usage(calls: Iterable[Any]) -> dict[str, Any]:
@@ -210,14 +209,13 @@ def _sparql_texts(queries: Iterable[Any]) -> list[str]:
     return texts
 
 
-def _evidence(answer: Any, iris: Iterable[str]) -> dict[str, Any]:
+def _evidence(answer: Answer, iris: Iterable[str]) -> dict[str, Any]:
     wanted = set(iris)
-    return {str(item.iri): _jsonable(getattr(item, "evidence", None))
-            for item in getattr(answer, "items", None) or []
-            if item.iri in wanted and getattr(item, "evidence", None) is not None}
+    return {str(item.iri): _jsonable(item.evidence) for item in answer.items
+            if item.iri in wanted and item.evidence is not None}
 
 
-def result_row(question: Question, strategy: str, answer: Any, wall_ms: float, k: int) -> dict[str, Any]:
+def result_row(question: Question, strategy: str, answer: Answer, wall_ms: float, k: int) -> dict[str, Any]:
     """The per-question record of one answer (metrics, ranking, triplets, SPARQL, evidence, cost)."""
     items = _ranked_items(answer)
     metrics = question_metrics(items, question.gold_iris, question.gold_labels)
@@ -228,8 +226,8 @@ def result_row(question: Question, strategy: str, answer: Any, wall_ms: float, k
     evidence_for = [ranked[0].iri] if ranked else []
     if isinstance(rank, int):
         evidence_for.append(ranked[rank - 1].iri)
-    timings = {str(k_): float(v) for k_, v in (getattr(answer, "timings_ms", None) or {}).items()}
-    triplets = getattr(answer, "triplets", None)
+    timings = {str(k_): float(v) for k_, v in answer.timings_ms.items()}
+    triplets = answer.triplets
     return {
         "id": question.id, "strategy": strategy, "question": question.text,
         "gold_iris": sorted(question.gold_iris), "gold_labels": sorted(question.gold_labels),
@@ -237,14 +235,14 @@ def result_row(question: Question, strategy: str, answer: Any, wall_ms: float, k
         "answer_set": [it.iri for it in answer_set(ranked)],
         "items": top,
         "triplets": _jsonable(triplets),
-        "sparql": _sparql_texts(getattr(answer, "queries", None) or []),
+        "sparql": _sparql_texts(answer.queries),
         "evidence": _evidence(answer, evidence_for),
-        "notes": [str(n) for n in getattr(answer, "notes", None) or []],
-        "llm": llm_usage(getattr(answer, "llm_calls", None) or []),
+        "notes": [str(n) for n in answer.notes],
+        "llm": llm_usage(answer.llm_calls),
         "latency_ms": float(timings.get("total", wall_ms)),
         "wall_ms": wall_ms,
         "timings_ms": timings,
-        "strategy_used": str(getattr(answer, "strategy", strategy)),
+        "strategy_used": str(answer.strategy),
         "error": None,
     }
 
@@ -424,7 +422,7 @@ class EvalRun:
                     row = error_row(question, strategy, exc, wall, crash=True)
                     return Outcome(question, strategy, "error", row, row["error"], crash=True)
         wall = (time.perf_counter() - start) * 1000
-        if getattr(answer, "pending_llm", None):
+        if answer.pending_llm:
             return Outcome(question, strategy, "pending")
         row = result_row(question, strategy, answer, wall, self.settings.k)
         row["warmup"] = warm_up

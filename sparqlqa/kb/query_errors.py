@@ -19,6 +19,7 @@ invalid SPARQL at line 2, column 6: unknown prefix 'dbo:'
 
 from __future__ import annotations
 
+import difflib
 import itertools
 import re
 from collections.abc import Callable
@@ -85,12 +86,25 @@ def unknown_prefix(toks: list[Token], declared_before: frozenset[str] = frozense
         if before is not None and before.text.upper() == "PREFIX":
             declared.add(prefix)
         elif prefix not in declared and prefix != "_":
-            iri = WELL_KNOWN_PREFIXES.get(prefix)
-            hint = (f"declare it before the query: PREFIX {prefix}: <{iri}>" if iri else
-                    f"declare it before the query (PREFIX {prefix}: <namespace IRI>), or write the whole "
-                    "IRI in <...>")
-            return Diagnosis(token.line, token.column, f"unknown prefix '{prefix}:'", hint)
+            return Diagnosis(token.line, token.column, f"unknown prefix '{prefix}:'", _prefix_hint(prefix))
     return None
+
+
+def _prefix_hint(prefix: str) -> str:
+    """How to fix an undeclared ``prefix``: its well-known IRI, else the well-known prefix it looks like a
+    misspelling of (``fof`` → ``foaf``), else the general advice.
+
+    >>> print(_prefix_hint("fof"))
+    did you mean foaf: (<http://xmlns.com/foaf/0.1/>)? Otherwise declare it: PREFIX fof: <namespace IRI>
+    """
+    iri = WELL_KNOWN_PREFIXES.get(prefix)
+    if iri:
+        return f"declare it before the query: PREFIX {prefix}: <{iri}>"
+    close = difflib.get_close_matches(prefix, list(WELL_KNOWN_PREFIXES), n=1, cutoff=0.6)
+    if close:
+        return (f"did you mean {close[0]}: (<{WELL_KNOWN_PREFIXES[close[0]]}>)? "
+                f"Otherwise declare it: PREFIX {prefix}: <namespace IRI>")
+    return f"declare it before the query (PREFIX {prefix}: <namespace IRI>), or write the whole IRI in <...>"
 
 
 def unbalanced(toks: list[Token]) -> Diagnosis | None:

@@ -123,3 +123,34 @@ def projected_variables(query: str) -> list[str] | None:
             names.append(token[1:])
         previous = token
     return names
+
+
+#: a local name safe to write after a prefix (a conservative PN_LOCAL: no dots, escapes or colons)
+_SAFE_LOCAL = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
+
+
+def compact_iris(query: str, prefixes: dict[str, str]) -> tuple[str, dict[str, str]]:
+    """``query`` with each full IRI ``<ns + local>`` written ``prefix:local`` where ``ns`` is one of
+    ``prefixes`` (the longest namespace wins) and ``local`` is a plain name, and the prefixes it used.
+    Only IRI tokens change: strings, comments and variables are left exactly as they were, so the
+    query means the same once the PREFIX lines are put before it.
+
+    >>> compact_iris('SELECT ?f WHERE { ?f <http://dbpedia.org/ontology/director> "<http://dbpedia.org/ontology/x>" }',
+    ...              {"dbo": "http://dbpedia.org/ontology/"})
+    ('SELECT ?f WHERE { ?f dbo:director "<http://dbpedia.org/ontology/x>" }', {'dbo': 'http://dbpedia.org/ontology/'})
+    """
+    by_length = sorted(((iri, name) for name, iri in prefixes.items() if iri), key=lambda pair: -len(pair[0]))
+    used: dict[str, str] = {}
+    if re.search(r"(?i)\b(?:PREFIX|BASE)\b", query):
+        return query, used  # its own declarations could shadow ours: leave it as written
+    parts: list[str] = []
+    for match in sparql_tokens(query):
+        text = match.group()
+        if match.lastgroup == "iri":
+            for namespace, name in by_length:
+                local = text[1:-1][len(namespace):]
+                if text[1:-1].startswith(namespace) and _SAFE_LOCAL.fullmatch(local):
+                    text, used[name] = f"{name}:{local}", namespace
+                    break
+        parts.append(text)
+    return "".join(parts), used

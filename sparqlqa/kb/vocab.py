@@ -107,11 +107,12 @@ def default_base_iri(kb_name: str) -> str:
 
 
 def kb_prefixes(kb: Any) -> dict[str, str]:
-    """The prefixes a user may leave undeclared in a query of ``kb``: the well-known ones, ``kb:``/``rel:``/
-    ``ent:``/``node:`` under the KB's base IRI, and its profile's own."""
+    """The prefixes a user may leave undeclared in a query of ``kb``, later ones winning: the well-known
+    ones (:data:`WELL_KNOWN_PREFIXES`), ``kb:``/``rel:``/``ent:``/``node:`` under the KB's base IRI, the
+    prefixes the user's own source files declared (remembered at ingest), and the KB profile's own."""
     base = kb.manifest.base_iri
     extra = {"kb": base, "rel": f"{base}relation/", "ent": f"{base}entity/", "node": f"{base}node/"} if base else {}
-    return {**PREFIXES, **extra, **kb.profile.prefixes}
+    return {**WELL_KNOWN_PREFIXES, **extra, **kb.manifest.prefixes, **kb.profile.prefixes}
 
 
 def display_prefixes(kb: Any) -> dict[str, str]:

@@ -18,7 +18,7 @@ import dataclasses
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any
 
 from sparqlqa.kb.naming import display_name
 from sparqlqa.kb.terms import is_value_key
@@ -37,28 +37,49 @@ FILL_IN_MARK = "similar, not matched"
 
 @dataclass
 class AnswerItem:
-    """One ranked answer.
+    """One scored node, from the ranking (stage 3) to the printed answer: the one scored type.
 
-    ``source`` is ``filtered`` (found by the SPARQL stage) or ``vector`` (added
-    from the global vector ranking); ``tier`` is the SPARQL relaxation tier
-    (0 = every kept triplet holds), ``None`` for vector additions.  ``scores``
-    keeps each stage's score (``vss``, ``llm``); ``score`` is the final one.
+    Stage 3 makes it (:meth:`ranked`: ``iri``, ``score``, ``source``, ``tier``, ``evidence``), a rerank
+    rescores it in place (:meth:`rescore`), and the answer builder
+    (:func:`sparqlqa.strategies.pipeline.build_answer`) fills in ``label``, ``type``, ``type_label`` and
+    ``snippet``.  ``source`` is ``filtered`` (found by the SPARQL stage), ``vector`` (added
+    from the global vector ranking) or ``model-knowledge`` (FiSKE's fallback); ``tier`` is the SPARQL
+    relaxation tier (0 = every kept triplet holds), ``None`` for vector additions.  ``scores``
+    keeps each stage's score (``vss``, ``listwise``, ``pointwise``, ``llm``); ``score`` is the latest one.
     :attr:`matched`: the item satisfied the SPARQL that ran (``source="filtered"``); anything else is
     fill-in, similar but not matched.  ``rerank_reason``: why a listwise rerank put a fill-in item above
     a matched one (the only way fill-in ranks above an exact answer).
+
+    >>> item = AnswerItem.ranked("http://x/a", 0.5, "vector")
+    >>> item.rescore("listwise", 1.5)
+    >>> item.score, item.scores
+    (1.5, {'vss': 0.5, 'listwise': 1.5})
     """
 
     iri: str
-    label: str
-    type: str | None
-    score: float
-    tier: int | None
-    source: str
-    evidence: Evidence | None
-    snippet: str
+    label: str = ""
+    type: str | None = None
+    score: float = 0.0
+    tier: int | None = None
+    source: str = "vector"
+    evidence: Evidence | None = None
+    snippet: str = ""
     type_label: str | None = None
     scores: dict[str, float] = field(default_factory=dict)
     rerank_reason: str | None = None
+
+    @classmethod
+    def ranked(cls, iri: str, score: float, source: str, tier: int | None = None,
+               evidence: Evidence | None = None) -> AnswerItem:
+        """A node as stage 3 ranks it: its similarity is its score and ``scores["vss"]``."""
+        return cls(iri=iri, score=score, tier=tier, source=source, evidence=evidence, scores={"vss": score})
+
+    def rescore(self, stage: str, score: float, reason: str | None = None) -> None:
+        """A later stage's score (kept in ``scores[stage]``) becomes the score; ``reason``: a rerank's why."""
+        self.scores[stage] = score
+        self.score = score
+        if reason is not None:
+            self.rerank_reason = reason
 
     @property
     def matched(self) -> bool:
@@ -75,7 +96,7 @@ class AnswerItem:
         """The (s, p, o) IRIs connecting this answer to the question's constants."""
         if self.evidence is None:
             return []
-        return [tuple(t) for t in getattr(self.evidence, "triples", [])]
+        return [(s, p, o) for s, p, o in self.evidence.triples]
 
     def evidence_text(self, labels: Mapping[str, str]) -> list[str]:
         """Each evidence triple as ``subject —relation→ object`` with labels."""
@@ -164,25 +185,14 @@ class Answer:
         return json.dumps(self.to_dict(), indent=indent, ensure_ascii=False)
 
 
-class Sourced(Protocol):
-    """Anything ranked with a ``source`` and maybe a rerank's reason (:class:`AnswerItem`, ``RankedNode``)."""
-
-    source: str
-    rerank_reason: str | None
-
-
-S = TypeVar("S", bound=Sourced)
-
-
-def exact_first(items: list[S]) -> list[S]:
+def exact_first(items: list[AnswerItem]) -> list[AnswerItem]:
     """Items that satisfied the query first, fill-in after, each group in its own order.  A fill-in item
     that a listwise rerank moved up *with a reason* keeps its place among the matched ones: the one
     exception, and it is explicit (``rerank_reason``).
 
-    >>> from types import SimpleNamespace as N
-    >>> ranked = [N(iri="v", source="vector", rerank_reason=None), N(iri="f", source="filtered", rerank_reason=None),
-    ...           N(iri="w", source="vector", rerank_reason="named in the question's words"),
-    ...           N(iri="g", source="filtered", rerank_reason=None)]
+    >>> ranked = [AnswerItem("v", source="vector"), AnswerItem("f", source="filtered"),
+    ...           AnswerItem("w", source="vector", rerank_reason="named in the question's words"),
+    ...           AnswerItem("g", source="filtered")]
     >>> [i.iri for i in exact_first(ranked)]
     ['f', 'w', 'g', 'v']
     """

@@ -19,13 +19,13 @@ def shape_answer(answer: Answer) -> Answer:
     candidates = answer.candidates
     if candidates is None:
         return answer
-    answer.form = getattr(candidates, "form", "list") or "list"
-    answer.value = getattr(candidates, "value", None)
+    answer.form = candidates.form or "list"
+    answer.value = candidates.value
     order = {c.iri: n for n, c in enumerate(candidates.items)}
     first: list[str] = []
     if answer.form == "boolean" and answer.linked is not None and answer.triplets is not None:
         first = [m.iri for text in answer.triplets.form.choices for m in answer.linked.links.get(text, [])[:1]]
-    if getattr(candidates, "ordered", False) or first:
+    if candidates.ordered or first:
         answer.items = _reordered(answer.items, order, first)
     return answer
 

@@ -1,8 +1,9 @@
 """Audit export: every SPARQL query an answer ran, as standalone ``.rq`` files.
 
 Each file starts with a comment header (question, KB, timestamp, strategy,
-model, triplets, how many rows it returned) followed by the query exactly as
-it ran, so it can be re-run unchanged on any SPARQL 1.1 engine.
+model, triplets, how many rows it returned) followed by the query as it ran (with the KB's prefixes,
+full IRIs are written as prefixed names after PREFIX lines: the same query), so it can be re-run on
+any SPARQL 1.1 engine.
 
 >>> from sparqlqa.stages.answer import Answer
 >>> answer = Answer(question="Who directed Alien?", kb="movies", strategy="vss",
@@ -15,11 +16,12 @@ it ran, so it can be re-run unchanged on any SPARQL 1.1 engine.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from sparqlqa.kb.sparql_guard import compact_iris
 from sparqlqa.paths import atomic_write_text, make_folder
 from sparqlqa.stages.answer import Answer
 
@@ -81,8 +83,10 @@ def header(answer: Answer, record: dict[str, Any], number: int, total: int, time
 
 
 def save_sparql(answer: Answer, directory: Path, *, stages: Iterable[str] | None = None,
-                timestamp: str | None = None) -> list[Path]:
-    """Write one ``.rq`` file per query of ``answer`` (optionally only of ``stages``) into ``directory``."""
+                timestamp: str | None = None, prefixes: Mapping[str, str] | None = None) -> list[Path]:
+    """Write one ``.rq`` file per query of ``answer`` (optionally only of ``stages``) into ``directory``;
+    with ``prefixes`` (e.g. :func:`~sparqlqa.kb.vocab.kb_prefixes`) full IRIs under them are written as
+    prefixed names, with PREFIX lines for the ones used (the query means the same)."""
     wanted = set(stages) if stages is not None else None
     records = [q for q in answer.queries if wanted is None or q.get("stage", "sparql") in wanted]
     stamp = timestamp or datetime.now(timezone.utc).isoformat(timespec="seconds")
@@ -92,7 +96,8 @@ def save_sparql(answer: Answer, directory: Path, *, stages: Iterable[str] | None
     for number, record in enumerate(records, start=1):
         stage = re.sub(r"[^a-z0-9]+", "-", str(record.get("stage", "sparql")).lower())
         path = directory / f"{base}-{number:02d}-{stage}.rq"
-        query = str(record["query"]).rstrip() + "\n"
-        atomic_write_text(path, header(answer, record, number, len(records), stamp) + query)
+        query, used = compact_iris(str(record["query"]).rstrip() + "\n", dict(prefixes or {}))
+        declared = "".join(f"PREFIX {name}: <{iri}>\n" for name, iri in sorted(used.items()))
+        atomic_write_text(path, header(answer, record, number, len(records), stamp) + declared + query)
         written.append(path)
     return written

@@ -111,7 +111,7 @@ def _constants(triplets: Triplets) -> list[tuple[str, str | None]]:
         for term in (triplet.head, triplet.tail):
             if term.kind == "constant" and term.text.strip() and seen.get(term.text) is None:
                 seen[term.text] = term.type
-    for text in getattr(getattr(triplets, "form", None), "choices", []):  # the nodes a comparison names
+    for text in triplets.form.choices:  # the nodes a comparison names
         if text.strip():
             seen.setdefault(text, triplets.target_type)
     return list(seen.items())

@@ -1,5 +1,8 @@
 """Stage 3: order the SPARQL-filtered candidates by cosine similarity to the question.
 
+Each ranked node is an :class:`~sparqlqa.stages.answer.AnswerItem` (made by :meth:`AnswerItem.ranked`):
+the one scored type, which the rerank rescores in place and the answer builder describes.
+
 The query text is the question plus the free-text requirements.  Filtered
 candidates are sorted by (tier, -similarity, IRI): stricter tiers first, then
 the most similar, ties broken by IRI so runs are reproducible.  When fewer
@@ -19,23 +22,16 @@ from typing import TYPE_CHECKING, Any
 from sparqlqa.embed.embedders import Embedder
 from sparqlqa.kb.knowledge_base import KnowledgeBase
 from sparqlqa.kb.node_text import node_texts
+from sparqlqa.stages.answer import AnswerItem
 from sparqlqa.vectors.index import NodeIndex, embed_query, index_supported, load_index
 
 if TYPE_CHECKING:
-    from sparqlqa.stages.execute import Candidates, Evidence
+    from sparqlqa.stages.execute import Candidates
 
 
-@dataclass
-class RankedNode:
-    """A node in the ranking: its similarity, where it came from and its evidence."""
-
-    iri: str
-    score: float
-    source: str  # "filtered" | "vector"
-    tier: int | None = None
-    evidence: Evidence | None = None
-    vss: float | None = None  # the vector score, kept when a rerank replaces ``score``
-    rerank_reason: str | None = None  # why a listwise rerank put this fill-in above a matched node
+#: the name the scored node had before it was one type with the answer's items: ``RankedNode(iri, score,
+#: source, tier, evidence)`` still makes one (an :class:`~sparqlqa.stages.answer.AnswerItem`)
+RankedNode = AnswerItem.ranked
 
 
 @dataclass
@@ -43,7 +39,7 @@ class Ranking:
     """The vector-ranking stage: ordered nodes and how the order was made."""
 
     query_text: str
-    items: list[RankedNode]
+    items: list[AnswerItem]
     target_type: str | None = None
     filtered: int = 0
     added: int = 0
@@ -91,15 +87,15 @@ def rank_candidates(kb: KnowledgeBase, question: str, candidates: Candidates | N
     items = list(candidates.items) if candidates is not None else []
     iris = list(dict.fromkeys(c.iri for c in items))
     scores = _filtered_scores(kb, embedder, index, vector, iris) if iris else {}
-    best: dict[str, RankedNode] = {}
+    best: dict[str, AnswerItem] = {}
     for cand in items:
-        node = RankedNode(cand.iri, scores.get(cand.iri, 0.0), "filtered", cand.tier, cand.evidence)
+        node = AnswerItem.ranked(cand.iri, scores.get(cand.iri, 0.0), "filtered", cand.tier, cand.evidence)
         held = best.get(cand.iri)
         if held is None or (node.tier or 0) < (held.tier or 0):
             best[cand.iri] = node
     ranked = sorted(best.values(), key=lambda n: (n.tier or 0, -n.score, n.iri))
     ranking = Ranking(text, ranked, target_type, filtered=len(ranked))
-    if ranked and getattr(candidates, "target_is_value", False):
+    if ranked and candidates is not None and candidates.target_is_value:
         ranking.notes.append("the answer is a value (a literal): no top-up from the node ranking")
     elif len(ranked) < k and index is not None:
         _top_up(ranking, index, vector, k, exclude)
@@ -119,7 +115,7 @@ def _top_up(ranking: Ranking, index: NodeIndex, vector: Any, k: int, exclude: Co
         ranking.notes.append(f"no indexed node has the target type <{kind}>: topping up from all nodes")
         kind = None
     extra = index.search(vector, k - len(ranking.items), type_iri=kind, exclude=have | set(exclude))
-    ranking.items.extend(RankedNode(iri, score, "vector") for iri, score in extra)
+    ranking.items.extend(AnswerItem.ranked(iri, score, "vector") for iri, score in extra)
     ranking.added = len(extra)
 
 
@@ -131,6 +127,6 @@ def vector_search(kb: KnowledgeBase, question: str, *, k: int, embedder: Embedde
     vector = embed_query(embedder, question)
     kind = target_type if target_type in index.type_rows else None
     found = index.search(vector, k, type_iri=kind)
-    ranking = Ranking(question, [RankedNode(iri, s, "vector") for iri, s in found], kind, added=len(found))
+    ranking = Ranking(question, [AnswerItem.ranked(iri, s, "vector") for iri, s in found], kind, added=len(found))
     ranking.elapsed_ms = (time.perf_counter() - started) * 1000
     return ranking

@@ -24,7 +24,7 @@ from sparqlqa.kb.limits import ASK_TIMEOUT_S, QueryLimits, bounded
 from sparqlqa.llm.context import llm_context
 from sparqlqa.stages.rerank import RERANK_MODES
 from sparqlqa.strategies.base import strategies
-from sparqlqa.strategies.pipeline import TOPIC_MODES, AskContext, settle
+from sparqlqa.strategies.pipeline import TOPIC_MODES, AskContext
 from sparqlqa.text_input import NAME, PROSE, clean_text
 
 if TYPE_CHECKING:
@@ -101,7 +101,7 @@ def ask(kb: KnowledgeBase | str, question: str, *, strategy: str | None = None, 
     try:
         with llm_context(kb=base.name, strategy=name, question=ctx.question), \
                 bounded(limits or QueryLimits(timeout_s=ASK_TIMEOUT_S, truncate=True)):
-            answer = settle(ctx, chosen.run(ctx))
+            answer = chosen.run(ctx)
         _settle_pending(llm_obj, base.name, name, ctx.question, answer.pending_llm)
     finally:
         if isinstance(kb, str):

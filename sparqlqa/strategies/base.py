@@ -29,7 +29,6 @@ from abc import ABC, abstractmethod
 from typing import TYPE_CHECKING, ClassVar
 
 from sparqlqa.registry import Registry
-from sparqlqa.stages.answer_form import shape_answer
 from sparqlqa.strategies.pipeline import (
     AskContext,
     build_answer,
@@ -109,15 +108,14 @@ class FourStep(Strategy):
         linked, candidates = self.narrow(ctx, triplets)
         ranking = rank(ctx, triplets, candidates)
         texts = rerank_top(ctx, ranking, enabled=self.rerank_enabled)
-        answer = build_answer(ctx, ranking, texts, triplets=triplets, linked=linked, candidates=candidates)
-        return shape_answer(answer)
+        return build_answer(ctx, ranking, texts, triplets=triplets, linked=linked, candidates=candidates)
 
     def narrow(self, ctx: AskContext, triplets: Triplets | None,
                ) -> tuple[LinkedConstants | None, Candidates | None]:
         """Stage 2: candidates from SPARQL, or ``(None, None)`` with a note when that is impossible."""
         if triplets is None:
             return None, None
-        tiers = [triplets, *getattr(triplets, "alternatives", [])]
+        tiers = [triplets, *triplets.alternatives]
         if all(usable(t) is not None for t in tiers):
             ctx.note(f"{usable(triplets)}: ranked by vectors only")
             return None, None

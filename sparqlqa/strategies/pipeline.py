@@ -8,7 +8,7 @@ rerank) becomes a note in :attr:`Answer.notes`, never an exception.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -21,7 +21,8 @@ from sparqlqa.kb.node_text import fetch_labels, node_texts
 from sparqlqa.kb.terms import is_node_key, is_value_key, node_keys, value_datatype
 from sparqlqa.llm.context import llm_context
 from sparqlqa.stages.answer import Answer, AnswerItem, exact_first
-from sparqlqa.stages.ranking import RankedNode, Ranking, rank_candidates, vector_search
+from sparqlqa.stages.answer_form import shape_answer
+from sparqlqa.stages.ranking import Ranking, rank_candidates, vector_search
 from sparqlqa.stages.rerank import rerank
 
 if TYPE_CHECKING:
@@ -65,6 +66,8 @@ class AskContext:
     pending: list[str] = field(default_factory=list)
     #: each stage's own record (``Ranking.to_dict()``, ``RerankResult.to_dict()``), kept in ``Answer.meta``
     records: dict[str, Any] = field(default_factory=dict)
+    #: the strategy's own keys for ``Answer.meta`` (``offline``, FiSKE's ``answer_source``), after the records
+    meta: dict[str, Any] = field(default_factory=dict)
     #: strategy-specific settings (``fiske``: ``call_budget``)
     settings: dict[str, Any] = field(default_factory=dict)
     #: only answers that satisfied the query (no vector or model fill-in)
@@ -145,7 +148,7 @@ def find(ctx: AskContext, triplets: Triplets) -> tuple[LinkedConstants | None, C
     try:
         with ctx.stage("linking"):
             linked = link_constants(triplets, ctx.kb, embedder=ctx.word_embedder)
-        for note in getattr(linked, "notes", []):
+        for note in linked.notes:
             ctx.note(note)
         with ctx.stage("sparql"):
             candidates = find_candidates(triplets, linked, ctx.kb, ctx.options or ExecuteOptions())
@@ -164,7 +167,7 @@ def find(ctx: AskContext, triplets: Triplets) -> tuple[LinkedConstants | None, C
 def find_with_alternatives(ctx: AskContext, triplets: Triplets,
                            ) -> tuple[LinkedConstants | None, Candidates | None, int]:
     """:func:`find` on the triplets, then on each alternative until one yields candidates."""
-    tiers = [triplets, *getattr(triplets, "alternatives", [])]
+    tiers = [triplets, *triplets.alternatives]
     linked: LinkedConstants | None = None
     candidates: Candidates | None = None
     for number, option in enumerate(tiers):
@@ -180,7 +183,7 @@ def find_with_alternatives(ctx: AskContext, triplets: Triplets,
 
 def note_topic(ctx: AskContext, linked: LinkedConstants | None) -> None:
     """Remember the nodes the question names (its topic entities) for :func:`rank` and :func:`settle`."""
-    for matches in getattr(linked, "links", {}).values():
+    for matches in linked.links.values() if linked is not None else ():
         ctx.topic_iris.update(match.iri for match in matches)
 
 
@@ -226,17 +229,17 @@ def rerank_top(ctx: AskContext, ranking: Ranking, *, enabled: bool = True) -> di
     for note in result.notes:
         ctx.note(note)
     if result.applied:
-        ranking.items[: len(top)] = [_rescored(top, i, pos, result.scores, ctx.rerank, result.reasons.get(i))
-                                     for pos, i in enumerate(result.order)]
-        ranking.items[: len(top)] = exact_first(ranking.items[: len(top)])
+        for position, index in enumerate(result.order):
+            _rescore(top, index, position, result.scores, ctx.rerank, result.reasons.get(index))
+        ranking.items[: len(top)] = exact_first([top[index] for index in result.order])
     return texts
 
 
-def _rerank_marks(ctx: AskContext, top: Sequence[RankedNode]) -> dict[str, Any]:
+def _rerank_marks(ctx: AskContext, top: Sequence[AnswerItem]) -> dict[str, Any]:
     """``matched`` and ``evidence`` (label paths) of the nodes to rerank, when some matched the query."""
     if not any(n.source == "filtered" for n in top):
         return {}
-    triples = [list(getattr(n.evidence, "triples", []) or []) if n.source == "filtered" else [] for n in top]
+    triples = [n.evidence_triples() if n.source == "filtered" else [] for n in top]
     keys = list(dict.fromkeys(str(part) for rows in triples for triple in rows for part in triple))
     labels = fetch_labels(ctx.kb, node_keys(keys), sink=ctx.sink("labels"))[0] if keys else {}
 
@@ -247,72 +250,79 @@ def _rerank_marks(ctx: AskContext, top: Sequence[RankedNode]) -> dict[str, Any]:
     return {"matched": [n.source == "filtered" for n in top], "evidence": paths}
 
 
-def _rescored(top: Sequence[RankedNode], index: int, position: int, scores: dict[int, float],
-              mode: str, reason: str | None = None) -> RankedNode:
+def _rescore(top: Sequence[AnswerItem], index: int, position: int, scores: dict[int, float],
+             mode: str, reason: str | None = None) -> None:
+    """The rerank's score on the node itself (``scores[mode]``; the vector score stays in ``scores["vss"]``)."""
     node = top[index]
-    clone = RankedNode(node.iri, node.score, node.source, node.tier, node.evidence, vss=node.score,
-                       rerank_reason=reason if mode == "listwise" and node.source != "filtered" else None)
+    score = node.score
     if mode == "pointwise" and index in scores:
-        clone.score = scores[index]
+        score = scores[index]
     elif mode == "listwise":
-        clone.score = 1.0 + (len(top) - position) / len(top)
-    return clone
+        score = 1.0 + (len(top) - position) / len(top)
+    node.rescore(mode, score, reason if mode == "listwise" and node.source != "filtered" else None)
 
 
 # --- the answer -----------------------------------------------------------------------------------
 
 
-def build_answer(ctx: AskContext, ranking: Ranking, texts: dict[str, str], *, triplets: Triplets | None = None,
+def build_answer(ctx: AskContext, ranking: Ranking | None = None, texts: Mapping[str, str] | None = None, *,
+                 items: list[AnswerItem] | None = None, triplets: Triplets | None = None,
                  linked: LinkedConstants | None = None, candidates: Candidates | None = None) -> Answer:
-    """Assemble the :class:`Answer`: labels, types and evidence labels in one lookup."""
+    """The one place an :class:`Answer` is made, for every strategy.
+
+    The items are ``ranking.items`` (or ``items``: FiSKE's model-knowledge answers), the scored nodes
+    themselves: each one not yet labelled gets its label, type and snippet here (labels, types and
+    evidence labels in one lookup).  Then the form's value and order (:func:`shape_answer`, when the
+    SPARQL stage ran) and the last word on the items (:func:`settle`).  ``ctx.records`` become
+    ``meta["<stage>_result"]``, ``ctx.meta`` the strategy's own meta keys.
+    """
+    ranking = ranking if ranking is not None else Ranking(query_text=ctx.question, items=[])
+    items = ranking.items if items is None else items
     with ctx.stage("answer"):
-        mentioned = [n.iri for n in ranking.items]
-        for node in ranking.items:
-            for triple in getattr(node.evidence, "triples", []) if node.evidence is not None else []:
-                mentioned.extend(str(part) for part in triple)
-        keys = list(dict.fromkeys(mentioned))
-        labels, types = fetch_labels(ctx.kb, node_keys(keys), sink=ctx.sink("labels"))
-        labels.update({key: display_name(key) for key in keys if not is_node_key(key)})
-        items = [_item(ctx, node, labels, types, texts) for node in ranking.items]
-    return Answer(question=ctx.question, kb=ctx.kb.name, strategy=ctx.strategy, items=items,
-                  triplets=triplets, linked=linked, candidates=candidates, llm_calls=list(ctx.llm_calls),
-                  queries=list(ctx.queries), notes=list(ctx.notes), timings_ms=dict(ctx.timings_ms),
-                  labels=labels, meta=_meta(ctx, ranking), pending_llm=list(ctx.pending))
+        labels = _describe(ctx, items, texts or {})
+    answer = Answer(question=ctx.question, kb=ctx.kb.name, strategy=ctx.strategy, items=list(items),
+                    triplets=triplets, linked=linked, candidates=candidates, llm_calls=list(ctx.llm_calls),
+                    queries=list(ctx.queries), notes=list(ctx.notes), timings_ms=dict(ctx.timings_ms),
+                    labels=labels, meta=_meta(ctx, ranking), pending_llm=list(ctx.pending))
+    return settle(ctx, shape_answer(answer))
 
 
 def waiting_answer(ctx: AskContext) -> Answer:
     """The answer of a question stopped before ranking: no items, the pending prompts listed."""
     ctx.note(WAITING_NOTE)
-    return build_answer(ctx, Ranking(query_text=ctx.question, items=[]), {})
+    return build_answer(ctx)
 
 
-def _item(ctx: AskContext, node: RankedNode, labels: dict[str, str], types: dict[str, list[str]],
-          texts: dict[str, str]) -> AnswerItem:
-    kinds = types.get(node.iri, [])
-    kind = value_datatype(node.iri) if is_value_key(node.iri) else kinds[0] if kinds else None
-    scores = {"vss": node.vss if node.vss is not None else node.score}
-    if node.vss is not None:
-        scores[ctx.rerank] = node.score
-    snippet = texts.get(node.iri, "")
-    if len(snippet) > SNIPPET_CHARS:
-        snippet = snippet[: SNIPPET_CHARS - 1].rstrip() + "…"
-    return AnswerItem(iri=node.iri, label=labels.get(node.iri) or display_name(node.iri), type=kind, score=node.score,
-                      tier=node.tier, source=node.source, evidence=node.evidence, snippet=snippet,
-                      type_label=ctx.kb.schema.type_label(kind) if kind else None, scores=scores,
-                      rerank_reason=node.rerank_reason)
+def _describe(ctx: AskContext, items: Sequence[AnswerItem], texts: Mapping[str, str]) -> dict[str, str]:
+    """Label, type and snippet on each unlabelled item, in place; returns the labels of every IRI they name."""
+    fresh = [item for item in items if not item.label]
+    mentioned = [item.iri for item in fresh]
+    for item in fresh:
+        mentioned.extend(str(part) for triple in item.evidence_triples() for part in triple)
+    keys = list(dict.fromkeys(mentioned))
+    labels, types = fetch_labels(ctx.kb, node_keys(keys), sink=ctx.sink("labels"))
+    labels.update({key: display_name(key) for key in keys if not is_node_key(key)})
+    for item in fresh:
+        kinds = types.get(item.iri, [])
+        item.type = value_datatype(item.iri) if is_value_key(item.iri) else kinds[0] if kinds else None
+        item.type_label = ctx.kb.schema.type_label(item.type) if item.type else None
+        item.label = labels.get(item.iri) or display_name(item.iri)
+        snippet = texts.get(item.iri, "")
+        item.snippet = snippet[: SNIPPET_CHARS - 1].rstrip() + "…" if len(snippet) > SNIPPET_CHARS else snippet
+    return labels
 
 
 def _meta(ctx: AskContext, ranking: Ranking) -> dict[str, Any]:
     return {"strategy": ctx.strategy, "k": ctx.k, "rerank": ctx.rerank,
             "llm": ctx.llm.spec if ctx.llm is not None else None, "embedder": ctx.embedder.model_id,
             **({"reader": ctx.reader.model_id} if ctx.reader is not None else {}),
-            "ranking": ranking.to_dict(), **{f"{k}_result": v for k, v in ctx.records.items()}}
+            "ranking": ranking.to_dict(), **{f"{k}_result": v for k, v in ctx.records.items()}, **ctx.meta}
 
 
 def settle(ctx: AskContext, answer: Answer) -> Answer:
-    """The last word on an answer's items, whatever the strategy: the question's topic entities out (per
-    ``ctx.topic``), answers that satisfied the query before fill-in (:func:`exact_first`), and with
-    ``ctx.exact`` only those."""
+    """The last word on an answer's items, whatever the strategy (:func:`build_answer` calls it): the
+    question's topic entities out (per ``ctx.topic``), answers that satisfied the query before fill-in
+    (:func:`exact_first`), and with ``ctx.exact`` only those."""
     items = list(answer.items)
     named = ctx.topic_iris
     if ctx.topic == "exclude":
@@ -340,5 +350,4 @@ def vss_answer(ctx: AskContext, *, rerank_enabled: bool) -> Answer:
     """Vector search over all nodes, optionally reranked (the ``vss`` / ``vss+rerank`` strategies)."""
     with ctx.stage("vector"):
         ranking = vector_search(ctx.kb, ctx.question, k=max(ctx.k, VSS_DEPTH), embedder=ctx.embedder)
-    texts = rerank_top(ctx, ranking, enabled=rerank_enabled)
-    return build_answer(ctx, ranking, texts)
+    return build_answer(ctx, ranking, rerank_top(ctx, ranking, enabled=rerank_enabled))

@@ -104,6 +104,15 @@ def test_sparql_syntax_error_shows_line_column_and_caret(films: Path) -> None:
     assert code == 1 and "Traceback" not in err
     assert "error: invalid SPARQL at line 1, column 17: this '{' is never closed" in err
     assert "  1 | SELECT ?d WHERE {\n    |                 ^" in err
-    code, out, _ = run("sparql", "films", "SELECT * WHERE { ?s dbo:p ?o }", "--json")
+    code, out, _ = run("sparql", "films", "SELECT * WHERE { ?s nosuch:p ?o }", "--json")
     body = json.loads(out)
-    assert code == 1 and "unknown prefix 'dbo:'" in body["error"] and "PREFIX dbo:" in body["hint"]
+    assert code == 1 and "unknown prefix 'nosuch:'" in body["error"] and "nosuch" in body["hint"]
+
+
+def test_the_files_own_prefixes_need_no_declaration_in_queries(films: Path) -> None:
+    """``ex:`` is declared only in the user's Turtle file; ``foaf:`` only in the well-known table."""
+    code, out, err = run("sparql", "films", "SELECT ?n WHERE { ex:RidleyScott foaf:name ?n }", "--json")
+    assert code == 0, out + err
+    assert [b["n"]["value"] for b in json.loads(out)["results"]["bindings"]] == ["Ridley Scott"]
+    code, out, err = run("sparql", "films", "SELECT ?n WHERE { nosuch:x foaf:name ?n }")
+    assert code != 0 and "unknown prefix 'nosuch:'" in out + err

@@ -53,3 +53,51 @@ def test_literal_text_cannot_smuggle_an_update(text: str) -> None:
     query = f"SELECT * WHERE {{ ?s ?p {Literal(text)} }}"
     assert query_form(query) == "SELECT"
     OxigraphStore.in_memory().query(query)  # and it is valid SPARQL
+
+
+# --- compact_iris: full IRIs as prefixed names in saved .rq files, meaning unchanged ----------------
+
+DBO = "http://dbpedia.org/ontology/"
+
+
+def _rows(query: str) -> list[tuple[str, ...]]:
+    import rdflib
+
+    graph = rdflib.Graph()
+    graph.parse(data=f"""@prefix dbo: <{DBO}> . @prefix ex: <http://example.org/> .
+        ex:alien dbo:director ex:scott ; dbo:title "<{DBO}title>" . ex:scott dbo:name "Ridley Scott" .""",
+                format="turtle")
+    return sorted(tuple(str(term) for term in row) for row in graph.query(query))
+
+
+def test_compact_iris_keeps_the_meaning_and_declares_what_it_used() -> None:
+    from sparqlqa.kb.sparql_guard import compact_iris
+
+    query = (f'SELECT ?d ?t WHERE {{ ?f <{DBO}director> ?d . ?f <{DBO}title> ?t . '
+             f'FILTER(?t != "<{DBO}director>") # <{DBO}x>\n}}')
+    compacted, used = compact_iris(query, {"dbo": DBO, "d": "http://dbpedia.org/"})
+    assert used == {"dbo": DBO} and "dbo:director" in compacted and "dbo:title" in compacted
+    assert f'"<{DBO}director>"' in compacted and f"# <{DBO}x>" in compacted  # strings and comments as written
+    declared = "".join(f"PREFIX {name}: <{iri}>\n" for name, iri in used.items())
+    assert _rows(declared + compacted) == _rows(query) != []
+
+
+@given(st.text(max_size=30))
+def test_compact_iris_never_touches_a_string(text: str) -> None:
+    from pyoxigraph import Literal
+
+    from sparqlqa.kb.sparql_guard import compact_iris
+
+    literal = str(Literal(f"<{DBO}{text}>"))
+    query = f"SELECT * WHERE {{ ?s <{DBO}name> {literal} }}"
+    compacted, _ = compact_iris(query, {"dbo": DBO})
+    assert compacted == f"SELECT * WHERE {{ ?s dbo:name {literal} }}"
+
+
+def test_compact_iris_leaves_odd_locals_and_declared_queries_alone() -> None:
+    from sparqlqa.kb.sparql_guard import compact_iris
+
+    odd = f"SELECT * WHERE {{ ?s <{DBO}a.b> ?o . ?s <{DBO}> ?o . ?s <{DBO}x%20y> ?o }}"
+    assert compact_iris(odd, {"dbo": DBO}) == (odd, {})
+    declared = f"PREFIX dbo: <http://other/>\nSELECT * WHERE {{ ?s <{DBO}name> ?o }}"
+    assert compact_iris(declared, {"dbo": DBO}) == (declared, {})

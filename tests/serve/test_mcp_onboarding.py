@@ -18,7 +18,7 @@ from sparqlqa.cli import main
 from sparqlqa.kb.knowledge_base import KnowledgeBase
 from sparqlqa.version import __version__
 
-BAD_QUERY = "SELECT ?d WHERE {\n  ?f dbo:director ?d .\n}"
+BAD_QUERY = "SELECT ?d WHERE {\n  ?f foaff:name ?d .\n}"
 
 
 def printed_config(*args: str) -> dict[str, Any]:
@@ -70,8 +70,8 @@ def test_the_printed_config_works_in_the_mcp_client(movies_kb: KnowledgeBase) ->
     bad = out["bad"]
     assert bad.isError
     text = bad.content[0].text
-    assert "line 2, column 6: unknown prefix 'dbo:'" in text and "\n    |      ^" in text
-    assert "PREFIX dbo: <http://dbpedia.org/ontology/>" in text
+    assert "line 2, column 6: unknown prefix 'foaff:'" in text and "\n    |      ^" in text
+    assert "did you mean foaf: (<http://xmlns.com/foaf/0.1/>)?" in text
     other = out["other"].content[0].text
     assert out["other"].isError and "the kbs tool lists them" in other and "/api/" not in other
     assert not out["kbs"].isError

@@ -220,3 +220,28 @@ def test_nodes_named_in_the_question_are_not_answers(movies_kb: KnowledgeBase) -
     filtered = {i.iri for i in answer.items if i.source == "filtered"}
     assert filtered == {f"{EX}avatar", f"{EX}aliens"}
     assert "the nodes named in the question were left out of the candidates" in answer.notes
+
+
+def test_one_scored_node_from_ranking_to_answer_with_scores_on_it(movies_kb: KnowledgeBase) -> None:
+    from sparqlqa.embed.embedders import get_embedder
+    from sparqlqa.stages.answer import AnswerItem
+    from sparqlqa.strategies.pipeline import build_answer, rank, rerank_top
+
+    def reverse(request: LLMRequest) -> str:  # a listwise judge that turns the order round
+        slots = re.findall(r"^\[(\d+)\] ", request.messages[-1].content, flags=re.M)
+        return " > ".join(f"[{slot}]" for slot in reversed(slots))
+
+    ctx = AskContext(kb=movies_kb, question=QUESTION, llm=FakeLLM([reverse]), embedder=get_embedder(None), k=5,
+                     strategy="vss+rerank")
+    ranking = rank(ctx, None, None)
+    before = list(ranking.items)
+    vss = {id(item): item.score for item in before}
+    assert all(isinstance(item, AnswerItem) and item.scores == {"vss": item.score} for item in before)
+    texts = rerank_top(ctx, ranking)
+    assert ranking.items == before[::-1] and all(a is b for a, b in zip(ranking.items, before[::-1]))  # no copies
+    assert ranking.items[0].label == ""  # described once, by the answer builder
+    answer = build_answer(ctx, ranking, texts)
+    assert all(a is b for a, b in zip(answer.items, ranking.items)) and len(answer.items) == 5
+    top = answer.items[0]
+    assert top.label and top.snippet and top.score == 2.0
+    assert top.scores == {"vss": vss[id(top)], "listwise": 2.0}  # the vector score stays beside the rerank's

@@ -149,14 +149,12 @@ def test_question_embeddings_are_cached_per_process() -> None:
 
 
 def test_filtered_candidates_stay_above_top_up(movies_kb: KnowledgeBase) -> None:
-    from types import SimpleNamespace
+    from sparqlqa.stages.execute import Candidate, Candidates, Evidence
 
-    evidence = SimpleNamespace(triples=[])
-    items = [SimpleNamespace(iri=f"{EX}gladiator", tier=0, evidence=evidence),
-             SimpleNamespace(iri=f"{EX}witness", tier=1, evidence=evidence),
-             SimpleNamespace(iri=f"{EX}alien", tier=0, evidence=evidence)]
-    candidates = SimpleNamespace(items=items)
-    ranking = rank_candidates(movies_kb, "spaceship creature film", candidates, k=6,  # type: ignore[arg-type]
+    items = [Candidate(f"{EX}gladiator", 0, 2, Evidence()), Candidate(f"{EX}witness", 1, 1, Evidence()),
+             Candidate(f"{EX}alien", 0, 2, Evidence())]
+    candidates = Candidates(target="?x", items=items)
+    ranking = rank_candidates(movies_kb, "spaceship creature film", candidates, k=6,
                               embedder=get_embedder("fake"), target_type=f"{EX}Movie")
     iris = [n.iri for n in ranking.items]
     assert iris[:3] == [f"{EX}alien", f"{EX}gladiator", f"{EX}witness"]  # tier 0 by similarity, then tier 1

@@ -16,7 +16,7 @@ The run's record (clues, start links, routes with their coverage, stop reason, c
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 from urllib.parse import quote
 
 from sparqlqa.stages.answer import AnswerItem
@@ -54,18 +54,17 @@ class Fiske(Strategy):
         explorer = Explorer(ctx, settings)
         with ctx.stage("fiske"):
             record = explorer.explore()
-        covering = record.covering()
         if record.stop == "pending":
             ctx.note("FiSKE stopped: an LLM answer is not cached yet (--llm-cache only); import the pending "
                      "answers and run again")
-            return _finish(ctx, record, build_answer(ctx, Ranking(ctx.question, []), {}))
-        if covering:
+            return _finish(ctx, record)
+        if record.covering():
             record.answer_source = "kb-routes"
             candidates = route_candidates(record)
             ranking = rank(ctx, None, candidates)
             texts = rerank_top(ctx, ranking)
-            return _finish(ctx, record, build_answer(ctx, ranking, texts, candidates=candidates))
-        return _finish(ctx, record, fallback(ctx, explorer, record))
+            return _finish(ctx, record, ranking, texts, candidates=candidates)
+        return _finish(ctx, record, items=fallback(ctx, explorer, record))
 
 
 def route_candidates(record: FiskeRun) -> Candidates:
@@ -81,8 +80,8 @@ def route_candidates(record: FiskeRun) -> Candidates:
     return Candidates(target=None, items=list(found.values()), notes=notes)
 
 
-def fallback(ctx: AskContext, explorer: Explorer, record: FiskeRun) -> Answer:
-    """The chain-of-thought answer from the model's own knowledge, marked as such."""
+def fallback(ctx: AskContext, explorer: Explorer, record: FiskeRun) -> list[AnswerItem]:
+    """The chain-of-thought answers from the model's own knowledge, marked as such (none when it cannot ask)."""
     from sparqlqa.strategies.fiske.explorer import Stop
 
     why = STOP_TEXT.get(record.stop, record.stop).format(budget=record.budget)
@@ -93,15 +92,12 @@ def fallback(ctx: AskContext, explorer: Explorer, record: FiskeRun) -> Answer:
         record.stop = stop.reason if stop.reason == "pending" else record.stop
         ctx.note(f"FiSKE: no route covered every clue ({why}) and the fallback answer could not be asked "
                  f"({stop.reason})")
-        return build_answer(ctx, Ranking(ctx.question, []), {})
+        return []
     names = [a.strip() for a in (data or {}).get("answers", []) if isinstance(a, str) and a.strip()]
     record.answer_source = MODEL_KNOWLEDGE
     record.fallback = {"reasoning": (data or {}).get("reasoning", ""), "answers": names}
     ctx.note(FALLBACK_NOTE.format(why=why))
-    answer = build_answer(ctx, Ranking(ctx.question, []), {})
-    answer.items = model_items(explorer, names)
-    answer.notes = list(ctx.notes)
-    return answer
+    return model_items(explorer, names)
 
 
 def model_items(explorer: Explorer, names: list[str]) -> list[AnswerItem]:
@@ -119,11 +115,11 @@ def model_items(explorer: Explorer, names: list[str]) -> list[AnswerItem]:
     return items
 
 
-def _finish(ctx: AskContext, record: FiskeRun, answer: Answer) -> Answer:
-    data: dict[str, Any] = record.to_dict()
-    answer.meta["fiske_result"] = data
-    answer.meta["answer_source"] = record.answer_source or "none"
-    answer.pending_llm = list(ctx.pending)
-    answer.llm_calls = list(ctx.llm_calls)
-    answer.queries = list(ctx.queries)
-    return answer
+def _finish(ctx: AskContext, record: FiskeRun, ranking: Ranking | None = None,
+            texts: dict[str, str] | None = None, *, items: list[AnswerItem] | None = None,
+            candidates: Candidates | None = None) -> Answer:
+    """The answer, made by the one builder, with the run's record in ``meta`` (``fiske_result``,
+    ``answer_source``)."""
+    ctx.records["fiske"] = record.to_dict()
+    ctx.meta["answer_source"] = record.answer_source or "none"
+    return build_answer(ctx, ranking, texts, items=items, candidates=candidates)

@@ -38,7 +38,6 @@ from sparqlqa.strategies.pipeline import note_topic
 if TYPE_CHECKING:
     from sparqlqa.embed.embedders import Embedder
     from sparqlqa.kb.knowledge_base import KnowledgeBase
-    from sparqlqa.stages.answer import Answer
     from sparqlqa.stages.execute import Candidates
     from sparqlqa.strategies.pipeline import AskContext
 
@@ -387,7 +386,10 @@ class OfflineStrategy(FourStep):
     rerank_enabled: ClassVar[bool] = False
 
     def make_triplets(self, ctx: AskContext) -> Triplets:
-        return offline_triplets(ctx.question, ctx.kb, embedder=ctx.word_embedder)
+        triplets = offline_triplets(ctx.question, ctx.kb, embedder=ctx.word_embedder)
+        if isinstance(triplets, OfflineTriplets):  # why it chose what it chose: Answer.meta["offline"]
+            ctx.meta["offline"] = triplets.details
+        return triplets
 
     def narrow(self, ctx: AskContext, triplets: Triplets | None,
                ) -> tuple[LinkedConstants | None, Candidates | None]:
@@ -415,9 +417,3 @@ class OfflineStrategy(FourStep):
         for text in candidates.notes if candidates is not None else []:
             ctx.note(text)
         return linked, candidates
-
-    def run(self, ctx: AskContext) -> Answer:
-        answer = super().run(ctx)
-        if isinstance(answer.triplets, OfflineTriplets):
-            answer.meta["offline"] = answer.triplets.details
-        return answer
