@@ -207,10 +207,10 @@ def _folding_table(*columns: str, title: str | None = None) -> Any:
 def _render_schema(kb: Any) -> None:
     from sparqlqa.kb.results_format import shorten
     from sparqlqa.kb.store import NamedNode
-    from sparqlqa.kb.vocab import display_prefixes
+    from sparqlqa.kb.vocab import kb_prefixes
 
     schema = kb.schema
-    prefixes = display_prefixes(kb)
+    prefixes = kb_prefixes(kb)
     out = console()
     out.print(f"[bold]{kb.name}[/]: {schema.triple_count:,} triples, {schema.node_count:,} nodes")
     types = _folding_table("node type", "label", "nodes", title="Node types")

@@ -115,12 +115,6 @@ def kb_prefixes(kb: Any) -> dict[str, str]:
     return {**WELL_KNOWN_PREFIXES, **extra, **kb.manifest.prefixes, **kb.profile.prefixes}
 
 
-def display_prefixes(kb: Any) -> dict[str, str]:
-    """The prefixes names are shown with: :func:`kb_prefixes`, the well-known vocabularies', and those the
-    KB's own source files declared (``dbo:``), which win."""
-    return {**WELL_KNOWN_PREFIXES, **kb_prefixes(kb), **getattr(kb.manifest, "prefixes", {})}
-
-
 def prefixed_name(iri: str, prefixes: dict[str, str]) -> str | None:
     """``iri`` as ``prefix:local`` under the longest namespace of ``prefixes`` that leaves a plain local
     name (no ``/``, ``#`` or ``:``), else None.
