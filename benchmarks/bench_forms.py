@@ -57,12 +57,12 @@ def judge(case: dict[str, Any], answer: Any) -> bool:
 
 
 def run(kb_file: Path, questions: Path, *, verbose: bool = False, strategy: str = "offline",
-        llm: str | None = None, llm_cache: str | None = None) -> dict[str, list[int]]:
+        kb_name: str = "bench-forms", llm: str | None = None, llm_cache: str | None = None) -> dict[str, list[int]]:
     """``{kind: [right, total]}`` over every question (a question that raises counts as wrong)."""
     from sparqlqa.ingest import ingest
     from sparqlqa.strategies.ask import ask
 
-    kb = ingest([kb_file], kb="bench-forms", replace=True, force=True)
+    kb = ingest([kb_file], kb=kb_name, replace=True, force=True)
     scores: dict[str, list[int]] = defaultdict(lambda: [0, 0])
     for case in json.loads(questions.read_text(encoding="utf-8")):
         try:
@@ -95,8 +95,10 @@ def main(argv: list[str] | None = None) -> int:
         SETS if args.set == "all" else {args.set: SETS[args.set]}
     for name, (kb_file, questions) in chosen.items():
         started = time.perf_counter()
+        # one KB name per set: pending LLM prompts are kept per (KB, strategy, question), and two sets ask
+        # some of the same questions
         scores = run(kb_file, questions, verbose=args.verbose, strategy=args.strategy, llm=args.llm,
-                     llm_cache=args.llm_cache)
+                     kb_name=f"bench-forms-{name}", llm_cache=args.llm_cache)
         right = sum(r for r, _ in scores.values())
         total = sum(t for _, t in scores.values())
         print(f"{name}:\n| kind | right / total |\n|---|---:|")
