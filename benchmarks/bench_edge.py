@@ -15,9 +15,10 @@ from __future__ import annotations
 import json
 import logging
 import statistics
+import sys
 import threading
 import time
-from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -27,6 +28,9 @@ from sparqlqa.serve.app import create_app
 from sparqlqa.serve.connections import access_log, guarded_protocol
 from sparqlqa.serve.service import ServeSettings, Service
 from sparqlqa.text_input import CODE, PROSE, TextKind, clean_text
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from timing import p50_us
 
 TEXTS: list[tuple[str, str, TextKind]] = [
     ("question (ASCII)", "Which films did Ridley Scott direct after 1990 that starred Russell Crowe?", PROSE),
@@ -38,20 +42,11 @@ TEXTS: list[tuple[str, str, TextKind]] = [
 ]
 
 
-def p50_us(work: Callable[[], object], runs: int = 3000) -> float:
-    times = []
-    for _ in range(runs):
-        start = time.perf_counter()
-        work()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times) * 1e6
-
-
 def bench_text() -> None:
     for name, text, kind in TEXTS:
         encoded = json.dumps(text)
-        base = p50_us(lambda e=encoded: json.loads(e))  # type: ignore[misc]
-        spent = p50_us(lambda t=text, k=kind: clean_text(t, kind=k, field="f"))  # type: ignore[misc]
+        base = p50_us(runs=3000, work=lambda e=encoded: json.loads(e))  # type: ignore[misc]
+        spent = p50_us(runs=3000, work=lambda t=text, k=kind: clean_text(t, kind=k, field="f"))  # type: ignore[misc]
         print(f"clean_text, {name:19} ({len(text):>6} chars): {spent:7.2f} us; json.loads of it {base:7.2f} us "
               f"({spent / base:.2f}x)")
 

@@ -16,7 +16,6 @@ against a bare ``urllib.request`` GET of the same answer from the same loopback 
 from __future__ import annotations
 
 import socket
-import statistics
 import sys
 import threading
 import time
@@ -30,6 +29,9 @@ from fake_servers import LoopbackHTTP
 
 from sparqlqa.errors import EndpointError
 from sparqlqa.remote.endpoint import EndpointStore
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from timing import p50_ms
 
 ROWS = (b'{"head": {"vars": ["s"]}, "results": {"bindings": [{"s": {"type": "uri", "value": "http://e/a"}}]}}')
 
@@ -92,15 +94,6 @@ def part1() -> None:
             for timeout in (1.0, 2.0, 5.0):
                 took = give_up_seconds(url, timeout)
                 print(f"| {name} | {timeout:g} | {took:.2f} | {took / timeout:.2f} |")
-
-
-def p50_ms(work: object, runs: int = 300) -> float:
-    times = []
-    for _ in range(runs):
-        start = time.perf_counter()
-        work()  # type: ignore[operator]
-        times.append(time.perf_counter() - start)
-    return statistics.median(times) * 1000
 
 
 def part2() -> None:

@@ -14,16 +14,20 @@ from __future__ import annotations
 
 import os
 import socket
-import statistics
 import subprocess
 import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests"))
+from proc_tree import cpu, rss, tree  # noqa: E402 - the fault suite's /proc reader
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from timing import p50_ms  # noqa: E402
+
 CARTESIAN = "SELECT * WHERE { ?a ?b ?c . ?d ?e ?f . ?g ?h ?i }"
 COUNTED = "SELECT (COUNT(*) AS ?n) WHERE { ?a ?b ?c . ?d ?e ?f . ?g ?h ?i }"
 REL = "https://sparqlqa.dev/kb/movies/relation/"
@@ -35,16 +39,6 @@ QUERIES = {
     "one relation (~650 rows)": f"SELECT ?s ?o WHERE {{ ?s <{REL}directed_by> ?o }}",
     "every triple (4,828 rows)": "SELECT * WHERE { ?s ?p ?o }",
 }
-PAGE, TICK = os.sysconf("SC_PAGE_SIZE"), os.sysconf("SC_CLK_TCK")
-
-
-def p50_ms(work: Callable[[], object], runs: int) -> float:
-    times = []
-    for _ in range(runs):
-        start = time.perf_counter()
-        work()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times) * 1000
 
 
 def load() -> str:
@@ -52,41 +46,6 @@ def load() -> str:
 
 
 # --- the process tree (/proc) ------------------------------------------------------------------------
-
-
-def _stat(pid: int) -> list[str] | None:
-    try:
-        text = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return None
-    return text[text.rindex(")") + 2:].split()
-
-
-def tree(root: int) -> list[int]:
-    children: dict[int, list[int]] = {}
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit() and (fields := _stat(int(entry.name))) is not None:
-            children.setdefault(int(fields[1]), []).append(int(entry.name))
-    found, todo = [], [root]
-    while todo:
-        pid = todo.pop()
-        found.append(pid)
-        todo.extend(children.get(pid, []))
-    return found
-
-
-def rss(pids: list[int]) -> int:
-    total = 0
-    for pid in pids:
-        try:
-            total += int(Path(f"/proc/{pid}/statm").read_text().split()[1]) * PAGE
-        except (OSError, IndexError, ValueError):
-            pass
-    return total
-
-
-def cpu(pids: list[int]) -> dict[int, float]:
-    return {pid: (int(f[11]) + int(f[12])) / TICK for pid in pids if (f := _stat(pid)) is not None}
 
 
 class Peak:

@@ -9,9 +9,7 @@ runs), and one with a real SERVICE to an allowed host (reader + host check; not 
 
 from __future__ import annotations
 
-import statistics
-import time
-from collections.abc import Callable
+import sys
 from pathlib import Path
 
 from pyoxigraph import RdfFormat
@@ -19,21 +17,15 @@ from pyoxigraph import Store as OxStore
 
 from sparqlqa.kb.service_guard import check_service
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from timing import p50_us
+
 FIXTURE = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "movies.ttl"
 COMPILED = ("PREFIX kb: <https://sparqlqa.dev/kb/movies/> SELECT DISTINCT ?x1 WHERE { "
             "?x1 <https://sparqlqa.dev/kb/movies/relation/directed_by> ?c0 . "
             "VALUES ?c0 { <https://sparqlqa.dev/kb/movies/entity/Ridley%20Scott> } } LIMIT 1000")
 NAMED = COMPILED.replace("directed_by", "service_of")
 FEDERATED = "SELECT * { SERVICE <https://query.wikidata.org/sparql> { ?s ?p ?o } } LIMIT 10"
-
-
-def p50_us(work: Callable[[], object], runs: int = 2000) -> float:
-    times = []
-    for _ in range(runs):
-        start = time.perf_counter()
-        work()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times) * 1e6
 
 
 def main() -> None:

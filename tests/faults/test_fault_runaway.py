@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from proc_tree import cpu, rss, stat_fields, tree
 
 from faults.helpers import REPO, assert_clean_failure, copy_kbs, spawn
 from sparqlqa.errors import QueryTimeout
@@ -33,8 +34,6 @@ CARTESIAN = "SELECT * WHERE { ?a ?b ?c . ?d ?e ?f . ?g ?h ?i }"
 COUNTED = "SELECT (COUNT(*) AS ?n) WHERE { ?a ?b ?c . ?d ?e ?f . ?g ?h ?i }"
 LIGHT = "ASK { ?s ?p ?o }"
 GB = 1024**3
-PAGE = os.sysconf("SC_PAGE_SIZE")
-TICK = os.sysconf("SC_CLK_TCK")
 
 
 @pytest.fixture(scope="module")
@@ -56,48 +55,6 @@ def movies(template: Path, sparqlqa_home: Path) -> str:
 
 
 # --- the process tree, from /proc --------------------------------------------------------------------
-
-
-def _stat(pid: int) -> list[str] | None:
-    try:
-        text = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return None
-    return text[text.rindex(")") + 2:].split()  # fields from "state" on (the name may hold spaces)
-
-
-def tree(root: int) -> list[int]:
-    """``root`` and every process below it."""
-    children: dict[int, list[int]] = {}
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit() and (fields := _stat(int(entry.name))) is not None:
-            children.setdefault(int(fields[1]), []).append(int(entry.name))
-    found, todo = [], [root]
-    while todo:
-        pid = todo.pop()
-        found.append(pid)
-        todo.extend(children.get(pid, []))
-    return found
-
-
-def rss(pids: list[int]) -> int:
-    total = 0
-    for pid in pids:
-        try:
-            total += int(Path(f"/proc/{pid}/statm").read_text().split()[1]) * PAGE
-        except (OSError, IndexError, ValueError):
-            pass
-    return total
-
-
-def cpu(pids: list[int]) -> dict[int, float]:
-    """Seconds of CPU each live process of ``pids`` has used (user + system)."""
-    used = {}
-    for pid in pids:
-        fields = _stat(pid)
-        if fields is not None:
-            used[pid] = (int(fields[11]) + int(fields[12])) / TICK
-    return used
 
 
 class Sampler:
@@ -137,7 +94,7 @@ def idle_within(root: int, seconds: float) -> bool:
 
 
 def _alive(pid: int) -> bool:
-    fields = _stat(pid)
+    fields = stat_fields(pid)
     return fields is not None and fields[0] != "Z"
 
 
