@@ -84,6 +84,8 @@ def test_ask_on_the_page_shows_answers_sparql_and_graph(hostile_kb: None, chrome
 
         labels = [e.text for e in chrome.find_elements(By.CSS_SELECTOR, "#answers li.answer .label")]
         assert DIRECTED | {HOSTILE} <= set(labels[:4])
+        headline = chrome.find_element(By.ID, "headline").text  # the answer's form in one line, as text
+        assert headline and headline.split(":")[0].split()[0].isdigit() and labels[0] in headline
         sparql = chrome.find_elements(By.CSS_SELECTOR, "#sparql pre.sparql")
         assert sparql and sparql[0].is_displayed() and sparql[0].text.startswith("SELECT")
         assert "directed_by" in sparql[0].text
