@@ -27,6 +27,7 @@ from sparqlqa.kb.vocab import kb_prefixes
 if TYPE_CHECKING:
     from sparqlqa.embed.embedders import Embedder
     from sparqlqa.kb.knowledge_base import KnowledgeBase
+    from sparqlqa.kb.records import QueryRecord
     from sparqlqa.stages.answer import Answer
 
 RERANK_CHOICES = ("listwise", "pointwise", "none")
@@ -192,7 +193,7 @@ def show_answer(answer: Answer, *, top: int = 10, explain: bool = False, quiet: 
         out.print(cell(answer.headline))  # "3 films: …", "4 films: …", "yes — <evidence>", "no — …"
         out.print(answers_table(answer, top))
     if not quiet and not explain:
-        for record in [q for q in answer.queries if q.get("stage") == "sparql"]:
+        for record in [q for q in answer.queries if q.stage == "sparql"]:
             print_sparql(record, plain=plain)
     if not quiet:
         for text in answer.notes:
@@ -252,13 +253,12 @@ def answers_tsv(answer: Answer, top: int) -> str:
     return "\n".join(lines)
 
 
-def print_sparql(record: dict[str, Any], *, plain: bool = False) -> None:
+def print_sparql(record: QueryRecord, *, plain: bool = False) -> None:
     """One executed query in full, never cropped: a comment line with its row count and time, then the
     query, syntax-highlighted and soft-wrapped on a terminal (the terminal wraps long lines; copying
     gives the query back), bare with ``plain`` or when stdout is no terminal."""
-    title = f"# SPARQL ({record.get('stage', 'sparql')}): {record.get('rows', '?')} rows, " \
-            f"{record.get('elapsed_ms', '?')} ms"
-    query = str(record["query"]).rstrip("\n")
+    title = f"# SPARQL ({record.stage or 'sparql'}): {record.rows} rows, {record.elapsed_ms} ms"
+    query = record.query.rstrip("\n")
     out = console()
     if plain or not out.is_terminal:
         click.echo(f"{title}\n{query}\n")
@@ -290,7 +290,7 @@ def print_trace(answer: Answer, out: Any) -> None:
     _heading(out, "3. SPARQL")
     for line in _candidate_lines(answer):
         out.print(f"   {safe(line)}", highlight=False, markup=False)
-    for record in [q for q in answer.queries if q.get("stage") == "sparql"]:
+    for record in [q for q in answer.queries if q.stage == "sparql"]:
         print_sparql(record)
     ranking = answer.meta.get("ranking", {})
     _heading(out, "4. vector ranking")

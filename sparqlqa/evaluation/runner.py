@@ -44,6 +44,7 @@ from sparqlqa.llm.context import llm_context
 from sparqlqa.paths import atomic_write_json, make_folder
 
 if TYPE_CHECKING:
+    from sparqlqa.kb.records import QueryRecord
     from sparqlqa.stages.answer import Answer
 
 #: ``ask(kb, question, *, strategy=, llm=, k=, llm_cache=) -> Answer``
@@ -198,15 +199,8 @@ def _jsonable(obj: Any) -> Any:
     return to_jsonable(obj)
 
 
-def _sparql_texts(queries: Iterable[Any]) -> list[str]:
-    texts = []
-    for query in queries or []:
-        if isinstance(query, dict):
-            text = query.get("sparql") or query.get("query")
-            texts.append(str(text) if text is not None else json.dumps(_jsonable(query)))
-        else:
-            texts.append(str(query))
-    return texts
+def _sparql_texts(queries: Iterable[QueryRecord]) -> list[str]:
+    return [query.query for query in queries]
 
 
 def _evidence(answer: Answer, iris: Iterable[str]) -> dict[str, Any]:

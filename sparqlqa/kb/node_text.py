@@ -19,6 +19,7 @@ from pyoxigraph import Literal, NamedNode
 
 from sparqlqa.kb.knowledge_base import KnowledgeBase
 from sparqlqa.kb.naming import display_name, language_rank, name_from_iri
+from sparqlqa.kb.records import QueryRecord
 from sparqlqa.kb.schema import fold_reversed_facts, humanize, local_name, reversed_relation_labels
 from sparqlqa.kb.terms import is_blank_key, term_from_key, term_key
 from sparqlqa.kb.vocab import META_CLASSES, RDFS, SQA, WELL_KNOWN_PREFIXES, prefixed_name
@@ -31,7 +32,7 @@ VALUES_BATCH = 500
 MAX_VALUES = 5
 MAX_TEXT_CHARS = 2000
 #: records of helper queries: ``sink(QueryResult.history())``
-QuerySink = Callable[[dict[str, Any]], None]
+QuerySink = Callable[[QueryRecord], None]
 
 
 @dataclass

@@ -28,6 +28,7 @@ from sparqlqa.errors import QueryError, QueryTimeout, QueryTooLarge, StoreUnavai
 from sparqlqa.kb.limits import QueryLimits, Scope, bounded, current
 from sparqlqa.kb.query_errors import syntax_error
 from sparqlqa.kb.query_pool import DEFAULT_WORKERS, Outcome, QueryPool, run_in_process
+from sparqlqa.kb.records import QueryRecord
 from sparqlqa.kb.service_guard import check_service
 from sparqlqa.kb.sparql_guard import query_form
 from sparqlqa.registry import Registry
@@ -59,11 +60,11 @@ class QueryResult:
         index = self.variables.index(variable)
         return [row[index] for row in self.rows if row[index] is not None]  # type: ignore[misc]
 
-    def history(self) -> dict[str, Any]:
+    def history(self) -> QueryRecord:
         """A small record of this query for a stage's history."""
         size = len(self.rows) if self.form == "SELECT" else len(self.triples)
-        return {"query": self.query, "form": self.form, "rows": size, "elapsed_ms": round(self.elapsed_ms, 3),
-                "store": self.store}
+        return QueryRecord(query=self.query, form=self.form, rows=size, elapsed_ms=round(self.elapsed_ms, 3),
+                           store=self.store)
 
 
 class Store(ABC):

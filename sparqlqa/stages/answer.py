@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from sparqlqa.kb.naming import display_name
+from sparqlqa.kb.records import QueryRecord
 from sparqlqa.kb.terms import is_value_key
 
 if TYPE_CHECKING:
@@ -133,7 +134,7 @@ class Answer:
     linked: LinkedConstants | None = None
     candidates: Candidates | None = None
     llm_calls: list[LLMCall] = field(default_factory=list)
-    queries: list[dict[str, Any]] = field(default_factory=list)
+    queries: list[QueryRecord] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     timings_ms: dict[str, float] = field(default_factory=dict)
     labels: dict[str, str] = field(default_factory=dict)

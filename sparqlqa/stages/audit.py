@@ -6,8 +6,9 @@ full IRIs are written as prefixed names after PREFIX lines: the same query), so 
 any SPARQL 1.1 engine.
 
 >>> from sparqlqa.stages.answer import Answer
+>>> from sparqlqa.kb.records import QueryRecord
 >>> answer = Answer(question="Who directed Alien?", kb="movies", strategy="vss",
-...                 queries=[{"query": "SELECT ?s WHERE { ?s ?p ?o }", "rows": 3, "stage": "sparql"}])
+...                 queries=[QueryRecord("SELECT ?s WHERE { ?s ?p ?o }", rows=3, stage="sparql")])
 >>> import tempfile, pathlib
 >>> [p.name for p in save_sparql(answer, pathlib.Path(tempfile.mkdtemp()))]
 ['who-directed-alien-01-sparql.rq']
@@ -21,6 +22,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from sparqlqa.kb.records import QueryRecord
 from sparqlqa.kb.sparql_guard import compact_iris
 from sparqlqa.paths import atomic_write_text, make_folder
 from sparqlqa.stages.answer import Answer
@@ -64,18 +66,17 @@ def triplet_lines(answer: Answer) -> list[str]:
     return lines
 
 
-def header(answer: Answer, record: dict[str, Any], number: int, total: int, timestamp: str) -> str:
+def header(answer: Answer, record: QueryRecord, number: int, total: int, timestamp: str) -> str:
     """The comment block written above query ``number``."""
     meta = answer.meta
     lines = [
-        f"sparqlqa audit: query {number} of {total} (stage: {record.get('stage', 'sparql')})",
+        f"sparqlqa audit: query {number} of {total} (stage: {record.stage or 'sparql'})",
         f"question:  {_one_line(answer.question)}",
         f"kb:        {answer.kb}",
         f"timestamp: {timestamp}",
         f"strategy:  {answer.strategy}   model: {meta.get('llm') or 'none (offline)'}   "
         f"embedder: {meta.get('embedder', '?')}",
-        f"store:     {record.get('store', '?')}   rows: {record.get('rows', '?')}   "
-        f"elapsed_ms: {record.get('elapsed_ms', '?')}",
+        f"store:     {record.store or '?'}   rows: {record.rows}   elapsed_ms: {record.elapsed_ms}",
         "triplets:",
         *(f"  {_one_line(line)}" for line in triplet_lines(answer)),
     ]
@@ -88,15 +89,15 @@ def save_sparql(answer: Answer, directory: Path, *, stages: Iterable[str] | None
     with ``prefixes`` (e.g. :func:`~sparqlqa.kb.vocab.kb_prefixes`) full IRIs under them are written as
     prefixed names, with PREFIX lines for the ones used (the query means the same)."""
     wanted = set(stages) if stages is not None else None
-    records = [q for q in answer.queries if wanted is None or q.get("stage", "sparql") in wanted]
+    records = [q for q in answer.queries if wanted is None or (q.stage or "sparql") in wanted]
     stamp = timestamp or datetime.now(timezone.utc).isoformat(timespec="seconds")
     make_folder(directory, what="the folder for the SPARQL files")
     base = slug(answer.question)
     written = []
     for number, record in enumerate(records, start=1):
-        stage = re.sub(r"[^a-z0-9]+", "-", str(record.get("stage", "sparql")).lower())
+        stage = re.sub(r"[^a-z0-9]+", "-", (record.stage or "sparql").lower())
         path = directory / f"{base}-{number:02d}-{stage}.rq"
-        query, used = compact_iris(str(record["query"]).rstrip() + "\n", dict(prefixes or {}))
+        query, used = compact_iris(record.query.rstrip() + "\n", dict(prefixes or {}))
         declared = "".join(f"PREFIX {name}: <{iri}>\n" for name, iri in sorted(used.items()))
         atomic_write_text(path, header(answer, record, number, len(records), stamp) + declared + query)
         written.append(path)

@@ -37,6 +37,7 @@ from pyoxigraph import BlankNode, Literal, NamedNode
 
 from sparqlqa.errors import QueryError
 from sparqlqa.kb.identity import identity_of
+from sparqlqa.kb.records import QueryRecord
 from sparqlqa.kb.terms import is_node_key, term_key
 from sparqlqa.stages.compile import CompiledQuery, ExecuteOptions, Plan, compile_query, component, prepare
 from sparqlqa.stages.form_query import form_anchors, run_form, value_datatypes
@@ -76,7 +77,7 @@ class Candidates:
 
     target: str | None
     items: list[Candidate] = field(default_factory=list)
-    queries: list[dict[str, Any]] = field(default_factory=list)
+    queries: list[QueryRecord] = field(default_factory=list)
     compiled: list[CompiledQuery] = field(default_factory=list)
     dropped: list[int] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
@@ -96,6 +97,7 @@ class Candidates:
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
+        data["queries"] = [q.to_dict() for q in self.queries]
         data["elapsed_ms"] = round(self.elapsed_ms, 3)
         return data
 

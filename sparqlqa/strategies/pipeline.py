@@ -18,6 +18,7 @@ from sparqlqa.errors import LLMParseError, NotInCache, SparqlqaError
 from sparqlqa.kb.knowledge_base import KnowledgeBase
 from sparqlqa.kb.naming import display_name
 from sparqlqa.kb.node_text import fetch_labels, node_texts
+from sparqlqa.kb.records import QueryRecord
 from sparqlqa.kb.terms import is_node_key, is_value_key, node_keys, value_datatype
 from sparqlqa.llm.context import llm_context
 from sparqlqa.stages.answer import Answer, AnswerItem, exact_first
@@ -62,7 +63,7 @@ class AskContext:
     notes: list[str] = field(default_factory=list)
     timings_ms: dict[str, float] = field(default_factory=dict)
     llm_calls: list[LLMCall] = field(default_factory=list)
-    queries: list[dict[str, Any]] = field(default_factory=list)
+    queries: list[QueryRecord] = field(default_factory=list)
     pending: list[str] = field(default_factory=list)
     #: each stage's own record (``Ranking.to_dict()``, ``RerankResult.to_dict()``), kept in ``Answer.meta``
     records: dict[str, Any] = field(default_factory=dict)
@@ -94,9 +95,9 @@ class AskContext:
             elapsed = (time.perf_counter() - started) * 1000
             self.timings_ms[name] = self.timings_ms.get(name, 0.0) + elapsed
 
-    def sink(self, stage: str) -> Callable[[dict[str, Any]], None]:
+    def sink(self, stage: str) -> Callable[[QueryRecord], None]:
         """A recorder for helper queries of ``stage``."""
-        return lambda record: self.queries.append({**record, "stage": stage})
+        return lambda record: self.queries.append(record.at(stage))
 
     def note(self, text: str) -> None:
         if text and text not in self.notes:
@@ -158,7 +159,7 @@ def find(ctx: AskContext, triplets: Triplets) -> tuple[LinkedConstants | None, C
     except SparqlqaError as exc:
         ctx.note(f"finding candidates failed ({exc}); ranked by vectors only")
         return None, None
-    ctx.queries.extend({**q, "stage": "sparql"} for q in candidates.queries)
+    ctx.queries.extend(q.at("sparql") for q in candidates.queries)
     for note in candidates.notes:
         ctx.note(note)
     return linked, candidates

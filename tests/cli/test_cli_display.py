@@ -15,6 +15,7 @@ import sparqlqa.cli.output as output
 from sparqlqa.cli import main
 from sparqlqa.cli.ask_commands import NO_NODE_EXIT, print_sparql
 from sparqlqa.kb.knowledge_base import KnowledgeBase
+from sparqlqa.kb.records import QueryRecord
 
 QUESTION = "Which films did Ridley Scott direct?"
 LONG_QUERY = ("SELECT ?film WHERE {\n  VALUES ?c0 { <https://example.org/movies/a-very-long-name-of-a-director-"
@@ -38,7 +39,7 @@ def test_sparql_is_printed_verbatim_when_not_a_terminal(runner: CliRunner, movie
 def test_sparql_on_a_terminal_is_highlighted_but_not_cropped(monkeypatch: pytest.MonkeyPatch) -> None:
     buffer = io.StringIO()
     monkeypatch.setattr(output, "_stdout", Console(file=buffer, force_terminal=True, width=40, soft_wrap=True))
-    print_sparql({"stage": "sparql", "rows": 1, "elapsed_ms": 0.5, "query": LONG_QUERY})
+    print_sparql(QueryRecord(LONG_QUERY, rows=1, elapsed_ms=0.5, stage="sparql"))
     printed = buffer.getvalue()
     assert "\x1b[" in printed  # coloured
     assert LONG_QUERY in re.sub(r"\x1b\[[0-9;]*m", "", printed)

@@ -89,7 +89,7 @@ def test_4step_answers_match_the_local_copy(endpoint_url: str, profile: str, que
     on_endpoint, on_local = (_filtered(a) for a in answers)
     assert {iri for iri, _, _ in on_endpoint} == expected
     assert on_endpoint == on_local
-    assert all(q["store"].startswith("endpoint:") for q in answers[0].queries if q.get("stage") == "sparql")
+    assert all(q.store.startswith("endpoint:") for q in answers[0].queries if q.stage == "sparql")
     assert [i.iri for i in answers[0].items][:2] == [i.iri for i in answers[1].items][:2]
 
 

@@ -46,7 +46,7 @@ def test_count_compiles_to_count_distinct(films: KnowledgeBase) -> None:
     query = found.compiled[-1].sparql
     assert query.startswith("SELECT (COUNT(DISTINCT ?v_x) AS ?count) WHERE {")
     assert (found.form, found.value, len(found.items)) == ("count", 4, 4)
-    assert query in [q["query"] for q in found.queries]  # it ran, so --save-sparql writes it
+    assert query in [q.query for q in found.queries]  # it ran, so --save-sparql writes it
 
 
 @pytest.mark.parametrize(("director", "value"), [("Christopher Nolan", True), ("James Cameron", False)])
@@ -195,7 +195,7 @@ def test_4step_answers_a_comparison_and_a_yes_no_from_the_llm_form(films: Knowle
     answer = ask(films, "Does Titanic star Kate Winslet?", llm=FakeLLM([yes_no]), rerank="none")
     assert (answer.form, answer.value, answer.items[0].label) == ("boolean", True, "Titanic")
     assert answer.headline == "yes — Titanic —dbo:starring→ Kate Winslet"
-    saved = [q["query"] for q in answer.queries if q.get("stage") == "sparql"]
+    saved = [q.query for q in answer.queries if q.stage == "sparql"]
     assert saved[-1].startswith("ASK {")  # the .rq files hold the ASK that decided it
 
 

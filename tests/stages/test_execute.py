@@ -51,8 +51,8 @@ def test_one_triplet_tier_zero_with_evidence(kb: KnowledgeBase) -> None:
     alien = next(c for c in found.items if c.iri == EX + "alien")
     assert alien.evidence.triples == [(EX + "alien", REL + "directed_by", EX + "ridley_scott")]
     assert [q.tier for q in found.compiled] == [0] and found.dropped == [] and found.target == "?1"
-    assert found.compiled[0].sparql == found.queries[0]["query"]
-    assert len(found.queries) == 2 and all("LIMIT 1000" in q["query"] for q in found.queries)
+    assert found.compiled[0].sparql == found.queries[0].query
+    assert len(found.queries) == 2 and all("LIMIT 1000" in q.query for q in found.queries)
 
 
 def test_ambiguous_constant_becomes_values(kb: KnowledgeBase) -> None:
@@ -181,8 +181,8 @@ def test_queries_run_unchanged_on_rdflib(kb: KnowledgeBase, rdflib_graph, option
     found = find_candidates(triplets, link_constants(triplets, kb), kb, options)
     assert found.queries
     for record in found.queries:
-        ours = kb.query(record["query"])
-        theirs = rdflib_graph.query(record["query"])
+        ours = kb.query(record.query)
+        theirs = rdflib_graph.query(record.query)
         ox_rows = {tuple(t.value if t is not None else None for t in row) for row in ours.rows}
         rdf_rows = {tuple(str(t) if t is not None else None for t in row) for row in theirs}
         assert ox_rows == rdf_rows and [str(v) for v in theirs.vars] == ours.variables
@@ -284,7 +284,7 @@ def test_distinct_terms_become_filters(kb: KnowledgeBase) -> None:
     triplets.distinct = [("Alien", "?m")]
     found = find_candidates(triplets, linked, kb, ExecuteOptions())
     assert "sigourney_weaver" not in names(found) and "harrison_ford" in names(found)
-    assert any("FILTER(?c0 != ?v_m)" in q["query"] for q in found.queries)
+    assert any("FILTER(?c0 != ?v_m)" in q.query for q in found.queries)
     assert Triplets.from_dict(triplets.to_dict()).distinct == [("Alien", "?m")]
 
 

@@ -60,8 +60,8 @@ def test_two_hop_question_is_answered_through_a_covering_route(movies_kb: Knowle
     item = next(i for i in answer.items if i.iri == EX + "peter_weir")
     assert item.evidence_text(answer.labels) == ["Witness —starred actors→ Harrison Ford",
                                                  "Witness —directed by→ Peter Weir"]
-    explore = [q for q in answer.queries if q["stage"] == "fiske"]
-    assert len(explore) == 4 and all("LIMIT 1000" in q["query"] for q in explore)
+    explore = [q for q in answer.queries if q.stage == "fiske"]
+    assert len(explore) == 4 and all("LIMIT 1000" in q.query for q in explore)
     assert not any(i.source == MODEL_KNOWLEDGE for i in answer.items)
 
 

@@ -37,7 +37,7 @@ def test_fiske_passes_through_cvt_nodes_on_an_endpoint(endpoint_url: str) -> Non
     assert hop["relation"] == {"predicate": f"{NS}film.film.starring", "direction": "out",
                                "via": f"{NS}film.performance.actor"}
     assert {middle for _, middle, _ in hop["edges"]} == {f"{NS}m.0k004", f"{NS}m.0k005"}
-    explore = [q for q in answers[0].queries if q["stage"] == "fiske"]
-    assert explore and all(q["store"].startswith("endpoint:") for q in explore)
+    explore = [q for q in answers[0].queries if q.stage == "fiske"]
+    assert explore and all(q.store.startswith("endpoint:") for q in explore)
     item = next(i for i in answers[0].items if i.iri == f"{NS}m.0f4vbz")
     assert (f"{NS}m.0gcs9", f"{NS}film.film.starring", f"{NS}m.0k004") in item.evidence_triples()

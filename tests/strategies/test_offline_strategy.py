@@ -47,7 +47,7 @@ def test_two_hops_end_to_end_with_evidence(movies_kb: KnowledgeBase) -> None:
     assert _labels(answer.items) == {"Ridley Scott", "Peter Weir"}
     top = answer.items[0]
     assert top.tier == 0 and top.evidence is not None and len(top.evidence.triples) == 2
-    assert [q["stage"] for q in answer.queries].count("sparql") >= 1
+    assert [q.stage for q in answer.queries].count("sparql") >= 1
     assert answer.meta["offline"]["paths"]["Harrison Ford"][0]["path"] == "<-starred_actors--directed_by->"
 
 

@@ -67,7 +67,7 @@ def test_end_to_end_right_answer_first_with_evidence(movies_kb: KnowledgeBase) -
     assert "Alien —directed by→ Ridley Scott" in top.evidence_text(second.labels)
     assert "spaceship" in top.snippet and top.type_label == "movie"
     assert [c.backend for c in second.llm_calls] == ["fake", "fake"]
-    assert any(q["stage"] == "sparql" for q in second.queries)
+    assert any(q.stage == "sparql" for q in second.queries)
     assert {"triplets", "linking", "sparql", "vector", "rerank", "answer", "total"} <= set(second.timings_ms)
     assert second.meta["rerank_result"]["applied"] and second.meta["ranking"]["filtered"] == 2
 

@@ -19,11 +19,12 @@ FILTER(?p NOT IN (<urn:type>)) } LIMIT 5
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from pyoxigraph import BlankNode, NamedNode
 
+from sparqlqa.kb.records import QueryRecord
 from sparqlqa.kb.schema import humanize, local_name
 from sparqlqa.kb.vocab import RDFS
 from sparqlqa.strategies.fiske.state import Relation
@@ -75,7 +76,7 @@ def pair_query(ends: Sequence[str], direction: str, names: Sequence[str], exclud
             f"FILTER(?p NOT IN ({skip})) }} LIMIT {int(limit)}")
 
 
-def neighbour_pairs(kb: KnowledgeBase, ends: Sequence[str], *, sink: Callable[[dict[str, Any]], None],
+def neighbour_pairs(kb: KnowledgeBase, ends: Sequence[str], *, sink: Callable[[QueryRecord], None],
                     limit: int = PAIR_LIMIT) -> list[Pair]:
     """Outgoing and incoming pairs of ``ends`` (at most :data:`MAX_END_NODES` of them), in query order."""
     ends = list(ends)[:MAX_END_NODES]
@@ -86,7 +87,7 @@ def neighbour_pairs(kb: KnowledgeBase, ends: Sequence[str], *, sink: Callable[[d
     pairs: list[Pair] = []
     for direction in ("out", "in"):
         result = kb.query(pair_query(ends, direction, names, excluded, limit=limit))
-        sink({**result.history(), "direction": direction})
+        sink(replace(result.history(), direction=direction))
         for s, p, m, p2, n in result.rows:
             if s is None or p is None or n is None:
                 continue

@@ -406,7 +406,7 @@ class OfflineStrategy(FourStep):
             linked = LinkedConstants(links=dict(option.links))
             with ctx.stage("sparql"):
                 candidates = find_candidates(option, linked, ctx.kb, ctx.options or ExecuteOptions())
-            ctx.queries.extend({**q, "stage": "sparql"} for q in candidates.queries)
+            ctx.queries.extend(q.at("sparql") for q in candidates.queries)
             note_topic(ctx, linked)
             if ctx.topic != "keep":
                 drop_constant_nodes(candidates, linked)
