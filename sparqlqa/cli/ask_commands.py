@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Mapping
 from contextlib import nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -277,13 +278,14 @@ def print_sparql(record: QueryRecord, *, plain: bool = False) -> None:
 
 def print_trace(answer: Answer, out: Any) -> None:
     """Each stage's result, in order, as readable text."""
-    fiske = answer.meta.get("fiske_result")
-    if fiske:  # FiSKE has no triplets or linked constants: its routes take their place
+    from sparqlqa.strategies.fiske.state import FiskeRun
+
+    fiske = answer.meta.records.get("fiske")
+    if isinstance(fiske, FiskeRun):  # FiSKE has no triplets or linked constants: its routes take their place
         from sparqlqa.strategies.fiske.report import route_lines
 
-        source = fiske.get("answer_source") or "none"
-        _heading(out, f"1-2. FiSKE routes (stop: {fiske.get('stop')}, answer: {source})")
-        for line in route_lines(fiske, answer.labels):
+        _heading(out, f"1-2. FiSKE routes (stop: {fiske.stop}, answer: {fiske.answer_source or 'none'})")
+        for line in route_lines(fiske.to_dict(), answer.labels):
             out.print(f"   {line}", highlight=False, markup=False)
     else:
         _print_triplets_and_links(answer, out)
@@ -292,12 +294,13 @@ def print_trace(answer: Answer, out: Any) -> None:
         out.print(f"   {safe(line)}", highlight=False, markup=False)
     for record in [q for q in answer.queries if q.stage == "sparql"]:
         print_sparql(record)
-    ranking = answer.meta.get("ranking", {})
     _heading(out, "4. vector ranking")
-    out.print(safe(f"   query text: {ranking.get('query_text', '?')!r}; {ranking.get('filtered', 0)} filtered, "
-                   f"{ranking.get('added', 0)} added from the global ranking "
-                   f"(type: {ranking.get('target_type') or 'any'})"), highlight=False, markup=False)
-    _heading(out, f"5. rerank ({answer.meta.get('rerank')}, LLM: {answer.meta.get('llm') or 'none'})")
+    ranking = answer.meta.ranking
+    if ranking is not None:
+        out.print(safe(f"   query text: {ranking.query_text!r}; {ranking.filtered} filtered, "
+                       f"{ranking.added} added from the global ranking "
+                       f"(type: {ranking.target_type or 'any'})"), highlight=False, markup=False)
+    _heading(out, f"5. rerank ({answer.meta.rerank}, LLM: {answer.meta.llm or 'none'})")
     for line in _llm_lines(answer):
         out.print(f"   {safe(line)}", highlight=False, markup=False)
     _heading(out, "timings")
@@ -311,14 +314,14 @@ def _print_triplets_and_links(answer: Answer, out: Any) -> None:
     triplets = answer.triplets
     source = f" (source: {triplets.source})" if triplets is not None else ""
     _heading(out, f"1. triplets{source}")
-    for line in [*_offline_lines(answer.meta.get("offline")), *triplet_lines(answer)]:
+    for line in [*_offline_lines(answer.meta.offline), *triplet_lines(answer)]:
         out.print(f"   {safe(line)}", highlight=False, markup=False)
     _heading(out, "2. linked constants")
     for line in _linked_lines(answer):
         out.print(f"   {safe(line)}", highlight=False, markup=False)
 
 
-def _offline_lines(details: dict[str, Any] | None, shown: int = 5) -> list[str]:
+def _offline_lines(details: Mapping[str, Any] | None, shown: int = 5) -> list[str]:
     """The offline step's reasoning: mentions found, paths considered with scores, readings chosen."""
     if not details:
         return []

@@ -18,11 +18,12 @@ import dataclasses
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from sparqlqa.kb.naming import display_name
-from sparqlqa.kb.records import QueryRecord
+from sparqlqa.kb.records import JsonRecord, QueryRecord
 from sparqlqa.kb.terms import is_value_key
+from sparqlqa.stages.rerank import RerankResult
 
 if TYPE_CHECKING:
     from sparqlqa.llm import LLMCall
@@ -117,11 +118,100 @@ class AnswerItem:
 
 
 @dataclass
+class Ranking:
+    """Stage 3's result (:mod:`sparqlqa.stages.ranking`): ordered nodes and how the order was made."""
+
+    query_text: str
+    items: list[AnswerItem]
+    target_type: str | None = None
+    filtered: int = 0
+    added: int = 0
+    notes: list[str] = field(default_factory=list)
+    elapsed_ms: float = 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"query_text": self.query_text, "target_type": self.target_type, "filtered": self.filtered,
+                "added": self.added, "notes": list(self.notes), "elapsed_ms": round(self.elapsed_ms, 3),
+                "top": [{"iri": n.iri, "score": round(n.score, 6), "source": n.source, "tier": n.tier}
+                        for n in self.items[:20]]}
+
+
+class StageRecord(Protocol):
+    """A stage's or a strategy's own record in :attr:`AnswerMeta.records` (a :class:`RerankResult`, FiSKE's
+    ``FiskeRun``): a typed object whose JSON form is ``to_dict()``."""
+
+    def to_dict(self) -> dict[str, Any]: ...
+
+
+@dataclass
+class AnswerMeta(JsonRecord):
+    """How an answer was made: the settings, and each stage's own record as the typed object it is.
+
+    Its JSON form (``answer.to_dict()["meta"]``) is the flat mapping it always was: ``strategy``, ``k``,
+    ``rerank``, ``llm``, ``embedder`` (``reader`` when set), ``ranking``, ``<stage>_result`` per record,
+    the strategy's :attr:`extra` entries, ``exact``, ``topic``.  ``answer.meta["ranking"]`` still reads
+    that JSON form, with a :class:`DeprecationWarning`: read ``answer.meta.ranking`` (a :class:`Ranking`).
+
+    >>> meta = AnswerMeta(strategy="vss", embedder="fake", ranking=Ranking("q", []))
+    >>> meta.ranking.filtered, list(meta.to_dict())[:6]
+    (0, ['strategy', 'k', 'rerank', 'llm', 'embedder', 'ranking'])
+    """
+
+    strategy: str = ""
+    k: int = 20
+    rerank: str = "listwise"
+    #: the LLM's spec (``None``: no LLM), the ranking embedder's model id, the word reader's (when apart)
+    llm: str | None = None
+    embedder: str = ""
+    reader: str | None = None
+    ranking: Ranking | None = None
+    #: each stage's own record, by stage, in the order they ran: ``rerank`` (a :class:`RerankResult`),
+    #: ``fiske`` (FiSKE's run); JSON key ``<stage>_result``
+    records: dict[str, StageRecord] = field(default_factory=dict)
+    #: the strategy's own entries, JSON keys as they are: FiSKE's ``answer_source`` (text), the offline
+    #: strategy's ``offline`` (why it read the question as it did: mentions, paths, chosen readings)
+    extra: dict[str, object] = field(default_factory=dict)
+    #: ``--exact`` and ``--topic`` as the answer's last step applied them
+    exact: bool = False
+    topic: str = "auto"
+
+    @property
+    def rerank_result(self) -> RerankResult | None:
+        """The rerank's record, when a rerank ran."""
+        record = self.records.get("rerank")
+        return record if isinstance(record, RerankResult) else None
+
+    @property
+    def answer_source(self) -> str | None:
+        """FiSKE: where the answer came from (``kb-routes``, ``model-knowledge``, ``none``)."""
+        source = self.extra.get("answer_source")
+        return source if isinstance(source, str) else None
+
+    @property
+    def offline(self) -> Mapping[str, Any] | None:
+        """The offline strategy's reasons (JSON-ready: ``mentions``, ``paths``, ``chosen``)."""
+        details = self.extra.get("offline")
+        return details if isinstance(details, Mapping) else None
+
+    def to_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"strategy": self.strategy, "k": self.k, "rerank": self.rerank, "llm": self.llm,
+                                "embedder": self.embedder}
+        if self.reader is not None:
+            data["reader"] = self.reader
+        if self.ranking is not None:
+            data["ranking"] = self.ranking.to_dict()
+        data.update({f"{stage}_result": to_jsonable(record) for stage, record in self.records.items()})
+        data.update({key: to_jsonable(value) for key, value in self.extra.items()})
+        data.update(exact=self.exact, topic=self.topic)
+        return data
+
+
+@dataclass
 class Answer:
     """Everything :func:`sparqlqa.ask` found out about one question.
 
-    ``labels`` maps every IRI mentioned in evidence to its label; ``meta``
-    records the settings (strategy, k, rerank mode, LLM spec, embedder).
+    ``labels`` maps every IRI mentioned in evidence to its label; ``meta`` (an :class:`AnswerMeta`)
+    records the settings (strategy, k, rerank mode, LLM spec, embedder) and each stage's own record.
     ``pending_llm`` lists LLM cache keys that were missing in ``--llm-cache only``
     mode (their stage degraded; re-run after importing the answers).
     """
@@ -138,7 +228,7 @@ class Answer:
     notes: list[str] = field(default_factory=list)
     timings_ms: dict[str, float] = field(default_factory=dict)
     labels: dict[str, str] = field(default_factory=dict)
-    meta: dict[str, Any] = field(default_factory=dict)
+    meta: AnswerMeta = field(default_factory=AnswerMeta)
     pending_llm: list[str] = field(default_factory=list)
     #: the answer's form: "list" | "count" | "boolean" (:mod:`sparqlqa.stages.forms`); ``value``: the count
     #: (an int) or the yes/no (a bool) for those forms, None for a list
@@ -178,7 +268,7 @@ class Answer:
             "notes": list(self.notes),
             "timings_ms": {k: round(float(v), 3) for k, v in self.timings_ms.items()},
             "labels": dict(self.labels),
-            "meta": to_jsonable(self.meta),
+            "meta": self.meta.to_dict(),
             "pending_llm": list(self.pending_llm),
         }
 

@@ -54,8 +54,9 @@ def format_term(term: Any) -> str:
 def triplet_lines(answer: Answer) -> list[str]:
     """The answer's triplets as ``head -> relation -> tail`` lines, the target and requirements last."""
     triplets = answer.triplets
-    fiske = answer.meta.get("fiske_result")
-    if triplets is None and fiske:  # FiSKE explores from clues instead of triplets
+    run = answer.meta.records.get("fiske")
+    if triplets is None and run is not None:  # FiSKE explores from clues instead of triplets (its JSON form
+        fiske = run.to_dict()  # here: FiSKE's own types live above the stages)
         return [f"(none: FiSKE clues {', '.join(repr(c) for c in fiske.get('clues', []))}; "
                 f"stop: {fiske.get('stop')}; answer: {fiske.get('answer_source') or 'none'})"]
     if triplets is None:
@@ -74,8 +75,8 @@ def header(answer: Answer, record: QueryRecord, number: int, total: int, timesta
         f"question:  {_one_line(answer.question)}",
         f"kb:        {answer.kb}",
         f"timestamp: {timestamp}",
-        f"strategy:  {answer.strategy}   model: {meta.get('llm') or 'none (offline)'}   "
-        f"embedder: {meta.get('embedder', '?')}",
+        f"strategy:  {answer.strategy}   model: {meta.llm or 'none (offline)'}   "
+        f"embedder: {meta.embedder or '?'}",
         f"store:     {record.store or '?'}   rows: {record.rows}   elapsed_ms: {record.elapsed_ms}",
         "triplets:",
         *(f"  {_one_line(line)}" for line in triplet_lines(answer)),

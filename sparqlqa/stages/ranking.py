@@ -16,13 +16,12 @@ from __future__ import annotations
 
 import time
 from collections.abc import Collection, Sequence
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from sparqlqa.embed.embedders import Embedder
 from sparqlqa.kb.knowledge_base import KnowledgeBase
 from sparqlqa.kb.node_text import node_texts
-from sparqlqa.stages.answer import AnswerItem
+from sparqlqa.stages.answer import AnswerItem, Ranking
 from sparqlqa.vectors.index import NodeIndex, embed_query, index_supported, load_index
 
 if TYPE_CHECKING:
@@ -32,25 +31,6 @@ if TYPE_CHECKING:
 #: the name the scored node had before it was one type with the answer's items: ``RankedNode(iri, score,
 #: source, tier, evidence)`` still makes one (an :class:`~sparqlqa.stages.answer.AnswerItem`)
 RankedNode = AnswerItem.ranked
-
-
-@dataclass
-class Ranking:
-    """The vector-ranking stage: ordered nodes and how the order was made."""
-
-    query_text: str
-    items: list[AnswerItem]
-    target_type: str | None = None
-    filtered: int = 0
-    added: int = 0
-    notes: list[str] = field(default_factory=list)
-    elapsed_ms: float = 0.0
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"query_text": self.query_text, "target_type": self.target_type, "filtered": self.filtered,
-                "added": self.added, "notes": list(self.notes), "elapsed_ms": round(self.elapsed_ms, 3),
-                "top": [{"iri": n.iri, "score": round(n.score, 6), "source": n.source, "tier": n.tier}
-                        for n in self.items[:20]]}
 
 
 def query_text(question: str, requirements: Sequence[str] = ()) -> str:

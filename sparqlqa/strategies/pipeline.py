@@ -21,7 +21,7 @@ from sparqlqa.kb.node_text import fetch_labels, node_texts
 from sparqlqa.kb.records import QueryRecord
 from sparqlqa.kb.terms import is_node_key, is_value_key, node_keys, value_datatype
 from sparqlqa.llm.context import llm_context
-from sparqlqa.stages.answer import Answer, AnswerItem, exact_first
+from sparqlqa.stages.answer import Answer, AnswerItem, AnswerMeta, StageRecord, exact_first
 from sparqlqa.stages.answer_form import shape_answer
 from sparqlqa.stages.ranking import Ranking, rank_candidates, vector_search
 from sparqlqa.stages.rerank import rerank
@@ -65,10 +65,10 @@ class AskContext:
     llm_calls: list[LLMCall] = field(default_factory=list)
     queries: list[QueryRecord] = field(default_factory=list)
     pending: list[str] = field(default_factory=list)
-    #: each stage's own record (``Ranking.to_dict()``, ``RerankResult.to_dict()``), kept in ``Answer.meta``
-    records: dict[str, Any] = field(default_factory=dict)
-    #: the strategy's own keys for ``Answer.meta`` (``offline``, FiSKE's ``answer_source``), after the records
-    meta: dict[str, Any] = field(default_factory=dict)
+    #: each stage's own record, the typed object (a ``RerankResult``, FiSKE's run): ``Answer.meta.records``
+    records: dict[str, StageRecord] = field(default_factory=dict)
+    #: the strategy's own entries for ``Answer.meta.extra`` (``offline``, FiSKE's ``answer_source``)
+    meta: dict[str, object] = field(default_factory=dict)
     #: strategy-specific settings (``fiske``: ``call_budget``)
     settings: dict[str, Any] = field(default_factory=dict)
     #: only answers that satisfied the query (no vector or model fill-in)
@@ -224,7 +224,7 @@ def rerank_top(ctx: AskContext, ranking: Ranking, *, enabled: bool = True) -> di
     marks = _rerank_marks(ctx, top)
     with ctx.stage("rerank"), llm_context(stage="rerank"):
         result = rerank(ctx.question, [texts[n.iri] for n in top], ctx.llm, mode=ctx.rerank, **marks)
-    ctx.records["rerank"] = result.to_dict()
+    ctx.records["rerank"] = result
     ctx.llm_calls.extend(result.llm_calls)
     ctx.pending.extend(result.pending)
     for note in result.notes:
@@ -275,7 +275,7 @@ def build_answer(ctx: AskContext, ranking: Ranking | None = None, texts: Mapping
     themselves: each one not yet labelled gets its label, type and snippet here (labels, types and
     evidence labels in one lookup).  Then the form's value and order (:func:`shape_answer`, when the
     SPARQL stage ran) and the last word on the items (:func:`settle`).  ``ctx.records`` become
-    ``meta["<stage>_result"]``, ``ctx.meta`` the strategy's own meta keys.
+    ``meta.records`` (JSON ``<stage>_result``), ``ctx.meta`` the strategy's own ``meta.extra``.
     """
     ranking = ranking if ranking is not None else Ranking(query_text=ctx.question, items=[])
     items = ranking.items if items is None else items
@@ -313,11 +313,11 @@ def _describe(ctx: AskContext, items: Sequence[AnswerItem], texts: Mapping[str, 
     return labels
 
 
-def _meta(ctx: AskContext, ranking: Ranking) -> dict[str, Any]:
-    return {"strategy": ctx.strategy, "k": ctx.k, "rerank": ctx.rerank,
-            "llm": ctx.llm.spec if ctx.llm is not None else None, "embedder": ctx.embedder.model_id,
-            **({"reader": ctx.reader.model_id} if ctx.reader is not None else {}),
-            "ranking": ranking.to_dict(), **{f"{k}_result": v for k, v in ctx.records.items()}, **ctx.meta}
+def _meta(ctx: AskContext, ranking: Ranking) -> AnswerMeta:
+    return AnswerMeta(strategy=ctx.strategy, k=ctx.k, rerank=ctx.rerank,
+                      llm=ctx.llm.spec if ctx.llm is not None else None, embedder=ctx.embedder.model_id,
+                      reader=ctx.reader.model_id if ctx.reader is not None else None, ranking=ranking,
+                      records=dict(ctx.records), extra=dict(ctx.meta))
 
 
 def settle(ctx: AskContext, answer: Answer) -> Answer:
@@ -343,7 +343,7 @@ def settle(ctx: AskContext, answer: Answer) -> Answer:
             answer.notes.append("--exact: no answer satisfied the query")
         items = kept
     answer.items = items
-    answer.meta.update(exact=ctx.exact, topic=ctx.topic)
+    answer.meta.exact, answer.meta.topic = ctx.exact, ctx.topic
     return answer
 
 

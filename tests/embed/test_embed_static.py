@@ -153,5 +153,5 @@ def test_question_words_are_read_by_the_teacher(movies_kb: Any, sparqlqa_home: P
     install_tiny_table()
     monkeypatch.setattr(StaticEmbedder, "reader_spec", property(lambda self: "fake"))  # no ONNX export here
     answer = ask(movies_kb, "who directed Alien", strategy="offline", rerank="none", k=3, embedder="static")
-    assert answer.meta["embedder"] == "static-all-MiniLM-L6-v2" and answer.meta["reader"] == "fake"
+    assert answer.meta.embedder == "static-all-MiniLM-L6-v2" and answer.meta.reader == "fake"
     assert answer.items

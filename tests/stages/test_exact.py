@@ -83,7 +83,7 @@ def test_fill_in_never_ranks_above_a_matched_answer_when_the_rerank_gives_no_rea
     assert sources[:3] == ["filtered"] * 3 and set(sources[3:]) == {"vector"}
     labels = [i.label for i in answer.items]
     assert labels[3] == "Witness"  # the rerank's preference holds among the fill-in
-    assert answer.meta["rerank_result"]["order"][0] != 0  # the rerank did put Witness first
+    assert answer.meta.rerank_result.order[0] != 0  # the rerank did put Witness first
 
 
 def test_a_listwise_rerank_may_move_fill_in_up_with_a_reason(movies_kb: KnowledgeBase) -> None:
@@ -125,7 +125,7 @@ def test_exact_returns_only_matched_answers(movies_kb: KnowledgeBase) -> None:
     assert any(not i.matched for i in everything.items)
     exact = ask(movies_kb, QUESTION, llm=FakeLLM([SCOTT]), k=6, rerank="none", exact=True)
     assert {i.iri for i in exact.items} == {f"{EX}alien", f"{EX}blade_runner", f"{EX}gladiator"}
-    assert all(i.matched for i in exact.items) and exact.meta["exact"] is True
+    assert all(i.matched for i in exact.items) and exact.meta.exact is True
     assert any("--exact: left out 3 fill-in" in n for n in exact.notes)
 
 

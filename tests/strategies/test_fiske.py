@@ -42,7 +42,7 @@ def _embedder() -> Any:
 
 
 def _routes(answer: Any) -> dict[str, Any]:
-    return answer.meta["fiske_result"]
+    return answer.meta.records["fiske"].to_dict()
 
 
 def test_two_hop_question_is_answered_through_a_covering_route(movies_kb: KnowledgeBase) -> None:
@@ -100,7 +100,7 @@ def test_budget_stops_exploration_and_the_fallback_is_marked(movies_kb: Knowledg
                     budget=4)
     record = _routes(answer)
     assert record["stop"] == "budget" and record["calls"] == 4 and len(answer.llm_calls) == 4
-    assert record["answer_source"] == MODEL_KNOWLEDGE and answer.meta["answer_source"] == MODEL_KNOWLEDGE
+    assert record["answer_source"] == MODEL_KNOWLEDGE and answer.meta.answer_source == MODEL_KNOWLEDGE
     assert any("budget of 4" in n and "NOT from the knowledge base" in n for n in answer.notes)
     assert [i.label for i in answer.items] == ["Science Fiction", "Drama", "Space opera"]
     assert all(i.source == MODEL_KNOWLEDGE and i.evidence is None and i.tier is None for i in answer.items)
@@ -210,4 +210,4 @@ def test_a_failing_exploration_query_kills_the_route_not_the_answer(movies_kb: K
     answer = _fiske(movies_kb, "Who directed the films starring Harrison Ford?", TWO_HOP.llm())
     record = _routes(answer)
     assert record["routes"][0]["note"] == "the exploration query failed" and record["stop"] == "exhausted"
-    assert any("timed out" in n for n in answer.notes) and answer.meta["answer_source"] == MODEL_KNOWLEDGE
+    assert any("timed out" in n for n in answer.notes) and answer.meta.answer_source == MODEL_KNOWLEDGE

@@ -31,7 +31,7 @@ def test_fiske_passes_through_cvt_nodes_on_an_endpoint(endpoint_url: str) -> Non
                for kb in (remote, local)]
     found = [{i.iri for i in a.items if i.source == "filtered"} for a in answers]
     assert found[0] == found[1] == {f"{NS}m.0f4vbz", f"{NS}m.02bkg"}
-    record = answers[0].meta["fiske_result"]
+    record = answers[0].meta.records["fiske"].to_dict()
     assert record["stop"] == "covered" and record["calls"] == 3
     hop = record["routes"][-1]["hops"][0]
     assert hop["relation"] == {"predicate": f"{NS}film.film.starring", "direction": "out",

@@ -48,7 +48,7 @@ def test_two_hops_end_to_end_with_evidence(movies_kb: KnowledgeBase) -> None:
     top = answer.items[0]
     assert top.tier == 0 and top.evidence is not None and len(top.evidence.triples) == 2
     assert [q.stage for q in answer.queries].count("sparql") >= 1
-    assert answer.meta["offline"]["paths"]["Harrison Ford"][0]["path"] == "<-starred_actors--directed_by->"
+    assert answer.meta.offline["paths"]["Harrison Ford"][0]["path"] == "<-starred_actors--directed_by->"
 
 
 def test_conjunction_of_two_mentions(movies_kb: KnowledgeBase) -> None:

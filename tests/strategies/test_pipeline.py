@@ -69,7 +69,7 @@ def test_end_to_end_right_answer_first_with_evidence(movies_kb: KnowledgeBase) -
     assert [c.backend for c in second.llm_calls] == ["fake", "fake"]
     assert any(q.stage == "sparql" for q in second.queries)
     assert {"triplets", "linking", "sparql", "vector", "rerank", "answer", "total"} <= set(second.timings_ms)
-    assert second.meta["rerank_result"]["applied"] and second.meta["ranking"]["filtered"] == 2
+    assert second.meta.rerank_result.applied and second.meta.ranking.filtered == 2
 
 
 def test_vector_order_without_rerank_and_top_up_below_filtered(movies_kb: KnowledgeBase) -> None:
@@ -121,7 +121,7 @@ def test_no_llm_runs_offline_and_says_so_once(movies_kb: KnowledgeBase) -> None:
     expected = NO_LLM_NOTE if "offline" in strategies else NO_OFFLINE_NOTE
     assert answer.strategy == ("offline" if "offline" in strategies else "vss")
     assert answer.notes.count(expected) == 1 and answer.items
-    assert answer.meta["llm"] is None and not answer.llm_calls
+    assert answer.meta.llm is None and not answer.llm_calls
 
 
 def test_strategies_that_need_an_llm_refuse_to_run_without_one(movies_kb: KnowledgeBase) -> None:

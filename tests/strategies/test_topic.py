@@ -61,7 +61,7 @@ def test_auto_never_adds_the_named_node_as_fill_in(movies_kb: KnowledgeBase) -> 
     for topic, held in (("auto", False), ("keep", True)):
         answer = ask(movies_kb, "Which films share a director with Blade Runner?", k=7, rerank="none",
                      llm=FakeLLM([same_director("Blade Runner")]), topic=topic)
-        ranked = [node["iri"] for node in answer.meta["ranking"]["top"]]  # before the last word on items
+        ranked = [node.iri for node in answer.meta.ranking.items]  # before the last word on items
         assert len(ranked) == 7 - (not held)  # the top-up skipped it, or the query kept it
         assert (f"{EX}blade_runner" in ranked) is held
         assert [i.iri for i in answer.items].count(f"{EX}blade_runner") == held

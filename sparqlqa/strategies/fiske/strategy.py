@@ -10,7 +10,7 @@
 * ``--llm-cache only`` met an uncached prompt → no items, the key in ``pending_llm``.
 
 The run's record (clues, start links, routes with their coverage, stop reason, calls) is
-``answer.meta["fiske_result"]``; its queries are in ``answer.queries`` (stages ``fiske``,
+``answer.meta.records["fiske"]`` (JSON ``meta.fiske_result``); its queries are in ``answer.queries`` (stages ``fiske``,
 ``fiske-names``), its LLM calls in ``answer.llm_calls``.
 """
 
@@ -120,6 +120,6 @@ def _finish(ctx: AskContext, record: FiskeRun, ranking: Ranking | None = None,
             candidates: Candidates | None = None) -> Answer:
     """The answer, made by the one builder, with the run's record in ``meta`` (``fiske_result``,
     ``answer_source``)."""
-    ctx.records["fiske"] = record.to_dict()
+    ctx.records["fiske"] = record
     ctx.meta["answer_source"] = record.answer_source or "none"
     return build_answer(ctx, ranking, texts, items=items, candidates=candidates)

@@ -9,7 +9,7 @@
    ``alternatives``), and the normal pipeline (SPARQL, vector ranking, evidence) runs unchanged.
 
 Why it chose what it chose is in :attr:`OfflineTriplets.details` (mentions, paths with scores,
-chosen path), copied to ``Answer.meta["offline"]`` by the strategy.
+chosen path), copied to ``Answer.meta.offline`` by the strategy.
 """
 
 from __future__ import annotations
@@ -387,7 +387,7 @@ class OfflineStrategy(FourStep):
 
     def make_triplets(self, ctx: AskContext) -> Triplets:
         triplets = offline_triplets(ctx.question, ctx.kb, embedder=ctx.word_embedder)
-        if isinstance(triplets, OfflineTriplets):  # why it chose what it chose: Answer.meta["offline"]
+        if isinstance(triplets, OfflineTriplets):  # why it chose what it chose: Answer.meta.offline
             ctx.meta["offline"] = triplets.details
         return triplets
 
