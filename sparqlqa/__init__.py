@@ -21,18 +21,18 @@ from typing import TYPE_CHECKING, Any
 
 from sparqlqa.version import __version__
 
-__all__ = ["Answer", "AnswerItem", "QueryRecord", "__version__", "ask", "open_kb"]
+__all__ = ["Answer", "AnswerItem", "AnswerMeta", "QueryRecord", "__version__", "ask", "open_kb"]
 
 if TYPE_CHECKING:
     from sparqlqa.kb.knowledge_base import open_kb
     from sparqlqa.kb.records import QueryRecord
-    from sparqlqa.stages.answer import Answer, AnswerItem
+    from sparqlqa.stages.answer import Answer, AnswerItem, AnswerMeta
     from sparqlqa.strategies.ask import ask
 
 #: public names, imported on first use (the result types :func:`ask` returns among them)
 _LAZY = {"ask": "sparqlqa.strategies.ask", "open_kb": "sparqlqa.kb.knowledge_base",
          "Answer": "sparqlqa.stages.answer", "AnswerItem": "sparqlqa.stages.answer",
-         "QueryRecord": "sparqlqa.kb.records"}
+         "AnswerMeta": "sparqlqa.stages.answer", "QueryRecord": "sparqlqa.kb.records"}
 
 #: modules of sparqlqa 0.1 (flat layout) -> where they live now
 MOVED_MODULES = {
