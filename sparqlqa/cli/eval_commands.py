@@ -167,15 +167,16 @@ def _prepare_index(kb_name: str, embedder_spec: str | None = None) -> None:
 def _finish(result: Any, as_json: bool) -> None:
     stats = result.stats
     if as_json:
-        print_json({**result.metrics, "out_dir": str(result.out_dir), "files": [str(f) for f in result.files]})
+        print_json({**result.metrics.to_dict(), "out_dir": str(result.out_dir),
+                    "files": [str(f) for f in result.files]})
     else:
         console().print(result.markdown, markup=False, highlight=False)
         note(f"report in {result.out_dir}: " + ", ".join(f.name for f in result.files)
              + " + questions.jsonl")
-    errors = result.metrics.get("errors") or []
+    errors = result.metrics.errors
     if errors:
         note(f"{len(errors)} answer(s) failed and count as misses (listed in report.md), e.g. "
-             + "; ".join(f"{e['id']}/{e['strategy']}: {e['error']}" for e in errors[:3]))
+             + "; ".join(f"{e.id}/{e.strategy}: {e.error}" for e in errors[:3]))
     if stats.failed:
         note(f"{stats.failed} pair(s) failed transiently and were not recorded; rerun to retry. "
              + "; ".join(stats.messages[:3]))
@@ -184,5 +185,5 @@ def _finish(result: Any, as_json: bool) -> None:
              "'sparqlqa llm export-pending FILE', answer them, 'sparqlqa llm import FILE', then rerun")
     if result.plot_error:
         err_console().print(f"plots skipped: {result.plot_error}", style="yellow", markup=False)
-    if errors or not result.metrics.get("complete", True):
+    if errors or not result.metrics.complete:
         click.get_current_context().exit(EXIT_ERRORS if errors else EXIT_INCOMPLETE)

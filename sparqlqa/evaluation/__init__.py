@@ -13,14 +13,16 @@ pair not yet in ``OUT/questions.jsonl``, then write ``metrics.json``,
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from sparqlqa.errors import ConfigError, MissingExtraError
 from sparqlqa.evaluation.datasets import Dataset, Question, datasets, load_questions
 from sparqlqa.evaluation.metrics import question_metrics
-from sparqlqa.evaluation.report import build_metrics, report_markdown, write_report
+from sparqlqa.evaluation.oracle import OracleSummary
+from sparqlqa.evaluation.report import EvalReport, StrategySummary, build_metrics, report_markdown, write_report
+from sparqlqa.evaluation.results import LLMUsage, QuestionResult
 from sparqlqa.evaluation.runner import (
     AskFunction,
     EvalError,
@@ -36,12 +38,16 @@ __all__ = [
     "AskFunction",
     "Dataset",
     "EvalError",
+    "EvalReport",
     "EvalResult",
     "EvalRun",
+    "LLMUsage",
     "Outcome",
     "Question",
+    "QuestionResult",
     "RunSettings",
     "RunStats",
+    "StrategySummary",
     "datasets",
     "evaluate",
     "load_questions",
@@ -58,7 +64,7 @@ class EvalResult:
     """What :func:`evaluate` did: the metrics, the markdown report, counts and files."""
 
     out_dir: Path
-    metrics: dict[str, Any]
+    metrics: EvalReport
     markdown: str
     stats: RunStats
     files: list[Path] = field(default_factory=list)
@@ -105,8 +111,8 @@ def _llm(spec: str | None, cache_mode: str | None,
     return {s: (shared if s in needing else "offline") for s in strategies}, resolved
 
 
-def _oracle(kb: Any, questions: Sequence[Question], rows: Sequence[dict[str, Any]],
-            strategies: Sequence[str]) -> dict[str, Any] | None:
+def _oracle(kb: Any, questions: Sequence[Question], rows: Sequence[QuestionResult],
+            strategies: Sequence[str]) -> OracleSummary | None:
     """The answerable subset's figures, when the questions give gold paths and ``kb`` is a real KB."""
     from sparqlqa.evaluation.oracle import answerable, gold_path, oracle_summary
 
@@ -155,10 +161,8 @@ def evaluate(dataset: str, source: str | Path, *, kb: Any, strategies: Sequence[
     stats = run.run(tasks, on_outcome)
     rows = run.rows()
     kind = datasets.get(dataset).kind
-    metrics = build_metrics(asdict(settings), kind, len(chosen), rows, settings.strategies, stats.to_dict())
-    oracle = _oracle(knowledge_base, chosen, rows, settings.strategies)
-    if oracle is not None:
-        metrics["oracle"] = oracle
+    metrics = build_metrics(settings, kind, len(chosen), rows, settings.strategies, stats)
+    metrics.oracle = _oracle(knowledge_base, chosen, rows, settings.strategies)
     plot_error = None
     try:
         files = write_report(out, metrics, rows, plots=plots)

@@ -17,13 +17,15 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from pyoxigraph import Literal, NamedNode
 
 from sparqlqa.evaluation.datasets import Question
 from sparqlqa.evaluation.metrics import mean, normalize_label
+from sparqlqa.evaluation.results import QuestionResult
+from sparqlqa.kb.records import JsonRecord
 
 if TYPE_CHECKING:
     from sparqlqa.kb.knowledge_base import KnowledgeBase
@@ -131,33 +133,57 @@ def answerable(kb: KnowledgeBase, questions: Iterable[Question]) -> dict[str, bo
     return found
 
 
-def oracle_summary(rows: Sequence[dict[str, Any]], strategies: Sequence[str],
-                   answerable_ids: Mapping[str, bool]) -> dict[str, Any] | None:
+@dataclass
+class OracleFigures:
+    """One strategy over the answerable subset: how many of its questions, mean Hits@1 and F1."""
+
+    questions: int
+    hits_at_1: float | None
+    f1: float | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"questions": self.questions, "hits@1": self.hits_at_1, "f1": self.f1}
+
+
+@dataclass
+class OracleSummary(JsonRecord):
+    """The answerable subset: questions with a gold path, of them answerable, each strategy's figures."""
+
+    with_path: int
+    answerable: int
+    strategies: dict[str, OracleFigures] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"with_path": self.with_path, "answerable": self.answerable,
+                "strategies": {name: figures.to_dict() for name, figures in self.strategies.items()}}
+
+
+def oracle_summary(rows: Sequence[QuestionResult], strategies: Sequence[str],
+                   answerable_ids: Mapping[str, bool]) -> OracleSummary | None:
     """Hits@1 and F1 per strategy over the answerable questions; ``None`` when no question had a path."""
     if not answerable_ids:
         return None
     keep = {qid for qid, ok in answerable_ids.items() if ok}
-    summary: dict[str, Any] = {"with_path": len(answerable_ids), "answerable": len(keep), "strategies": {}}
+    summary = OracleSummary(with_path=len(answerable_ids), answerable=len(keep))
     for strategy in strategies:
-        chosen = [r for r in rows if r.get("strategy") == strategy and str(r.get("id")) in keep]
-        summary["strategies"][strategy] = {
-            "questions": len(chosen),
-            "hits@1": mean(float(r.get("hits@1") or 0.0) for r in chosen) if chosen else None,
-            "f1": mean(float(r.get("f1") or 0.0) for r in chosen) if chosen else None}
+        chosen = [r for r in rows if r.strategy == strategy and r.id in keep]
+        summary.strategies[strategy] = OracleFigures(
+            questions=len(chosen), hits_at_1=mean(r.metric("hits@1") for r in chosen) if chosen else None,
+            f1=mean(r.metric("f1") for r in chosen) if chosen else None)
     return summary
 
 
-def oracle_markdown(summary: Mapping[str, Any] | None) -> list[str]:
+def oracle_markdown(summary: OracleSummary | None) -> list[str]:
     """The report section on the answerable subset (no lines without one)."""
     if not summary:
         return []
-    names = list(summary["strategies"])
-    lines = [f"## Answerable subset (oracle): {summary['answerable']} of {summary['with_path']} questions", "",
+    names = list(summary.strategies)
+    lines = [f"## Answerable subset (oracle): {summary.answerable} of {summary.with_path} questions", "",
              "A question is answerable when its gold relation path, run from its topic entity on this KB, "
              "reaches a gold answer; the others lack facts in the KB, not in the method.", "",
              "| metric | " + " | ".join(names) + " |", "|---|" + "---:|" * len(names)]
     for metric, title in (("questions", "questions"), ("hits@1", "Hits@1"), ("f1", "F1")):
-        values = [summary["strategies"][n][metric] for n in names]
+        values = [summary.strategies[n].to_dict()[metric] for n in names]
         lines.append(f"| {title} | " + " | ".join("n/a" if v is None else str(v) if isinstance(v, int)
                                                   else f"{v:.3f}" for v in values) + " |")
     return [*lines, ""]

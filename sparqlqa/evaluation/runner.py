@@ -40,11 +40,12 @@ from sparqlqa.errors import (
 )
 from sparqlqa.evaluation.datasets import Question
 from sparqlqa.evaluation.metrics import RankedItem, answer_set, apply_tie_rule, question_metrics
+from sparqlqa.evaluation.results import LLMUsage, QuestionResult, TopItem
 from sparqlqa.llm.context import llm_context
 from sparqlqa.paths import atomic_write_json, make_folder
 
 if TYPE_CHECKING:
-    from sparqlqa.kb.records import QueryRecord
+    from sparqlqa.llm import LLMCall
     from sparqlqa.stages.answer import Answer
 
 #: ``ask(kb, question, *, strategy=, llm=, k=, llm_cache=) -> Answer``
@@ -130,12 +131,12 @@ class ResultsFile:
         self.path = path
         self._lock = threading.Lock()
 
-    def load(self) -> dict[tuple[str, str], dict[str, Any]]:
+    def load(self) -> dict[tuple[str, str], QuestionResult]:
         """Rows by (id, strategy); repairs a truncated last line in place."""
         if not self.path.exists():
             return {}
         data = self.path.read_bytes()
-        rows: dict[tuple[str, str], dict[str, Any]] = {}
+        rows: dict[tuple[str, str], QuestionResult] = {}
         good_end = 0
         for line in data.splitlines(keepends=True):
             try:
@@ -146,7 +147,7 @@ class ResultsFile:
                                        hint="remove that line, or start afresh in another --out") from None
                 break
             if isinstance(row, dict) and "id" in row and "strategy" in row:
-                rows.setdefault((str(row["id"]), str(row["strategy"])), row)
+                rows.setdefault((str(row["id"]), str(row["strategy"])), QuestionResult.from_dict(row))
             good_end += len(line)
         if good_end < len(data) or (data and not data.endswith(b"\n")):
             self._repair(good_end, complete=good_end == len(data))
@@ -161,8 +162,8 @@ class ResultsFile:
             handle.flush()
             os.fsync(handle.fileno())
 
-    def append(self, row: dict[str, Any]) -> None:
-        line = (json.dumps(row, ensure_ascii=False, default=str) + "\n").encode("utf-8")
+    def append(self, row: QuestionResult) -> None:
+        line = (json.dumps(row.to_dict(), ensure_ascii=False, default=str) + "\n").encode("utf-8")
         with self._lock:
             make_folder(self.path.parent, what="the report folder")
             try:
@@ -180,65 +181,41 @@ def _ranked_items(answer: Answer) -> list[RankedItem]:
                        source=item.source) for item in answer.items]
 
 
-def llm_usage(calls: Iterable[Any]) -> dict[str, Any]:
+def llm_usage(calls: Iterable[LLMCall]) -> LLMUsage:
     """Calls, tokens, cost and cache hits of a list of ``LLMCall`` records."""
-    calls = list(calls)
-    costs = [c.cost_usd for c in calls if getattr(c, "cost_usd", None) is not None]
-    return {
-        "calls": len(calls),
-        "input_tokens": sum(int(getattr(c, "input_tokens", 0) or 0) for c in calls),
-        "output_tokens": sum(int(getattr(c, "output_tokens", 0) or 0) for c in calls),
-        "cost_usd": float(sum(costs)) if costs else (0.0 if not calls else None),
-        "cache_hits": sum(1 for c in calls if getattr(c, "cache_hit", False)),
-    }
+    return LLMUsage.of(calls)
 
 
-def _jsonable(obj: Any) -> Any:
+def _jsonable(obj: object) -> object:
     from sparqlqa.stages.answer import to_jsonable
 
     return to_jsonable(obj)
 
 
-def _sparql_texts(queries: Iterable[QueryRecord]) -> list[str]:
-    return [query.query for query in queries]
-
-
-def _evidence(answer: Answer, iris: Iterable[str]) -> dict[str, Any]:
+def _evidence(answer: Answer, iris: Iterable[str]) -> dict[str, object]:
     wanted = set(iris)
     return {str(item.iri): _jsonable(item.evidence) for item in answer.items
             if item.iri in wanted and item.evidence is not None}
 
 
-def result_row(question: Question, strategy: str, answer: Answer, wall_ms: float, k: int) -> dict[str, Any]:
+def result_row(question: Question, strategy: str, answer: Answer, wall_ms: float, k: int) -> QuestionResult:
     """The per-question record of one answer (metrics, ranking, triplets, SPARQL, evidence, cost)."""
     items = _ranked_items(answer)
     metrics = question_metrics(items, question.gold_iris, question.gold_labels)
     ranked = apply_tie_rule(items)
-    top = [{"rank": i, "iri": it.iri, "label": it.label, "score": it.score, "tier": it.tier,
-            "source": it.source} for i, it in enumerate(ranked[: max(k, 1)], start=1)]
+    top = [TopItem(i, it.iri, it.label, it.score, it.tier, it.source) for i, it in enumerate(ranked[: max(k, 1)], 1)]
     rank = metrics["rank"]
     evidence_for = [ranked[0].iri] if ranked else []
     if isinstance(rank, int):
         evidence_for.append(ranked[rank - 1].iri)
     timings = {str(k_): float(v) for k_, v in answer.timings_ms.items()}
-    triplets = answer.triplets
-    return {
-        "id": question.id, "strategy": strategy, "question": question.text,
-        "gold_iris": sorted(question.gold_iris), "gold_labels": sorted(question.gold_labels),
-        **metrics,
-        "answer_set": [it.iri for it in answer_set(ranked)],
-        "items": top,
-        "triplets": _jsonable(triplets),
-        "sparql": _sparql_texts(answer.queries),
-        "evidence": _evidence(answer, evidence_for),
-        "notes": [str(n) for n in answer.notes],
-        "llm": llm_usage(answer.llm_calls),
-        "latency_ms": float(timings.get("total", wall_ms)),
-        "wall_ms": wall_ms,
-        "timings_ms": timings,
-        "strategy_used": str(answer.strategy),
-        "error": None,
-    }
+    return QuestionResult(
+        id=question.id, strategy=strategy, question=question.text, gold_iris=sorted(question.gold_iris),
+        gold_labels=sorted(question.gold_labels), metrics=metrics, answer_set=[it.iri for it in answer_set(ranked)],
+        items=top, triplets=_jsonable(answer.triplets), sparql=[query.query for query in answer.queries],
+        evidence=_evidence(answer, evidence_for), notes=[str(n) for n in answer.notes],
+        llm=llm_usage(answer.llm_calls), latency_ms=float(timings.get("total", wall_ms)), wall_ms=wall_ms,
+        timings_ms=timings, strategy_used=str(answer.strategy))
 
 
 def describe_error(error: BaseException, *, where: bool = False) -> str:
@@ -260,18 +237,14 @@ def describe_error(error: BaseException, *, where: bool = False) -> str:
 
 
 def error_row(question: Question, strategy: str, error: BaseException, wall_ms: float,
-              *, crash: bool = False) -> dict[str, Any]:
+              *, crash: bool = False) -> QuestionResult:
     """The record of a pair whose strategy failed: every metric 0 (a miss), the error kept
     (``crash``: an unexpected exception, i.e. a bug, that repeated; its location is kept too)."""
     metrics = question_metrics([], question.gold_iris, question.gold_labels)
-    return {
-        "id": question.id, "strategy": strategy, "question": question.text,
-        "gold_iris": sorted(question.gold_iris), "gold_labels": sorted(question.gold_labels),
-        **metrics, "answer_set": [], "items": [], "triplets": None, "sparql": [], "evidence": {},
-        "notes": [], "llm": llm_usage([]), "latency_ms": wall_ms, "wall_ms": wall_ms, "timings_ms": {},
-        "strategy_used": strategy, "error": describe_error(error, where=crash),
-        **({"crash": True} if crash else {}),
-    }
+    return QuestionResult(id=question.id, strategy=strategy, question=question.text,
+                          gold_iris=sorted(question.gold_iris), gold_labels=sorted(question.gold_labels),
+                          metrics=metrics, latency_ms=wall_ms, wall_ms=wall_ms, strategy_used=strategy,
+                          error=describe_error(error, where=crash), crash=crash)
 
 
 def split_warm_up(tasks: Sequence[tuple[Question, str]],
@@ -315,7 +288,7 @@ class Outcome:
     question: Question
     strategy: str
     status: str
-    row: dict[str, Any] | None = None
+    row: QuestionResult | None = None
     message: str = ""
     #: an unexpected exception (a bug) that repeated
     crash: bool = False
@@ -354,7 +327,7 @@ class EvalRun:
         self.llm = llm or {}
         self.results = ResultsFile(out_dir / RESULTS_FILE)
         #: crash rows not written yet (:meth:`_nothing_worked`)
-        self._held: list[dict[str, Any]] = []
+        self._held: list[QuestionResult] = []
 
     def prepare(self) -> list[tuple[Question, str]]:
         """Check a previous run in ``out_dir`` is the same run; the pairs still to answer."""
@@ -378,7 +351,7 @@ class EvalRun:
         done = self.results.load()
         return [(q, s) for q in self.questions for s in self.settings.strategies if (q.id, s) not in done]
 
-    def rows(self) -> list[dict[str, Any]]:
+    def rows(self) -> list[QuestionResult]:
         """The written rows of this run's questions and strategies, in question order."""
         written = self.results.load()
         return [written[(q.id, s)] for q in self.questions for s in self.settings.strategies
@@ -414,12 +387,12 @@ class EvalRun:
                 if attempt == 2:
                     wall = (time.perf_counter() - start) * 1000
                     row = error_row(question, strategy, exc, wall, crash=True)
-                    return Outcome(question, strategy, "error", row, row["error"], crash=True)
+                    return Outcome(question, strategy, "error", row, row.error or "", crash=True)
         wall = (time.perf_counter() - start) * 1000
         if answer.pending_llm:
             return Outcome(question, strategy, "pending")
         row = result_row(question, strategy, answer, wall, self.settings.k)
-        row["warmup"] = warm_up
+        row.warmup = warm_up
         return Outcome(question, strategy, "done", row)
 
     def _record(self, outcome: Outcome, stats: RunStats,

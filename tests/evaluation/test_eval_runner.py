@@ -16,6 +16,7 @@ import pytest
 
 from sparqlqa.errors import ConfigError, DatasetError, LLMRateLimited, NotInCache, QueryError
 from sparqlqa.evaluation import EvalError, EvalRun, Question, RunSettings, evaluate, select_questions
+from sparqlqa.evaluation.results import QuestionResult
 from sparqlqa.evaluation.runner import RESULTS_FILE, ResultsFile
 from sparqlqa.llm import LLMCall
 from sparqlqa.stages.answer import Answer, AnswerItem
@@ -117,7 +118,7 @@ def test_a_complete_last_row_without_newline_is_kept(tmp_path: Path) -> None:
     results = ResultsFile(tmp_path / RESULTS_FILE)
     results.path.write_text('{"id": "1", "strategy": "s"}\n{"id": "2", "strategy": "s"}')
     assert set(results.load()) == {("1", "s"), ("2", "s")}
-    results.append({"id": "3", "strategy": "s"})
+    results.append(QuestionResult("3", "s", "question 3"))
     assert [json.loads(x)["id"] for x in results.path.read_text().splitlines()] == ["1", "2", "3"]
 
 
@@ -186,9 +187,9 @@ def test_a_repeated_crash_is_reported_with_its_message(tmp_path: Path) -> None:
     ask = StandIn(fail={"question about g1": ValueError("zero-size array to reduction operation maximum")})
     result = evaluate("jsonl", _jsonl(tmp_path / "q.jsonl", 3), kb=memory_kb(), strategies=["good"],
                       out_dir=tmp_path / "out", ask=ask, plots=False)
-    assert result.stats.errors == 1 and result.metrics["strategies"]["good"]["errors"] == 1
-    [error] = result.metrics["errors"]
-    assert error["id"] == "q1" and error["error"].startswith("ValueError: zero-size array") and error["crash"]
+    assert result.stats.errors == 1 and result.metrics.strategies["good"].errors == 1
+    [error] = result.metrics.errors
+    assert error.id == "q1" and error.error.startswith("ValueError: zero-size array") and error.crash
     report = (tmp_path / "out" / "report.md").read_text()
     assert "## Errors (1 answer(s) failed" in report and "question q1 (good): ValueError: zero-size" in report
 
@@ -215,7 +216,7 @@ def test_workers_bound_concurrency_and_answer_each_pair_once(tmp_path: Path) -> 
     assert 1 < ask.max_active <= 3
     pairs = [(r["id"], r["strategy"]) for r in read_rows(tmp_path)]
     assert len(pairs) == len(set(pairs)) == 24
-    assert [r["id"] for r in run.rows()][:4] == ["0", "0", "1", "1"]  # reported in question order
+    assert [r.id for r in run.rows()][:4] == ["0", "0", "1", "1"]  # reported in question order
 
 
 def test_resuming_with_other_settings_is_refused(tmp_path: Path) -> None:
@@ -281,7 +282,7 @@ def test_an_incomplete_run_says_so(tmp_path: Path) -> None:
     ask = StandIn(fail={"question about g1": NotInCache("k" * 20)})
     result = evaluate("jsonl", _jsonl(tmp_path / "q.jsonl", 3), kb=memory_kb(), strategies=["good"],
                       out_dir=tmp_path / "out", ask=ask, plots=False)
-    assert not result.metrics["complete"]
+    assert not result.metrics.complete
     assert "good lacks 1 question(s)" in result.markdown and "export-pending" in result.markdown
 
 

@@ -113,10 +113,10 @@ def test_eval_reports_the_answerable_subset_and_asks_with_the_datasets_topic_mod
     result = evaluate("metaqa", metaqa_dir, kb=metaqa_kb, strategies=["offline"], out_dir=tmp_path / "out",
                       split="dev", plots=False, ask=guess)
     assert {o["topic"] for o in guess.options} == {"exclude"}
-    oracle = result.metrics["oracle"]
-    assert oracle["with_path"] == 4 and oracle["answerable"] == 2
-    assert oracle["strategies"]["offline"] == {"questions": 2, "hits@1": 0.5, "f1": pytest.approx(2 / 3 / 2)}
-    assert result.metrics["strategies"]["offline"]["metrics"]["hits@1"] == 0.5  # 2 of 4 on the whole set
+    oracle = result.metrics.oracle
+    assert oracle is not None and oracle.with_path == 4 and oracle.answerable == 2
+    assert oracle.strategies["offline"].to_dict() == {"questions": 2, "hits@1": 0.5, "f1": pytest.approx(2 / 3 / 2)}
+    assert result.metrics.strategies["offline"].metrics["hits@1"] == 0.5  # 2 of 4 on the whole set
     assert "## Answerable subset (oracle): 2 of 4 questions" in result.markdown
     assert "| Hits@1 | 0.500 |" in result.markdown.split("Answerable subset")[1]
     saved = json.loads((tmp_path / "out" / "metrics.json").read_text("utf-8"))
