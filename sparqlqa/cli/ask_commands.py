@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from sparqlqa.kb.knowledge_base import KnowledgeBase
     from sparqlqa.kb.records import QueryRecord
     from sparqlqa.stages.answer import Answer
+    from sparqlqa.vectors.index import IndexSummary
 
 RERANK_CHOICES = ("listwise", "pointwise", "none")
 #: ``--topic`` (``sparqlqa.strategies.pipeline.TOPIC_MODES``)
@@ -40,7 +41,7 @@ NO_NODE_EXIT = 3
 
 
 def ensure_index(kb: KnowledgeBase, embedder: Embedder, *, quiet: bool = False, ahead: bool = True,
-                 rebuild: bool = False) -> dict[str, Any]:
+                 rebuild: bool = False) -> IndexSummary:
     """:func:`sparqlqa.vectors.index.ensure_index` on the terminal: says what it starts and shows progress
     (unless ``quiet``; ``ahead``: mention ``sparqlqa index``); warnings are shown even when ``quiet``."""
     from sparqlqa.vectors.index import ensure_index as ensure
@@ -55,7 +56,7 @@ def ensure_index(kb: KnowledgeBase, embedder: Embedder, *, quiet: bool = False, 
     with (nullcontext(lambda done, total: None) if quiet else
           count_progress(f"embedding nodes of {kb.name} ({embedder.model_id})", "indexed", "nodes")) as update:
         summary = ensure(kb, embedder, progress=update, warn=warning, rebuild=rebuild, starting=starting)
-    return summary.to_dict()
+    return summary
 
 
 @click.command("index")
@@ -73,13 +74,13 @@ def index(name: str, embedder_spec: str | None, rebuild: bool, as_json: bool) ->
     with open_kb(name) as kb:
         summary = ensure_index(kb, get_embedder(embedder_spec), ahead=False, rebuild=rebuild)
     if as_json:
-        print_json(summary)
-    elif not summary.get("supported", True):
+        print_json(summary.to_dict())
+    elif not summary.supported:
         note(f"{name} is a remote endpoint: it has no node index (ask embeds its SPARQL candidates)")
     else:
-        state = "rebuilt" if summary["rebuilt"] else "already built" if summary["already_built"] else "built"
-        console().print(f"{summary['nodes']} nodes, {summary['types']} types, dimension {summary['dimension']}: "
-                        f"{state} in {summary['seconds']} s → {summary['folder']}", highlight=False)
+        state = "rebuilt" if summary.rebuilt else "already built" if summary.already_built else "built"
+        console().print(f"{summary.nodes} nodes, {summary.types} types, dimension {summary.dimension}: "
+                        f"{state} in {summary.seconds} s → {summary.folder}", highlight=False)
 
 
 def _open_target(words: tuple[str, ...], endpoint: str | None, profile: str) -> tuple[KnowledgeBase, str]:

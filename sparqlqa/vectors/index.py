@@ -53,7 +53,16 @@ from sparqlqa.kb.vocab import META_CLASSES
 from sparqlqa.paths import atomic_write_json, atomic_write_text, make_folder
 from sparqlqa.vectors import index_files as files
 from sparqlqa.vectors.ann import ANN_THRESHOLD, OVERSAMPLE, AnnIndex
-from sparqlqa.vectors.index_files import ANN_FILE, IDS_FILE, PROGRESS_FILE, VECTORS_FILE, chunk_path, open_vectors
+from sparqlqa.vectors.index_files import (
+    ANN_FILE,
+    IDS_FILE,
+    PROGRESS_FILE,
+    VECTORS_FILE,
+    BuildRecord,
+    IndexStatus,
+    chunk_path,
+    open_vectors,
+)
 
 CHUNK_SIZE = 1024
 #: a fast embedder's chunks (``Embedder.fast``: a chunk takes about a second, not minutes, to redo)
@@ -266,31 +275,31 @@ class _DiskBuild:
             problem = files.fingerprint_problem(files.recorded_fingerprint(record), self.embedder.fingerprint())
             if problem is not None:
                 raise NodeIndexMismatch(problem, kb=self.kb.name, spec=self.embedder.spec)
-        if record is not None and record["complete"]:
-            if not record["count"] or (self.folder / VECTORS_FILE).is_file():
+        if record is not None and record.complete:
+            if not record.count or (self.folder / VECTORS_FILE).is_file():
                 return self.load(record)
             if not any(self.folder.glob("chunk-*.npy")):
                 raise NodeIndexDamaged(self.folder, f"{VECTORS_FILE} is missing")
         return self.build(record)
 
-    def build(self, record: dict[str, Any] | None) -> NodeIndex:
+    def build(self, record: BuildRecord | None) -> NodeIndex:
         """Embed the chunks not done yet (or damaged), join them into ``vectors.npy``, load it."""
-        if record is None or not (record["complete"] or record["chunk_size"] == self.chunk_size):
+        if record is None or not (record.complete or record.chunk_size == self.chunk_size):
             record = self._start()
-        ids = files.read_ids(self.folder, record["count"])
-        files.read_type_rows(self.folder, record["count"])  # a damaged listing is found before embedding
+        ids = files.read_ids(self.folder, record.count)
+        files.read_type_rows(self.folder, record.count)  # a damaged listing is found before embedding
         self._embed_chunks(record, ids)
-        record.update(chunks_done=record["chunks"], complete=True)
-        atomic_write_json(self.folder / PROGRESS_FILE, record)
-        if record["count"]:
-            chunks = [chunk_path(self.folder, number) for number in range(record["chunks"])]
-            files.join_arrays(self.folder, chunks, record["count"], self._dimension(record))
+        record.chunks_done, record.complete = record.chunks, True
+        atomic_write_json(self.folder / PROGRESS_FILE, record.to_dict())
+        if record.count:
+            chunks = [chunk_path(self.folder, number) for number in range(record.chunks)]
+            files.join_arrays(self.folder, chunks, record.count, self._dimension(record))
             (self.folder / ANN_FILE).unlink(missing_ok=True)  # a graph of older vectors
             for path in chunks:
                 path.unlink(missing_ok=True)
         return self.load(record)
 
-    def _start(self) -> dict[str, Any]:
+    def _start(self) -> BuildRecord:
         """A fresh folder holding the node list and their types (whatever was there is discarded)."""
         files.discard_folder(self.folder)
         make_folder(self.folder, what="the node index folder")
@@ -299,18 +308,17 @@ class _DiskBuild:
         atomic_write_text(self.folder / IDS_FILE, "".join(f"{iri}\n" for iri in ids))
         atomic_write_json(self.folder / files.TYPES_FILE, _type_rows(ids, types))
         size = self.chunk_size
-        record = {"format": files.INDEX_FORMAT, "model_id": self.embedder.model_id, "chunk_size": size,
-                  "count": len(ids), "chunks": (len(ids) + size - 1) // size,
-                  "dimension": None, "chunks_done": 0, "complete": False, "embedder": self.embedder.fingerprint()}
-        atomic_write_json(self.folder / PROGRESS_FILE, record)
+        record = BuildRecord(model_id=self.embedder.model_id, chunk_size=size, count=len(ids),
+                             chunks=(len(ids) + size - 1) // size, embedder=self.embedder.fingerprint())
+        atomic_write_json(self.folder / PROGRESS_FILE, record.to_dict())
         return record
 
-    def _embed_chunks(self, record: dict[str, Any], ids: list[str]) -> None:
+    def _embed_chunks(self, record: BuildRecord, ids: list[str]) -> None:
         """Embed each chunk whose file is missing or damaged (a damaged one after a warning); from
         :data:`SCAN_FROM` nodes to embed, their labels, types and documents are read by one scan each."""
-        size, total = record["chunk_size"], len(ids)
+        size, total = record.chunk_size, len(ids)
         basics: NodeBasics | None = None
-        for number in range(record["chunks"]):
+        for number in range(record.chunks):
             start, end = number * size, min((number + 1) * size, total)
             path = chunk_path(self.folder, number)
             problem = files.npy_problem(path, end - start, self._dimension(record))
@@ -322,15 +330,15 @@ class _DiskBuild:
                 vectors = _embed_rows(self.kb, self.embedder, ids[start:end],
                                       _offset_report(self.progress, start, total), basics)
                 files.save_array(path, vectors)
-                record.update(chunks_done=max(record["chunks_done"], number + 1), dimension=int(vectors.shape[1]))
-                record.setdefault("embedder", {})["dimension"] = record["dimension"]
-                atomic_write_json(self.folder / PROGRESS_FILE, record)
+                record.chunks_done, record.dimension = max(record.chunks_done, number + 1), int(vectors.shape[1])
+                record.embedder = {**(record.embedder or {}), "dimension": record.dimension}
+                atomic_write_json(self.folder / PROGRESS_FILE, record.to_dict())
             if self.progress is not None:
                 self.progress(end, total)
 
-    def load(self, record: dict[str, Any]) -> NodeIndex:
+    def load(self, record: BuildRecord) -> NodeIndex:
         """The finished index, each file checked against the others."""
-        count, dimension = record["count"], self._dimension(record)
+        count, dimension = record.count, self._dimension(record)
         ids = files.read_ids(self.folder, count)
         rows = files.read_type_rows(self.folder, count)
         if not count:
@@ -355,8 +363,8 @@ class _DiskBuild:
         except (OSError, ValueError) as exc:
             raise NodeIndexDamaged(self.folder, f"{VECTORS_FILE} cannot be memory-mapped ({exc})") from exc
 
-    def _dimension(self, record: dict[str, Any]) -> int:
-        recorded, own = record["dimension"], self.embedder.dimension
+    def _dimension(self, record: BuildRecord) -> int:
+        recorded, own = record.dimension, self.embedder.dimension
         if recorded and own and recorded != own:
             raise NodeIndexDamaged(self.folder, f"{PROGRESS_FILE} records dimension {recorded}, "
                                                 f"the embedder gives {own}")
@@ -406,12 +414,12 @@ def _build_in_memory(kb: KnowledgeBase, embedder: Embedder, progress: Progress |
     return NodeIndex(embedder.model_id, ids, vectors, rows)
 
 
-def index_status(kb: KnowledgeBase, embedder: Embedder) -> dict[str, Any]:
-    """Progress of the on-disk index: ``{}`` for in-memory KBs or before any build,
-    ``{"damaged": problem}`` when its ``progress.json`` is unreadable."""
+def index_status(kb: KnowledgeBase, embedder: Embedder) -> IndexStatus:
+    """Progress of the on-disk index: no ``record`` for in-memory KBs or before any build, ``damaged``
+    when its ``progress.json`` is unreadable."""
     root = kb.artifacts_dir("embeddings")
     if root is None or not (root / embedder.model_id).is_dir():
-        return {}
+        return IndexStatus()
     return files.progress_status(root / embedder.model_id)
 
 
@@ -469,9 +477,10 @@ def ensure_index(kb: KnowledgeBase, embedder: Embedder, *, progress: Progress | 
     if not index_supported(kb):
         return IndexSummary(kb=kb.name, supported=False)
     started = time.perf_counter()
-    before = {} if rebuild else index_status(kb, embedder)
-    if starting is not None and not (before.get("complete") or before.get("damaged")):
-        starting("rebuilding" if rebuild else "resuming" if before else "building")
+    before = IndexStatus() if rebuild else index_status(kb, embedder)
+    built = before.record is not None and before.record.complete
+    if starting is not None and not (built or before.damaged):
+        starting("rebuilding" if rebuild else "resuming" if before.record is not None else "building")
     warnings: list[str] = []
 
     def warned(text: str) -> None:
@@ -484,8 +493,8 @@ def ensure_index(kb: KnowledgeBase, embedder: Embedder, *, progress: Progress | 
     return IndexSummary(
         kb=kb.name, embedder=embedder.model_id, nodes=len(index),
         dimension=int(index.vectors.shape[1]) if len(index) else embedder.dimension, types=len(index.type_rows),
-        resumed="chunks_done" in before and not before["complete"],
-        already_built=bool(before.get("complete")) and not warnings, rebuilt=rebuild or bool(warnings),
+        resumed=before.record is not None and not built,
+        already_built=built and not warnings, rebuilt=rebuild or bool(warnings),
         warnings=warnings, folder=str(folder / embedder.model_id) if folder else None,
         seconds=round(time.perf_counter() - started, 2))
 

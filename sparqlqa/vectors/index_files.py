@@ -29,12 +29,14 @@ import shutil
 import time
 from collections.abc import Callable, Iterable
 from contextlib import suppress
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
 
 import numpy as np
 
 from sparqlqa.errors import NodeIndexDamaged
+from sparqlqa.kb.records import JsonRecord
 from sparqlqa.paths import atomic_write_bytes
 from sparqlqa.vectors.ann import AnnIndex
 
@@ -78,7 +80,52 @@ def record_problem(record: Any) -> str | None:
     return None
 
 
-def read_record(folder: Path) -> dict[str, Any] | None:
+@dataclass
+class BuildRecord(JsonRecord):
+    """``progress.json``: how far the build of an index got (``chunks_done`` of ``chunks`` chunks of
+    ``chunk_size`` nodes, ``count`` in all), the vectors' ``dimension`` once known, and ``embedder``: the
+    fingerprint of the embedder that built it (``None`` in indexes built before fingerprints were kept)."""
+
+    model_id: str
+    chunk_size: int
+    count: int
+    chunks: int
+    dimension: int | None = None
+    chunks_done: int = 0
+    complete: bool = False
+    embedder: dict[str, Any] | None = None
+    format: int = INDEX_FORMAT
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> BuildRecord:
+        """A record already checked by :func:`record_problem`."""
+        return cls(model_id=data["model_id"], chunk_size=data["chunk_size"], count=data["count"],
+                   chunks=data["chunks"], dimension=data["dimension"], chunks_done=data["chunks_done"],
+                   complete=data["complete"], embedder=data.get("embedder"), format=data["format"])
+
+    def to_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"format": self.format, "model_id": self.model_id, "chunk_size": self.chunk_size,
+                                "count": self.count, "chunks": self.chunks, "dimension": self.dimension,
+                                "chunks_done": self.chunks_done, "complete": self.complete}
+        if self.embedder is not None:
+            data["embedder"] = self.embedder
+        return data
+
+
+@dataclass
+class IndexStatus(JsonRecord):
+    """The build record for display: ``record`` ``None`` before a build, ``damaged`` when unreadable."""
+
+    record: BuildRecord | None = None
+    damaged: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        if self.damaged is not None:
+            return {"damaged": self.damaged}
+        return self.record.to_dict() if self.record is not None else {}
+
+
+def read_record(folder: Path) -> BuildRecord | None:
     """The build record of ``folder`` (``None`` when there is none yet), checked."""
     path = folder / PROGRESS_FILE
     try:
@@ -90,23 +137,23 @@ def read_record(folder: Path) -> dict[str, Any] | None:
     problem = record_problem(record)
     if problem is not None:
         raise NodeIndexDamaged(folder, problem)
-    return dict(record)
+    return BuildRecord.from_dict(record)
 
 
-def progress_status(folder: Path) -> dict[str, Any]:
-    """The build record for display: ``{}`` before a build, ``{"damaged": problem}`` when unreadable."""
+def progress_status(folder: Path) -> IndexStatus:
+    """The build record for display (JSON: ``{}`` before a build, ``{"damaged": problem}`` when unreadable)."""
     try:
-        return read_record(folder) or {}
+        return IndexStatus(record=read_record(folder))
     except NodeIndexDamaged as damage:
-        return {"damaged": damage.problem}
+        return IndexStatus(damaged=damage.problem)
 
 
-def recorded_fingerprint(record: dict[str, Any]) -> dict[str, Any]:
+def recorded_fingerprint(record: BuildRecord) -> dict[str, Any]:
     """The fingerprint of the embedder that built an index (``Embedder.fingerprint()``), from its record;
     an index built before fingerprints were recorded has its model id and dimension."""
-    fingerprint = {"dimension": 0, **record.get("embedder", {}), "embedder": record["model_id"]}
-    if record["dimension"]:
-        fingerprint["dimension"] = record["dimension"]
+    fingerprint = {"dimension": 0, **(record.embedder or {}), "embedder": record.model_id}
+    if record.dimension:
+        fingerprint["dimension"] = record.dimension
     return fingerprint
 
 

@@ -85,9 +85,9 @@ def test_index_is_stored_next_to_the_kb_and_searchable(movies_kb: KnowledgeBase)
     index = build_index(movies_kb, embedder, chunk_size=4)
     folder = movies_kb.artifacts_dir("embeddings") / embedder.model_id  # type: ignore[operator]
     assert (folder / "ids.txt").is_file() and (folder / "types.json").is_file()
-    assert index_status(movies_kb, embedder)["chunks"] == 5  # 19 nodes / 4 per chunk
+    assert index_status(movies_kb, embedder).record.chunks == 5  # 19 nodes / 4 per chunk
     assert not list(folder.glob("chunk-*.npy"))  # joined into one memory-mapped file
-    assert index_status(movies_kb, embedder)["complete"] is True
+    assert index_status(movies_kb, embedder).record.complete is True
     assert isinstance(index.vectors, np.memmap) and Path(str(index.vectors.filename)).samefile(folder / "vectors.npy")
     assert index.vectors.dtype == np.float32 and index.vectors.shape == (19, 64)
     query = embed_query(embedder, "Sigourney Weaver American actress")
@@ -102,8 +102,8 @@ def test_a_killed_build_resumes_without_redoing_finished_chunks(movies_kb: Knowl
     first = CountingEmbedder(fail_after=8)  # dies while embedding the third chunk of 4
     with pytest.raises(KeyboardInterrupt):
         build_index(movies_kb, first, chunk_size=4)
-    assert index_status(movies_kb, first)["complete"] is False
-    assert index_status(movies_kb, first)["chunks_done"] == 2
+    assert index_status(movies_kb, first).record.complete is False
+    assert index_status(movies_kb, first).record.chunks_done == 2
     second = CountingEmbedder()
     resumed = build_index(movies_kb, second, chunk_size=4)
     assert len(second.texts) == 19 - 8  # only the unfinished chunks
