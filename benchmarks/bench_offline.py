@@ -117,7 +117,7 @@ def evaluate(kb: KnowledgeBase, items: list[Item], *, brackets: bool, check_orac
         top = normalize_label(answer.top.label) if answer.top else ""
         reached = oracle(kb, item) if check_oracle else gold
         rows.append({"hit": top in gold, "ms": latency, "any": bool(reached & gold),
-                     "all": gold <= reached, "path": (answer.meta.get("offline", {}).get("chosen") or [{}])[0]})
+                     "all": gold <= reached, "path": ((answer.meta.offline or {}).get("chosen") or [{}])[0]})
         if number % 50 == 0:
             print(f"  {number}/{len(items)} hits@1 so far {sum(r['hit'] for r in rows) / len(rows):.3f}",
                   file=sys.stderr, flush=True)

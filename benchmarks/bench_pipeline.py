@@ -145,7 +145,7 @@ def run_question(kb: Any, question: Question, embedder: Any) -> Record:
     t4 = time.perf_counter()
     record.linking, record.sparql = (t1 - t0) * 1000, (t2 - t1) * 1000
     record.embed, record.vector = (t3 - t2) * 1000, (t4 - t3) * 1000
-    record.queries = [q["query"] for q in candidates.queries]
+    record.queries = [q.query for q in candidates.queries]
     record.candidates = len(candidates.items)
     if ranking.items:
         names, _ = fetch_labels(kb, [ranking.items[0].iri])
