@@ -9,9 +9,11 @@ import pytest
 from fiske_script import Script
 
 from sparqlqa.kb.knowledge_base import KnowledgeBase
+from sparqlqa.kb.labels import NodeMatch
 from sparqlqa.llm import FakeLLM, LLMCache
 from sparqlqa.strategies.ask import ask
 from sparqlqa.strategies.fiske.explorer import FiskeSettings
+from sparqlqa.strategies.fiske.state import FiskeRun, ModelFallback
 from sparqlqa.strategies.fiske.strategy import MODEL_KNOWLEDGE, Fiske
 from sparqlqa.strategies.pipeline import AskContext
 
@@ -107,6 +109,10 @@ def test_budget_stops_exploration_and_the_fallback_is_marked(movies_kb: Knowledg
     assert answer.items[0].iri == EX + "scifi"  # a name the KB knows gets its node ...
     assert answer.items[2].iri.startswith("urn:sparqlqa:model-knowledge:")  # ... others a placeholder
     assert any(r["status"] == "stopped" for r in record["routes"])
+    run = answer.meta.records["fiske"]  # the run itself; the JSON above is its to_dict()
+    assert isinstance(run, FiskeRun) and isinstance(run.fallback, ModelFallback)
+    assert run.fallback.answers == record["fallback"]["answers"] == ["Science Fiction", "Drama", "Space opera"]
+    assert all(isinstance(m, NodeMatch) for found in run.starts.values() for m in found)
 
 
 def test_dead_routes_end_in_the_marked_fallback(movies_kb: KnowledgeBase) -> None:

@@ -144,7 +144,7 @@ class Explorer:
         for clue in self.run.clues:
             matches = lookup.exact(clue) or lookup.fuzzy(clue, cutoff=FUZZY_CUTOFF, limit=5)
             matches = matches[: self.settings.max_start_nodes]
-            self.run.starts[clue] = [m.to_dict() for m in matches]
+            self.run.starts[clue] = list(matches)
             if matches:
                 route = Route(len(self.run.routes) + 1, clue, [m.iri for m in matches], covered=[clue])
                 self.names.update({m.iri: m.label for m in matches})

@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from sparqlqa.kb.labels import normalize_label
+from sparqlqa.kb.labels import NodeMatch, normalize_label
 
 #: Route.status values
 ACTIVE, EXTENDED, COVERING, DEAD, STOPPED = "active", "extended", "covering", "dead", "stopped"
@@ -150,18 +150,26 @@ def _edge_triples(relation: Relation, source: str, middle: str, node: str) -> li
 
 
 @dataclass
+class ModelFallback:
+    """The model's own answer when no route covered every clue (not from the KB)."""
+
+    reasoning: str = ""
+    answers: list[str] = field(default_factory=list)
+
+
+@dataclass
 class FiskeRun:
     """Everything one FiSKE run did: clues, start links, routes, stop reason, calls used."""
 
     clues: list[str] = field(default_factory=list)
-    starts: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    starts: dict[str, list[NodeMatch]] = field(default_factory=dict)
     routes: list[Route] = field(default_factory=list)
     stop: str = ""  # "covered" | "exhausted" | "budget" | "pending" | "no-clues" | "no-start"
     answer_source: str = ""  # "kb-routes" | "model-knowledge" | "" (no answer)
     calls: int = 0
     budget: int = 0
     steps: int = 0
-    fallback: dict[str, Any] | None = None
+    fallback: ModelFallback | None = None
     names: dict[str, str] = field(default_factory=dict)  # labels of the nodes on the routes (for display)
 
     def covering(self) -> list[Route]:
@@ -178,7 +186,10 @@ class FiskeRun:
         return table
 
     def to_dict(self) -> dict[str, Any]:
-        return {"clues": list(self.clues), "starts": self.starts, "routes": [r.to_dict() for r in self.routes],
+        return {"clues": list(self.clues), "starts": {clue: [m.to_dict() for m in found] for clue, found in
+                                                       self.starts.items()},
+                "routes": [r.to_dict() for r in self.routes],
                 "coverage": self.coverage(), "stop": self.stop, "answer_source": self.answer_source,
-                "calls": self.calls, "budget": self.budget, "steps": self.steps, "fallback": self.fallback,
+                "calls": self.calls, "budget": self.budget, "steps": self.steps,
+                "fallback": asdict(self.fallback) if self.fallback is not None else None,
                 "names": dict(self.names)}

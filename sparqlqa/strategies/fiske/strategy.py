@@ -24,7 +24,7 @@ from sparqlqa.stages.ranking import Ranking
 from sparqlqa.strategies.base import Strategy, strategies
 from sparqlqa.strategies.fiske import prompts
 from sparqlqa.strategies.fiske.explorer import Explorer, FiskeSettings
-from sparqlqa.strategies.fiske.state import FiskeRun
+from sparqlqa.strategies.fiske.state import FiskeRun, ModelFallback
 from sparqlqa.strategies.pipeline import AskContext, build_answer, rank, rerank_top
 
 if TYPE_CHECKING:
@@ -95,7 +95,7 @@ def fallback(ctx: AskContext, explorer: Explorer, record: FiskeRun) -> list[Answ
         return []
     names = [a.strip() for a in (data or {}).get("answers", []) if isinstance(a, str) and a.strip()]
     record.answer_source = MODEL_KNOWLEDGE
-    record.fallback = {"reasoning": (data or {}).get("reasoning", ""), "answers": names}
+    record.fallback = ModelFallback(reasoning=(data or {}).get("reasoning", ""), answers=names)
     ctx.note(FALLBACK_NOTE.format(why=why))
     return model_items(explorer, names)
 
