@@ -25,7 +25,14 @@ from pyoxigraph import RdfFormat, Triple, parse, serialize
 from pyoxigraph import Store as OxStore
 
 from sparqlqa.errors import IngestError, KBError, UnknownNameError
-from sparqlqa.ingest.base import IngestFormat, IngestTarget, detect_format, format_choices, ingest_formats
+from sparqlqa.ingest.base import (
+    IngestFormat,
+    IngestTarget,
+    SourceReport,
+    detect_format,
+    format_choices,
+    ingest_formats,
+)
 from sparqlqa.kb.export import ADDED_FILE
 from sparqlqa.kb.knowledge_base import (
     KnowledgeBase,
@@ -65,7 +72,7 @@ def resolve_format(source: Path, name: str | None, options: dict[str, Any]) -> I
 
 
 def _load_sources(store: OxStore, sources: Sequence[Path], fmt: str | None, options: dict[str, Any],
-                  base_iri: str, progress: SourceProgress | None, ontologies: list[Path]) -> list[dict[str, Any]]:
+                  base_iri: str, progress: SourceProgress | None, ontologies: list[Path]) -> list[SourceReport]:
     """Load every source into ``store``; the ontologies a format asks for are appended to ``ontologies``."""
     reports = []
     for source in sources:
@@ -75,9 +82,9 @@ def _load_sources(store: OxStore, sources: Sequence[Path], fmt: str | None, opti
             raise IngestError("no such file or folder", path=str(source))
         step = (lambda done, total, _n=source.name: progress(_n, done, total)) if progress else None
         target = IngestTarget(store=store, base_iri=base_iri, progress=step)
-        report = loader.load(source, target)
-        ontologies.extend(ontology_path(name) for name in report.pop("ontologies", []))
-        reports.append({"path": str(source.resolve()), "size": _size(source), **report})
+        report = SourceReport.of(str(source.resolve()), _size(source), loader.load(source, target))
+        ontologies.extend(ontology_path(name) for name in report.ontologies)
+        reports.append(report)
     return reports
 
 
@@ -104,7 +111,7 @@ def _build(directory: Path, name: str, sources: Sequence[Path], fmt: str | None,
         schema = apply_profile(schema, OxigraphStore(store), profile)
     manifest = Manifest(
         name=name, generation=directory.name, store={"kind": "oxigraph"}, base_iri=base_iri,
-        sources=reports, schema=schema.to_dict(), profile=profile.to_dict(),
+        sources=[report.to_dict() for report in reports], schema=schema.to_dict(), profile=profile.to_dict(),
         counts={"triples": schema.triple_count, "nodes": schema.node_count, "types": len(schema.types),
                 "relations": len(schema.relations), "sources": len(reports), "data_triples": data_triples},
         created_at=datetime.now(timezone.utc).isoformat(timespec="seconds"), sparqlqa_version=__version__,
@@ -130,11 +137,11 @@ def _add_ontologies(store: OxStore, paths: Sequence[Path]) -> list[Triple]:
     return [quad.triple for quad in added]
 
 
-def _source_prefixes(reports: list[dict[str, Any]]) -> dict[str, str]:
+def _source_prefixes(reports: list[SourceReport]) -> dict[str, str]:
     """The prefixes the sources declare; the first file to declare a name gives its IRI."""
     prefixes: dict[str, str] = {}
     for report in reports:
-        for prefix, iri in report.pop("prefixes", {}).items():
+        for prefix, iri in report.prefixes.items():
             prefixes.setdefault(prefix, iri)
     return prefixes
 

@@ -10,7 +10,7 @@ import bz2
 import gzip
 import io
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, ClassVar, cast
@@ -68,6 +68,31 @@ class IngestTarget:
             quads.append(Quad(node, RDF.type, OWL.ObjectProperty))
             quads.append(Quad(node, RDFS.label, Literal(humanize(name))))
         self.add(quads)
+
+
+@dataclass
+class SourceReport:
+    """What ingest recorded of one source: its path and size, the prefixes it declares, the ontologies its
+    format asks for, and the format's own report (``details``: counts, the syntax, a separator ...).
+    Its JSON form (``to_dict``) is the source's entry in the manifest: path, size and the details."""
+
+    path: str
+    size: int
+    details: dict[str, object] = field(default_factory=dict)
+    prefixes: dict[str, str] = field(default_factory=dict)
+    ontologies: list[str] = field(default_factory=list)
+
+    @classmethod
+    def of(cls, path: str, size: int, report: Mapping[str, object]) -> SourceReport:
+        """A format's report (what :meth:`IngestFormat.load` returned) with its path and size."""
+        prefixes, ontologies = report.get("prefixes"), report.get("ontologies")
+        return cls(path=path, size=size,
+                   details={k: v for k, v in report.items() if k not in ("prefixes", "ontologies")},
+                   prefixes={str(k): str(v) for k, v in prefixes.items()} if isinstance(prefixes, Mapping) else {},
+                   ontologies=[str(n) for n in ontologies] if isinstance(ontologies, (list, tuple)) else [])
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"path": self.path, "size": self.size, **self.details}
 
 
 class IngestFormat(ABC):
