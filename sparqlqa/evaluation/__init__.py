@@ -27,6 +27,7 @@ from sparqlqa.evaluation.runner import (
     AskFunction,
     EvalError,
     EvalRun,
+    LLMChoice,
     Outcome,
     RunSettings,
     RunStats,
@@ -90,7 +91,7 @@ def _needs_llm(strategy: str) -> bool:
 
 
 def _llm(spec: str | None, cache_mode: str | None,
-         strategies: Sequence[str], ask: AskFunction | None) -> tuple[dict[str, Any], str | None]:
+         strategies: Sequence[str], ask: AskFunction | None) -> tuple[dict[str, LLMChoice], str | None]:
     """The ``llm=`` argument per strategy and the resolved spec.
 
     One LLM object is built and shared by every strategy (and worker) that

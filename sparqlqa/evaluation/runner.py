@@ -20,11 +20,11 @@ import random
 import threading
 import time
 import traceback
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from sparqlqa.errors import (
     ConfigError,
@@ -45,8 +45,11 @@ from sparqlqa.llm.context import llm_context
 from sparqlqa.paths import atomic_write_json, make_folder
 
 if TYPE_CHECKING:
-    from sparqlqa.llm import LLMCall
+    from sparqlqa.llm import LLM, LLMCall
     from sparqlqa.stages.answer import Answer
+
+#: the ``llm=`` argument of ``ask`` for one strategy: an LLM object, ``"offline"``, or None (the default)
+LLMChoice: TypeAlias = "LLM | str | None"
 
 #: ``ask(kb, question, *, strategy=, llm=, k=, llm_cache=) -> Answer``
 AskFunction = Callable[..., Any]
@@ -317,14 +320,14 @@ class EvalRun:
     """One evaluation: questions × strategies against one KB, results in ``out_dir``."""
 
     def __init__(self, kb: Any, questions: Sequence[Question], settings: RunSettings, out_dir: Path, *,
-                 ask: AskFunction | None = None, llm: dict[str, Any] | None = None) -> None:
+                 ask: AskFunction | None = None, llm: Mapping[str, LLMChoice] | None = None) -> None:
         self.kb = kb
         self.questions = list(questions)
         self.settings = settings
         self.out_dir = out_dir
         self.ask = ask
         #: the ``llm=`` argument per strategy (an LLM object, ``"offline"``, or None: the default)
-        self.llm = llm or {}
+        self.llm = dict(llm or {})
         self.results = ResultsFile(out_dir / RESULTS_FILE)
         #: crash rows not written yet (:meth:`_nothing_worked`)
         self._held: list[QuestionResult] = []
