@@ -11,7 +11,7 @@ import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from sparqlqa.embed.embedders import Embedder
 from sparqlqa.errors import LLMParseError, NotInCache, SparqlqaError
@@ -236,7 +236,14 @@ def rerank_top(ctx: AskContext, ranking: Ranking, *, enabled: bool = True) -> di
     return texts
 
 
-def _rerank_marks(ctx: AskContext, top: Sequence[AnswerItem]) -> dict[str, Any]:
+class RerankMarks(TypedDict, total=False):
+    """What the reranker is told of the nodes beyond their texts (the ``rerank`` keywords)."""
+
+    matched: list[bool]
+    evidence: list[list[str]]
+
+
+def _rerank_marks(ctx: AskContext, top: Sequence[AnswerItem]) -> RerankMarks:
     """``matched`` and ``evidence`` (label paths) of the nodes to rerank, when some matched the query."""
     if not any(n.source == "filtered" for n in top):
         return {}
