@@ -1,7 +1,8 @@
 """Answer forms benchmark (issue 26): offline right/total per question kind on a DBpedia-style KB.
 
 Ingests each set's KB (``tests/fixtures/dbpedia_films.ttl``; ``benchmarks/data/forms_books.ttl`` and
-``forms_music.ttl``, written later; or ``--kb-file``) into ``$SPARQLQA_HOME`` and asks every question of
+``forms_music.ttl``, written later; ``forms_football.ttl`` and ``forms_research.ttl``, written before the
+code of issue 26 item 8; or ``--kb-file``) into ``$SPARQLQA_HOME`` and asks every question of
 its JSON file (or ``--questions``) with the offline strategy (no LLM, no network).  A question is right when:
 
 - ``count`` / ``boolean``: the answer's form matches and ``value`` equals the gold value;
@@ -32,7 +33,10 @@ DATA = ROOT / "benchmarks" / "data"
 #: the question sets: the test fixture, then two KBs written after it (vocabularies the forms were not built on)
 SETS = {"films": (KB_FILE, QUESTIONS),
         "books": (DATA / "forms_books.ttl", DATA / "forms_books_questions.json"),
-        "music": (DATA / "forms_music.ttl", DATA / "forms_music_questions.json")}
+        "music": (DATA / "forms_music.ttl", DATA / "forms_music_questions.json"),
+        # written for issue 26 item 8 before the code saw them: class-like value nodes, relation words
+        "football": (DATA / "forms_football.ttl", DATA / "forms_football_questions.json"),
+        "research": (DATA / "forms_research.ttl", DATA / "forms_research_questions.json")}
 
 
 def _norm(text: str) -> str:
