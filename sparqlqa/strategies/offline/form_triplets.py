@@ -21,11 +21,11 @@ from typing import TYPE_CHECKING
 import numpy as np
 from pyoxigraph import Literal, NamedNode
 
-from sparqlqa.english import ScoringSettings
+from sparqlqa.english import IMPLIED_HOP, ScoringSettings
 from sparqlqa.stages.forms import XSD, OrderBy, ValueFilter, is_numeric_type
 from sparqlqa.stages.triplets import Term, Triplet, Triplets
 from sparqlqa.strategies.offline.mentions import PLACEHOLDER, Mention, mask_all
-from sparqlqa.strategies.offline.paths import RelationPath, enumerate_paths
+from sparqlqa.strategies.offline.paths import Hop, RelationPath, enumerate_paths
 from sparqlqa.strategies.offline.scoring import QuestionScorer, RelationVectors
 
 if TYPE_CHECKING:
@@ -155,9 +155,12 @@ def _value_triplet(triplets: Triplets, target: str, chosen: ValueRelation, var: 
 
 def boolean_reading(question: str, kb: KnowledgeBase, mentions: Sequence[Mention], index: LabelIndex,
                     relations: RelationVectors, settings: ScoringSettings,
-                    chaining: Callable[[], object]) -> tuple[RelationPath, Mention, Mention] | None:
+                    chaining: Callable[[], object], value_of: Callable[[str], str | None] = lambda _: None,
+                    ) -> tuple[RelationPath, Mention, Mention] | None:
     """A yes/no question about two named nodes: the best-scored path from one whose end has the other's
-    node type (any end on an untyped KB); the other becomes the choice the ``ASK`` tests."""
+    node type (any end on an untyped KB); the other becomes the choice the ``ASK`` tests.  When the other
+    is a class-like value (``value_of``: the one relation into it), naming it says the hop along that
+    relation ("is X a **goalkeeper**": ``X position Goalkeeper``)."""
     named = [m for m in mentions if m.nodes][:3]
     literal = {r.iri for r in kb.schema.relations if r.kind == "literal"}
     best: tuple[float, RelationPath, Mention, Mention] | None = None
@@ -168,6 +171,7 @@ def boolean_reading(question: str, kb: KnowledgeBase, mentions: Sequence[Mention
         scorer = QuestionScorer(mask_all(question, hidden, PLACEHOLDER), relations, settings, PLACEHOLDER,
                                 hidden.index(source))
         wanted = set(index.types_of(other.nodes[0]))
+        implied = value_of(other.nodes[0])
         for node in source.nodes[:BOOLEAN_NODES]:
             for path in enumerate_paths(kb, node, chaining=chaining()):  # type: ignore[arg-type]
                 last = path.hops[-1]
@@ -177,6 +181,8 @@ def boolean_reading(question: str, kb: KnowledgeBase, mentions: Sequence[Mention
                 if wanted and ends and not wanted & ends:
                     continue
                 scored = scorer.score(path)
+                if path.hops == (Hop(implied, True),) and not scored.score >= IMPLIED_HOP:
+                    scored.score = IMPLIED_HOP
                 if math.isfinite(scored.score) and (best is None or scored.score > best[0]):
                     best = (scored.score, scored, source, other)
     return None if best is None else best[1:]

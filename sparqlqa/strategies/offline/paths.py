@@ -207,6 +207,35 @@ def _profile(kb: KnowledgeBase, nodes: Sequence[NamedNode], relations: Sequence[
     return profile
 
 
+class ValueClasses:
+    """Which nodes are *class-like values* ("Forward", "Goalkeeper", "Jazz", "Hardcover"): nodes that are
+    the value of exactly one relation, for at least two subjects, and have no relation of their own.  A
+    question that names one ("which players are **forwards**", "is X a **goalkeeper**") says that
+    relation by naming the value, so the hop into it needs no other word.  Decided per node, lazily."""
+
+    def __init__(self, kb: KnowledgeBase) -> None:
+        self.kb = kb
+        self.relations = set(object_relation_iris(kb.schema))
+        self._known: dict[str, str | None] = {}
+
+    def relation_into(self, node: str) -> str | None:
+        """The one relation whose value ``node`` is, when the node is a class-like value; else None."""
+        if node not in self._known:
+            self._known[node] = self._decide(node)
+        return self._known[node]
+
+    def _decide(self, node: str) -> str | None:
+        term = str(NamedNode(node))
+        rows = self.kb.query(f"SELECT ?p (COUNT(DISTINCT ?s) AS ?n) WHERE {{ ?s ?p {term} }} GROUP BY ?p").rows
+        into = [(p.value, _int(n)) for p, n in rows if isinstance(p, NamedNode) and p.value in self.relations]
+        if len(into) != 1 or into[0][1] < 2:
+            return None
+        out = self.kb.query(f"SELECT ?p WHERE {{ {term} ?p ?o FILTER(!isLiteral(?o)) }} LIMIT 50").rows
+        if any(isinstance(p, NamedNode) and p.value in self.relations for (p,) in out):
+            return None
+        return into[0][0]
+
+
 def is_zigzag(hops: Sequence[Hop]) -> bool:
     """Out, back and out again along one relation (``-r-> <-r- -r->``): for a relation with one value
     per node that re-reaches the first hop's nodes, and it is never how a question reads, so such
