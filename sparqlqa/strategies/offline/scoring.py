@@ -178,6 +178,12 @@ class QuestionScorer:
             row = self._raw_row(unit) - self.settings.centering * self._center(unit.kind) - self._hop_costs()
             if unit.kind.endswith("backward"):
                 row = row - self.settings.backward_penalty
+            if unit.kind.startswith("round-trip") and not self.cue and self.verb_spans:
+                # the main verb alone never says "the same …": "which albums did X **record**" is no
+                # trip out along ``record label`` and back, "what position does X **play**" none along
+                # ``plays for``; the verb is said by a relation of its own or left unsaid
+                row = row.copy()
+                row[sorted(self.verb_spans)] = -np.inf
             self._rows[unit] = row
         return self._rows[unit]
 
