@@ -31,7 +31,7 @@ from sparqlqa.strategies.offline.scoring import QuestionScorer, RelationVectors
 if TYPE_CHECKING:
     from sparqlqa.kb.knowledge_base import KnowledgeBase
     from sparqlqa.kb.labels import LabelIndex
-    from sparqlqa.strategies.offline.forms import FormCue
+    from sparqlqa.strategies.offline.forms import FilterCue, FormCue
 
 __all__ = ["ValueRelation", "add_form", "boolean_reading", "choose_value_relation", "value_relations"]
 
@@ -53,6 +53,8 @@ class ValueRelation:
     datatype: str | None
     domains: set[str] = field(default_factory=set)
     numeric_text: bool = False  # plain strings that read as numbers ("2500000")
+    #: the largest value as a number (queried the first time it is asked for; None when none reads as one)
+    maximum: Callable[[], float | None] = field(default=lambda: None, repr=False, compare=False)
 
     def kind(self) -> str | None:
         if self.datatype in DATE_TYPES:
@@ -76,8 +78,33 @@ def value_relations(kb: KnowledgeBase) -> list[ValueRelation]:
             typed = kb.query(f"SELECT DISTINCT ?t WHERE {{ ?s {NamedNode(rel.iri)} ?o . "
                              f"?s {NamedNode(kb.schema.type_predicate)} ?t }} LIMIT 20").rows
             domains = {row[0].value for row in typed if isinstance(row[0], NamedNode)}
-        found.append(ValueRelation(rel.iri, rel.label, datatype, domains, numeric_text))
+        found.append(ValueRelation(rel.iri, rel.label, datatype, domains, numeric_text, _largest(kb, rel.iri)))
     return found
+
+
+def _largest(kb: KnowledgeBase, relation: str) -> Callable[[], float | None]:
+    """A function that queries the relation's largest value as a number once (a 1-row aggregate)."""
+    known: list[float | None] = []
+
+    def largest() -> float | None:
+        if not known:
+            rows = kb.query(f"SELECT (MAX(?n) AS ?m) WHERE {{ ?s {NamedNode(relation)} ?o "
+                            f"BIND({NamedNode(XSD + 'decimal')}(STR(?o)) AS ?n) }}").rows
+            value = rows[0][0] if rows else None
+            known.append(float(value.value) if isinstance(value, Literal) else None)
+        return known[0]
+
+    return largest
+
+
+def _in_stored_unit(flt: FilterCue, chosen: ValueRelation) -> str:
+    """The filter's figure as the relation stores it: a KB whose every value is below the multiplier
+    ("fee 45.5" while the question says "over 20 **million**") stores the value in that unit, so the
+    bare figure is compared; otherwise the multiplied one."""
+    if flt.unit == 1 or chosen.kind() != "number":
+        return flt.value
+    largest = chosen.maximum()
+    return flt.figure if largest is not None and largest < flt.unit else flt.value
 
 
 def _lexical(words: Sequence[str], label: str) -> float:
@@ -145,7 +172,7 @@ def add_form(triplets: Triplets, cue: FormCue, question: str, values: Sequence[V
                                        relations)
         if chosen is not None:
             _value_triplet(triplets, target, chosen, f"?f{number}")
-            triplets.form.filters.append(ValueFilter(f"?f{number}", flt.op, flt.value))
+            triplets.form.filters.append(ValueFilter(f"?f{number}", flt.op, _in_stored_unit(flt, chosen)))
 
 
 def _value_triplet(triplets: Triplets, target: str, chosen: ValueRelation, var: str) -> None:

@@ -52,6 +52,8 @@ class FilterCue:
     hints: tuple[str, ...] = ()
     phrase: str = ""
     context: str = ""  # the word before the comparison and the unit after the figure: "sold … copies"
+    unit: int = 1  # the multiplier word's value ("20 **million**": 1,000,000); ``value`` is multiplied
+    figure: str = ""  # the figure as written, without its multiplier ("20")
 
 
 @dataclass
@@ -127,7 +129,9 @@ def _filters(question: str) -> list[FilterCue]:
             continue
         value = _number(figure, multiplier)
         if value is not None:
-            found.append(FilterCue(op, value, "number", english.FILTER_HINTS.get(word, ()), match.group(0), context))
+            found.append(FilterCue(op, value, "number", english.FILTER_HINTS.get(word, ()), match.group(0), context,
+                                   english.MULTIPLIERS.get((multiplier or "").casefold(), 1), _number(figure, None)
+                                   or figure))
     return found
 
 

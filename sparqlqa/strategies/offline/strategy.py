@@ -348,13 +348,26 @@ def _form_reading(question: str, kb: KnowledgeBase, cue: FormCue, mentions: list
         return _named_reading(question, cue, named, index, relations, values, details)
     if cue.form == "boolean" and len([m for m in mentions if m.nodes]) > 1:
         return _pair_reading(question, kb, mentions, index, relations, settings, details)
-    type_iri = _named_type(kb, question) if not [m for m in mentions if m.looks_like_a_name] else None
-    if type_iri is None or (cue.order is None and not cue.filters):
+    if [m for m in mentions if m.looks_like_a_name] or (cue.order is None and not cue.filters):
         return None
+    return _typed_reading(question, kb, cue, relations, values, details)
+
+
+def _typed_reading(question: str, kb: KnowledgeBase, cue: FormCue, relations: RelationVectors,
+                   values: list[ValueRelation], details: dict[str, Any]) -> OfflineTriplets | None:
+    """An ordering or filter over the node type the question names ("which **stadium** has the largest
+    capacity"); when it names none ("**who** scored the most goals" on a KB without a person type), over
+    the things that have the value its words choose, typed by that value's one subject type if it has one."""
+    type_iri = _named_type(kb, question)
     result = _empty(question, details)
-    result.target_type = kb.schema.type_label(type_iri)
-    add_form(result, cue, question, values, relations, targets={type_iri})
-    return result if result.triplets else None
+    add_form(result, cue, question, values, relations, targets={type_iri} if type_iri else None)
+    if not result.triplets:
+        return None
+    if type_iri is None:
+        chosen = next((v for v in values if v.iri == result.triplets[0].relation_iri), None)
+        type_iri = next(iter(chosen.domains)) if chosen is not None and len(chosen.domains) == 1 else None
+    result.target_type = kb.schema.type_label(type_iri) if type_iri else None
+    return result
 
 
 def _named_reading(question: str, cue: FormCue, named: list[Mention], index: LabelIndex, relations: RelationVectors,
