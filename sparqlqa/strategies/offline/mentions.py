@@ -24,6 +24,10 @@ from sparqlqa.kb.labels import LabelIndex, normalize_label
 
 #: longest span (in words) looked up as a name
 MAX_SPAN_WORDS = 12
+#: a bare surname links only when at most this many nodes' names end with it
+SURNAME_NODES = 3
+#: a bare surname's match score (an exact name is 1.0; one typo in 8 letters ~0.88)
+SURNAME_SCORE = 0.9
 #: the placeholder that replaces a mention when the question is compared to relation paths
 PLACEHOLDER = "X"
 
@@ -167,6 +171,24 @@ def _fuzzy_mentions(question: str, words: list[Word], index: LabelIndex,
     return found
 
 
+def _surname_mentions(question: str, words: list[Word], index: LabelIndex,
+                      taken: list[Mention]) -> list[Mention]:
+    """A capitalised word that names nothing itself but ends a few nodes' names of several words: a
+    bare surname ("films by **Nolan**" → Christopher Nolan), scored below an exact match."""
+    found: list[Mention] = []
+    for word in words:
+        if not word.text[:1].isupper() or len(word.text) < 3 or word.text.casefold() in STOPWORDS:
+            continue
+        probe = Mention(word.text, word.start, word.end, normalize_label(word.text))
+        if any(probe.overlaps(other) for other in taken) or index.nodes_for_key(probe.key):
+            continue
+        nodes = index.ending_with(word.text, limit=SURNAME_NODES)
+        if nodes:
+            probe.nodes, probe.score, probe.method = nodes, SURNAME_SCORE, "surname"
+            found.append(probe)
+    return found
+
+
 def detect_mentions(question: str, index: LabelIndex, *, use_brackets: bool = True,
                     limit: int = 4, is_value: Callable[[str], bool] | None = None) -> list[Mention]:
     """The spans of ``question`` that name KB nodes, best (most likely a real mention) first.
@@ -181,6 +203,7 @@ def detect_mentions(question: str, index: LabelIndex, *, use_brackets: bool = Tr
             return hinted[:limit]
     words = words_of(question)
     found = _exact_mentions(question, words, index, is_value)
+    found += _surname_mentions(question, words, index, found)
     if not any(len(m.key.split()) > 1 for m in found):
         found += _fuzzy_mentions(question, words, index, found)
     found.sort(key=lambda m: (-m.prior, m.start))
