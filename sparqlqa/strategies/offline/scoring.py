@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from sparqlqa.english import STOPWORDS, WH_CLASSES, ScoringSettings
+from sparqlqa.english import STOPWORDS, WH_CLASSES, ScoringSettings, singular
 from sparqlqa.kb.schema import RelationInfo, Schema, humanize, local_name
 from sparqlqa.strategies.offline.mentions import words_of
 from sparqlqa.strategies.offline.question import (
@@ -66,6 +66,7 @@ class RelationVectors:
         vectors = embedder.embed(flat) if flat else np.zeros((0, embedder.dimension), dtype=np.float32)
         self._row = {t: i for i, t in enumerate(flat)}
         self._matrix = vectors
+        self.schema = schema
         self.classes = [t.iri for t in schema.types]
         self.class_vectors = embedder.embed([schema.type_label(t) for t in self.classes]) \
             if len(self.classes) > 1 else None
@@ -81,6 +82,19 @@ class RelationVectors:
         texts = self.texts(relation, kind) or [humanize(local_name(relation))]
         rows = [self._row[t] for t in texts if t in self._row]
         return self._matrix[rows] if rows else self.embedder.embed(texts)
+
+
+def _exact_class(schema: Schema, phrase: str | None) -> str | None:
+    """The KB type ``phrase`` names by its label or local name, in the singular or the plural ("dishes"
+    → Dish); None when it names none exactly (then types are weighed by similarity)."""
+    from sparqlqa.kb.labels import resolve_type
+
+    if not phrase or len(schema.types) < 2:
+        return None
+    words = phrase.split()
+    one = singular(words[-1].casefold()) if words else None
+    forms = [phrase] + ([" ".join([*words[:-1], one])] if one else [])
+    return next((iri for form in forms if (iri := resolve_type(schema, form)) is not None), None)
 
 
 def has_round_trip(hops: Sequence[Hop]) -> bool:
@@ -117,6 +131,7 @@ class QuestionScorer:
         at = self.focus.position
         focus_word = words[at].text.casefold() if at is not None and at < len(words) else ""
         self.class_phrase = self.focus.phrase or WH_CLASSES.get(focus_word)
+        self.exact_class = _exact_class(relations.schema, self.class_phrase)
         names = [i for i, w in enumerate(words) if w.text == placeholder]
         verb = main_verb([w.text.casefold() for w in words], at, self.focus.phrase,
                          names[min(occurrence, len(names) - 1)]) if names else None
@@ -280,13 +295,15 @@ class QuestionScorer:
         rels = self.relations
         if not self.class_phrase or rels.class_vectors is None or not path.hops:
             return 0.0
+        last = path.hops[-1]
+        shares = rels.end_types.get((last.relation, last.forward), {})
+        if self.exact_class is not None:  # "which **dishes** …" on a KB with a Dish type: that type, exactly
+            return self.settings.class_weight * shares.get(self.exact_class, 0.0)
         if self._class_values is None:
             sims = rels.class_vectors @ rels.embedder.embed_cached([self.class_phrase])[0]
             values = sims - sims.mean()
             named = float(values.max()) > self.settings.type_margin
             self._class_values = dict(zip(rels.classes, values.tolist())) if named else {}
-        last = path.hops[-1]
-        shares = rels.end_types.get((last.relation, last.forward), {})
         return self.settings.class_weight * sum(self._class_values.get(t, 0.0) * share for t, share in shares.items())
 
     def _named_by_verb(self, path: RelationPath) -> bool:
