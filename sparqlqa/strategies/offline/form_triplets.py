@@ -187,7 +187,8 @@ def boolean_reading(question: str, kb: KnowledgeBase, mentions: Sequence[Mention
     """A yes/no question about two named nodes: the best-scored path from one whose end has the other's
     node type (any end on an untyped KB); the other becomes the choice the ``ASK`` tests.  When the other
     is a class-like value (``value_of``: the one relation into it), naming it says the hop along that
-    relation ("is X a **goalkeeper**": ``X position Goalkeeper``)."""
+    relation ("is X a **goalkeeper**": ``X position Goalkeeper``), even where X has no such edge ("is
+    X **vegetarian**" of a dish with no diet: the ``ASK`` says no)."""
     named = [m for m in mentions if m.nodes][:3]
     literal = {r.iri for r in kb.schema.relations if r.kind == "literal"}
     best: tuple[float, RelationPath, Mention, Mention] | None = None
@@ -200,7 +201,7 @@ def boolean_reading(question: str, kb: KnowledgeBase, mentions: Sequence[Mention
         wanted = set(index.types_of(other.nodes[0]))
         implied = value_of(other.nodes[0])
         for node in source.nodes[:BOOLEAN_NODES]:
-            for path in enumerate_paths(kb, node, chaining=chaining()):  # type: ignore[arg-type]
+            for path in _boolean_paths(kb, node, implied, index, relations, chaining):
                 last = path.hops[-1]
                 if last.relation in literal:
                     continue  # a value is never the named node the question asks about
@@ -213,3 +214,16 @@ def boolean_reading(question: str, kb: KnowledgeBase, mentions: Sequence[Mention
                 if math.isfinite(scored.score) and (best is None or scored.score > best[0]):
                     best = (scored.score, scored, source, other)
     return None if best is None else best[1:]
+
+
+def _boolean_paths(kb: KnowledgeBase, node: str, implied: str | None, index: LabelIndex,
+                   relations: RelationVectors, chaining: Callable[[], object]) -> list[RelationPath]:
+    """The paths from ``node``, plus the hop along ``implied`` when the node has none but is of a type
+    that has it (its absence is the answer "no")."""
+    paths = enumerate_paths(kb, node, chaining=chaining())  # type: ignore[arg-type]
+    hop = Hop(implied, True) if implied else None
+    if hop is not None and not any(p.hops == (hop,) for p in paths):
+        holders = set(relations.end_types.get((hop.relation, False), {}))
+        if holders & set(index.types_of(node)):
+            paths.append(RelationPath(node, (hop,)))
+    return paths

@@ -30,6 +30,9 @@ if TYPE_CHECKING:
 
 __all__ = ["FilterCue", "FormCue", "OrderCue", "detect_form"]
 
+#: how many words may stand between a comparative and its "than" ("more Michelin stars than")
+COMPARED_NOUN_WORDS = 3
+
 
 @dataclass
 class OrderCue:
@@ -151,11 +154,22 @@ def _than(question: str, mentions: list[Mention]) -> tuple[list[Mention], OrderC
     for first, second in itertools.pairwise(ordered):
         words = _words(question[first.end : second.start])
         for i, word in enumerate(words):
-            found = english.ORDER_WORDS.get(word) if words[i + 1 : i + 2] == ["than"] else None
+            than = _than_at(words, i)
+            found = english.ORDER_WORDS.get(word) if than is not None else None
             found = found or english.BARE_COMPARATIVES.get(word)
-            if found is not None:
-                return [first, second], OrderCue(found[0], found[1], found[2], word, " ".join(words[:i]))
+            if found is not None:  # the noun: the words around the comparative ("have more **stars** than")
+                noun = words[:i] + (words[i + 1 : than] if than is not None else [])
+                return [first, second], OrderCue(found[0], found[1], found[2], word, " ".join(noun))
     return [], None
+
+
+def _than_at(words: list[str], at: int) -> int | None:
+    """Where "than" follows the comparative at ``at``, directly or after the noun it compares ("more
+    **Michelin stars** than", up to :data:`COMPARED_NOUN_WORDS` words); None otherwise."""
+    for offset in range(1, COMPARED_NOUN_WORDS + 2):
+        if words[at + offset : at + offset + 1] == ["than"]:
+            return at + offset
+    return None
 
 
 def _not_yes_no(words: list[str]) -> bool:
