@@ -209,7 +209,7 @@ def boolean_reading(question: str, kb: KnowledgeBase, mentions: Sequence[Mention
                 if wanted and ends and not wanted & ends:
                     continue
                 scored = scorer.score(path)
-                if path.hops == (Hop(implied, True),) and not scored.score >= IMPLIED_HOP:
+                if implied and path.hops == (Hop(implied, True),) and not scored.score >= IMPLIED_HOP:
                     scored.score = IMPLIED_HOP
                 if math.isfinite(scored.score) and (best is None or scored.score > best[0]):
                     best = (scored.score, scored, source, other)
