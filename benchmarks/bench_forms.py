@@ -2,7 +2,7 @@
 
 Ingests each set's KB (``tests/fixtures/dbpedia_films.ttl``; ``benchmarks/data/forms_books.ttl`` and
 ``forms_music.ttl``, written later; ``forms_football.ttl`` and ``forms_research.ttl``, written before the
-code of issue 26 item 8, and ``forms_recipes.ttl`` after it; or ``--kb-file``) into ``$SPARQLQA_HOME`` and
+code of issue 26 item 8, ``forms_recipes.ttl`` and ``forms_companies.ttl`` after it; or ``--kb-file``) into ``$SPARQLQA_HOME`` and
 asks every question of its JSON file (or ``--questions``) with the offline strategy (no LLM, no network).
 A question is right when:
 
@@ -39,7 +39,8 @@ SETS = {"films": (KB_FILE, QUESTIONS),
         "football": (DATA / "forms_football.ttl", DATA / "forms_football_questions.json"),
         "research": (DATA / "forms_research.ttl", DATA / "forms_research_questions.json"),
         # written after that code and measured once without changes for it: the held-out check
-        "recipes": (DATA / "forms_recipes.ttl", DATA / "forms_recipes_questions.json")}
+        "recipes": (DATA / "forms_recipes.ttl", DATA / "forms_recipes_questions.json"),
+        "companies": (DATA / "forms_companies.ttl", DATA / "forms_companies_questions.json")}
 
 
 def _norm(text: str) -> str:
