@@ -2,8 +2,9 @@
 
 Ingests each set's KB (``tests/fixtures/dbpedia_films.ttl``; ``benchmarks/data/forms_books.ttl`` and
 ``forms_music.ttl``, written later; ``forms_football.ttl`` and ``forms_research.ttl``, written before the
-code of issue 26 item 8, ``forms_recipes.ttl`` and ``forms_companies.ttl`` after it; or ``--kb-file``) into ``$SPARQLQA_HOME`` and
-asks every question of its JSON file (or ``--questions``) with the offline strategy (no LLM, no network).
+code of issue 26 item 8, ``forms_recipes.ttl`` and ``forms_companies.ttl`` after it; or ``--kb-file``) into
+``$SPARQLQA_HOME`` and asks every question of its JSON file (or ``--questions``) with the offline strategy
+(no LLM, no network).
 A question is right when:
 
 - ``count`` / ``boolean``: the answer's form matches and ``value`` equals the gold value;
