@@ -203,9 +203,9 @@ def detect_mentions(question: str, index: LabelIndex, *, use_brackets: bool = Tr
             return hinted[:limit]
     words = words_of(question)
     found = _exact_mentions(question, words, index, is_value)
-    found += _surname_mentions(question, words, index, found)
     if not any(len(m.key.split()) > 1 for m in found):
         found += _fuzzy_mentions(question, words, index, found)
+    found += _surname_mentions(question, words, index, found)  # "Sigourny Weaver" is a typo, not "Weaver"
     found.sort(key=lambda m: (-m.prior, m.start))
     return found[:limit]
 

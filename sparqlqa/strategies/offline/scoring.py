@@ -131,7 +131,8 @@ class QuestionScorer:
         at = self.focus.position
         focus_word = words[at].text.casefold() if at is not None and at < len(words) else ""
         self.class_phrase = self.focus.phrase or WH_CLASSES.get(focus_word)
-        self.exact_class = _exact_class(relations.schema, self.class_phrase)
+        said = self.focus.phrase if self.focus.phrase and self.focus.phrase.casefold() in question.casefold() else None
+        self.exact_class = _exact_class(relations.schema, said)  # a noun of the question, not "where" → place
         names = [i for i, w in enumerate(words) if w.text == placeholder]
         verb = main_verb([w.text.casefold() for w in words], at, self.focus.phrase,
                          names[min(occurrence, len(names) - 1)]) if names else None
@@ -298,7 +299,8 @@ class QuestionScorer:
         last = path.hops[-1]
         shares = rels.end_types.get((last.relation, last.forward), {})
         if self.exact_class is not None:  # "which **dishes** …" on a KB with a Dish type: that type, exactly
-            return self.settings.class_weight * shares.get(self.exact_class, 0.0)
+            share = shares.get(self.exact_class, 0.0)
+            return self.settings.class_weight * (2 * share - 1) if shares else 0.0
         if self._class_values is None:
             sims = rels.class_vectors @ rels.embedder.embed_cached([self.class_phrase])[0]
             values = sims - sims.mean()
