@@ -176,7 +176,7 @@ def _surname_mentions(question: str, words: list[Word], index: LabelIndex,
     """A capitalised word that names nothing itself but ends a few nodes' names of several words: a
     bare surname ("films by **Nolan**" → Christopher Nolan), scored below an exact match."""
     found: list[Mention] = []
-    for word in words:
+    for word in words[1:]:  # the first word is capitalised as the sentence's ("Albums by …"), not as a name
         if not word.text[:1].isupper() or len(word.text) < 3 or word.text.casefold() in STOPWORDS:
             continue
         probe = Mention(word.text, word.start, word.end, normalize_label(word.text))

@@ -225,15 +225,19 @@ class ValueClasses:
         return self._known[node]
 
     def _decide(self, node: str) -> str | None:
+        """Three bounded queries (no counting over a hub's edges): the relations into the node, two of
+        its subjects along the one relation, and whether it has a relation of its own."""
         term = str(NamedNode(node))
-        rows = self.kb.query(f"SELECT ?p (COUNT(DISTINCT ?s) AS ?n) WHERE {{ ?s ?p {term} }} GROUP BY ?p").rows
-        into = [(p.value, _int(n)) for p, n in rows if isinstance(p, NamedNode) and p.value in self.relations]
-        if len(into) != 1 or into[0][1] < 2:
+        rows = self.kb.query(f"SELECT DISTINCT ?p WHERE {{ ?s ?p {term} }} LIMIT 20").rows
+        into = [p.value for (p,) in rows if isinstance(p, NamedNode) and p.value in self.relations]
+        if len(into) != 1:
             return None
-        out = self.kb.query(f"SELECT ?p WHERE {{ {term} ?p ?o FILTER(!isLiteral(?o)) }} LIMIT 50").rows
+        if len(self.kb.query(f"SELECT ?s WHERE {{ ?s {NamedNode(into[0])} {term} }} LIMIT 2").rows) < 2:
+            return None
+        out = self.kb.query(f"SELECT DISTINCT ?p WHERE {{ {term} ?p ?o FILTER(!isLiteral(?o)) }} LIMIT 20").rows
         if any(isinstance(p, NamedNode) and p.value in self.relations for (p,) in out):
             return None
-        return into[0][0]
+        return into[0]
 
 
 def is_zigzag(hops: Sequence[Hop]) -> bool:
