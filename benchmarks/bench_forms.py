@@ -1,8 +1,11 @@
 """Answer forms benchmark (issue 26): offline right/total per question kind on a DBpedia-style KB.
 
 Ingests each set's KB (``tests/fixtures/dbpedia_films.ttl``; ``benchmarks/data/forms_books.ttl`` and
-``forms_music.ttl``, written later; or ``--kb-file``) into ``$SPARQLQA_HOME`` and asks every question of
-its JSON file (or ``--questions``) with the offline strategy (no LLM, no network).  A question is right when:
+``forms_music.ttl``, written later; ``forms_football.ttl`` and ``forms_research.ttl``, written before the
+code of issue 26 item 8, ``forms_recipes.ttl`` and ``forms_companies.ttl`` after it; or ``--kb-file``) into
+``$SPARQLQA_HOME`` and asks every question of its JSON file (or ``--questions``) with the offline strategy
+(no LLM, no network).
+A question is right when:
 
 - ``count`` / ``boolean``: the answer's form matches and ``value`` equals the gold value;
 - ``superlative`` / ``comparison``: the first item's label is the gold winner;
@@ -32,7 +35,13 @@ DATA = ROOT / "benchmarks" / "data"
 #: the question sets: the test fixture, then two KBs written after it (vocabularies the forms were not built on)
 SETS = {"films": (KB_FILE, QUESTIONS),
         "books": (DATA / "forms_books.ttl", DATA / "forms_books_questions.json"),
-        "music": (DATA / "forms_music.ttl", DATA / "forms_music_questions.json")}
+        "music": (DATA / "forms_music.ttl", DATA / "forms_music_questions.json"),
+        # written for issue 26 item 8 before the code saw them: class-like value nodes, relation words
+        "football": (DATA / "forms_football.ttl", DATA / "forms_football_questions.json"),
+        "research": (DATA / "forms_research.ttl", DATA / "forms_research_questions.json"),
+        # written after that code and measured once without changes for it: the held-out check
+        "recipes": (DATA / "forms_recipes.ttl", DATA / "forms_recipes_questions.json"),
+        "companies": (DATA / "forms_companies.ttl", DATA / "forms_companies_questions.json")}
 
 
 def _norm(text: str) -> str:

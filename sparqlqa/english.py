@@ -62,6 +62,22 @@ INVERSE_SUFFIX = re.compile(r"(?i)[_ .-]?(?:inverse|reverse|inv)$")
 #: a kin word two generations off ("grandparent", "grand-daughter"): group 1 is the kin word
 GRAND_KIN = re.compile(r"grand-?([a-z]{3,})")
 
+#: plural endings → singular endings, longest first ("goalkeepers", "categories", "matches"): a plural
+#: noun names a class-like value node by its singular label ("which players are **forwards**")
+PLURAL_ENDINGS = (("ies", "y"), ("sses", "ss"), ("shes", "sh"), ("ches", "ch"), ("xes", "x"), ("s", ""))
+
+
+def singular(word: str) -> str | None:
+    """The singular of an English plural noun by its ending, or None when ``word`` does not look plural.
+
+    >>> singular("goalkeepers"), singular("categories"), singular("class"), singular("is")
+    ('goalkeeper', 'category', None, None)
+    """
+    if len(word) < 4 or word.endswith(("ss", "us", "is")):
+        return None
+    return next((word[: -len(end)] + to for end, to in PLURAL_ENDINGS if word.endswith(end)), None)
+
+
 # --- answer forms: count, yes/no, order, filters, choices (strategies/offline/forms.py) -------------------
 
 #: a question that counts starts with (or contains) one of these
@@ -152,6 +168,10 @@ FUZZY_MIN_CHARS = 6
 MENTION_WEIGHT = 0.1
 #: runner-up paths within this score of the best become alternative tiers (near-ties are not guesses)
 ALTERNATIVE_MARGIN = 0.05
+#: the score of the hop into a class-like value node that the question says only by naming the value
+#: ("how many **forwards** are there": ``?x position Forward``); 0 = as good as a neutral word, so any
+#: relation the question's own words say better still wins
+IMPLIED_HOP = 0.0
 #: how alike a relation's subjects and values must be for it to follow itself (parents/children/spouses
 #: 0.5-1; years, genres, languages < 0.15)
 SELF_CHAIN_MIN = 0.3

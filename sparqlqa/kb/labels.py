@@ -292,6 +292,15 @@ class LabelIndex(NodeLookup):
         scored = [(e, s) for e, s in scored if s >= CONTAINMENT_MIN_SCORE]
         return self._matches(iter(scored), type_iri, "fuzzy", limit)
 
+    def ending_with(self, word: str, limit: int = 5) -> list[str]:
+        """The nodes with a label or alias of several words whose last word is ``word`` (a bare surname,
+        "Nolan" → "Christopher Nolan"), in entry order; [] when more than ``limit`` nodes have it."""
+        key = normalize_label(word)
+        entries = [e for e in self._word_postings().get(key, []) if self._data.keys[e].rsplit(" ", 1)[-1] == key
+                   and " " in self._data.keys[e]]
+        nodes = list(dict.fromkeys(self._data.entry_node[e] for e in entries))
+        return [self._data.iris[n] for n in nodes] if len(nodes) <= limit else []
+
     def nearest(self, text: str, embedder: Embedder, type_iri: str | None = None,
                 limit: int = 5) -> list[NodeMatch]:
         if not self._data.iris:

@@ -21,17 +21,17 @@ from typing import TYPE_CHECKING
 import numpy as np
 from pyoxigraph import Literal, NamedNode
 
-from sparqlqa.english import ScoringSettings
+from sparqlqa.english import IMPLIED_HOP, ScoringSettings
 from sparqlqa.stages.forms import XSD, OrderBy, ValueFilter, is_numeric_type
 from sparqlqa.stages.triplets import Term, Triplet, Triplets
 from sparqlqa.strategies.offline.mentions import PLACEHOLDER, Mention, mask_all
-from sparqlqa.strategies.offline.paths import RelationPath, enumerate_paths
+from sparqlqa.strategies.offline.paths import Hop, RelationPath, enumerate_paths
 from sparqlqa.strategies.offline.scoring import QuestionScorer, RelationVectors
 
 if TYPE_CHECKING:
     from sparqlqa.kb.knowledge_base import KnowledgeBase
     from sparqlqa.kb.labels import LabelIndex
-    from sparqlqa.strategies.offline.forms import FormCue
+    from sparqlqa.strategies.offline.forms import FilterCue, FormCue
 
 __all__ = ["ValueRelation", "add_form", "boolean_reading", "choose_value_relation", "value_relations"]
 
@@ -53,6 +53,8 @@ class ValueRelation:
     datatype: str | None
     domains: set[str] = field(default_factory=set)
     numeric_text: bool = False  # plain strings that read as numbers ("2500000")
+    #: the largest value as a number (queried the first time it is asked for; None when none reads as one)
+    maximum: Callable[[], float | None] = field(default=lambda: None, repr=False, compare=False)
 
     def kind(self) -> str | None:
         if self.datatype in DATE_TYPES:
@@ -76,8 +78,33 @@ def value_relations(kb: KnowledgeBase) -> list[ValueRelation]:
             typed = kb.query(f"SELECT DISTINCT ?t WHERE {{ ?s {NamedNode(rel.iri)} ?o . "
                              f"?s {NamedNode(kb.schema.type_predicate)} ?t }} LIMIT 20").rows
             domains = {row[0].value for row in typed if isinstance(row[0], NamedNode)}
-        found.append(ValueRelation(rel.iri, rel.label, datatype, domains, numeric_text))
+        found.append(ValueRelation(rel.iri, rel.label, datatype, domains, numeric_text, _largest(kb, rel.iri)))
     return found
+
+
+def _largest(kb: KnowledgeBase, relation: str) -> Callable[[], float | None]:
+    """A function that queries the relation's largest value as a number once (a 1-row aggregate)."""
+    known: list[float | None] = []
+
+    def largest() -> float | None:
+        if not known:
+            rows = kb.query(f"SELECT (MAX(?n) AS ?m) WHERE {{ ?s {NamedNode(relation)} ?o "
+                            f"BIND({NamedNode(XSD + 'decimal')}(STR(?o)) AS ?n) }}").rows
+            value = rows[0][0] if rows else None
+            known.append(float(value.value) if isinstance(value, Literal) else None)
+        return known[0]
+
+    return largest
+
+
+def _in_stored_unit(flt: FilterCue, chosen: ValueRelation) -> str:
+    """The filter's figure as the relation stores it: a KB whose every value is below the multiplier
+    ("fee 45.5" while the question says "over 20 **million**") stores the value in that unit, so the
+    bare figure is compared; otherwise the multiplied one."""
+    if flt.unit == 1 or chosen.kind() != "number":
+        return flt.value
+    largest = chosen.maximum()
+    return flt.figure if largest is not None and largest < flt.unit else flt.value
 
 
 def _lexical(words: Sequence[str], label: str) -> float:
@@ -145,7 +172,7 @@ def add_form(triplets: Triplets, cue: FormCue, question: str, values: Sequence[V
                                        relations)
         if chosen is not None:
             _value_triplet(triplets, target, chosen, f"?f{number}")
-            triplets.form.filters.append(ValueFilter(f"?f{number}", flt.op, flt.value))
+            triplets.form.filters.append(ValueFilter(f"?f{number}", flt.op, _in_stored_unit(flt, chosen)))
 
 
 def _value_triplet(triplets: Triplets, target: str, chosen: ValueRelation, var: str) -> None:
@@ -155,9 +182,13 @@ def _value_triplet(triplets: Triplets, target: str, chosen: ValueRelation, var: 
 
 def boolean_reading(question: str, kb: KnowledgeBase, mentions: Sequence[Mention], index: LabelIndex,
                     relations: RelationVectors, settings: ScoringSettings,
-                    chaining: Callable[[], object]) -> tuple[RelationPath, Mention, Mention] | None:
+                    chaining: Callable[[], object], value_of: Callable[[str], str | None] = lambda _: None,
+                    ) -> tuple[RelationPath, Mention, Mention] | None:
     """A yes/no question about two named nodes: the best-scored path from one whose end has the other's
-    node type (any end on an untyped KB); the other becomes the choice the ``ASK`` tests."""
+    node type (any end on an untyped KB); the other becomes the choice the ``ASK`` tests.  When the other
+    is a class-like value (``value_of``: the one relation into it), naming it says the hop along that
+    relation ("is X a **goalkeeper**": ``X position Goalkeeper``), even where X has no such edge ("is
+    X **vegetarian**" of a dish with no diet: the ``ASK`` says no)."""
     named = [m for m in mentions if m.nodes][:3]
     literal = {r.iri for r in kb.schema.relations if r.kind == "literal"}
     best: tuple[float, RelationPath, Mention, Mention] | None = None
@@ -168,8 +199,9 @@ def boolean_reading(question: str, kb: KnowledgeBase, mentions: Sequence[Mention
         scorer = QuestionScorer(mask_all(question, hidden, PLACEHOLDER), relations, settings, PLACEHOLDER,
                                 hidden.index(source))
         wanted = set(index.types_of(other.nodes[0]))
+        implied = value_of(other.nodes[0])
         for node in source.nodes[:BOOLEAN_NODES]:
-            for path in enumerate_paths(kb, node, chaining=chaining()):  # type: ignore[arg-type]
+            for path in _boolean_paths(kb, node, implied, index, relations, chaining):
                 last = path.hops[-1]
                 if last.relation in literal:
                     continue  # a value is never the named node the question asks about
@@ -177,6 +209,21 @@ def boolean_reading(question: str, kb: KnowledgeBase, mentions: Sequence[Mention
                 if wanted and ends and not wanted & ends:
                     continue
                 scored = scorer.score(path)
+                if implied and path.hops == (Hop(implied, True),) and not scored.score >= IMPLIED_HOP:
+                    scored.score = IMPLIED_HOP
                 if math.isfinite(scored.score) and (best is None or scored.score > best[0]):
                     best = (scored.score, scored, source, other)
     return None if best is None else best[1:]
+
+
+def _boolean_paths(kb: KnowledgeBase, node: str, implied: str | None, index: LabelIndex,
+                   relations: RelationVectors, chaining: Callable[[], object]) -> list[RelationPath]:
+    """The paths from ``node``, plus the hop along ``implied`` when the node has none but is of a type
+    that has it (its absence is the answer "no")."""
+    paths = enumerate_paths(kb, node, chaining=chaining())  # type: ignore[arg-type]
+    hop = Hop(implied, True) if implied else None
+    if hop is not None and not any(p.hops == (hop,) for p in paths):
+        holders = set(relations.end_types.get((hop.relation, False), {}))
+        if holders & set(index.types_of(node)):
+            paths.append(RelationPath(node, (hop,)))
+    return paths

@@ -30,6 +30,9 @@ if TYPE_CHECKING:
 
 __all__ = ["FilterCue", "FormCue", "OrderCue", "detect_form"]
 
+#: how many words may stand between a comparative and its "than" ("more Michelin stars than")
+COMPARED_NOUN_WORDS = 3
+
 
 @dataclass
 class OrderCue:
@@ -52,6 +55,8 @@ class FilterCue:
     hints: tuple[str, ...] = ()
     phrase: str = ""
     context: str = ""  # the word before the comparison and the unit after the figure: "sold … copies"
+    unit: int = 1  # the multiplier word's value ("20 **million**": 1,000,000); ``value`` is multiplied
+    figure: str = ""  # the figure as written, without its multiplier ("20")
 
 
 @dataclass
@@ -127,7 +132,9 @@ def _filters(question: str) -> list[FilterCue]:
             continue
         value = _number(figure, multiplier)
         if value is not None:
-            found.append(FilterCue(op, value, "number", english.FILTER_HINTS.get(word, ()), match.group(0), context))
+            found.append(FilterCue(op, value, "number", english.FILTER_HINTS.get(word, ()), match.group(0), context,
+                                   english.MULTIPLIERS.get((multiplier or "").casefold(), 1), _number(figure, None)
+                                   or figure))
     return found
 
 
@@ -147,11 +154,22 @@ def _than(question: str, mentions: list[Mention]) -> tuple[list[Mention], OrderC
     for first, second in itertools.pairwise(ordered):
         words = _words(question[first.end : second.start])
         for i, word in enumerate(words):
-            found = english.ORDER_WORDS.get(word) if words[i + 1 : i + 2] == ["than"] else None
+            than = _than_at(words, i)
+            found = english.ORDER_WORDS.get(word) if than is not None else None
             found = found or english.BARE_COMPARATIVES.get(word)
-            if found is not None:
-                return [first, second], OrderCue(found[0], found[1], found[2], word, " ".join(words[:i]))
+            if found is not None:  # the noun: the words around the comparative ("have more **stars** than")
+                noun = words[:i] + (words[i + 1 : than] if than is not None else [])
+                return [first, second], OrderCue(found[0], found[1], found[2], word, " ".join(noun))
     return [], None
+
+
+def _than_at(words: list[str], at: int) -> int | None:
+    """Where "than" follows the comparative at ``at``, directly or after the noun it compares ("more
+    **Michelin stars** than", up to :data:`COMPARED_NOUN_WORDS` words); None otherwise."""
+    for offset in range(1, COMPARED_NOUN_WORDS + 2):
+        if words[at + offset : at + offset + 1] == ["than"]:
+            return at + offset
+    return None
 
 
 def _not_yes_no(words: list[str]) -> bool:

@@ -15,14 +15,19 @@ also compared fuzzily (small typos).  Bracketed spans such as MetaQA's
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from sparqlqa.english import FUZZY_CUTOFF, FUZZY_MIN_CHARS, ROUND_TRIP_CUES, STOPWORDS
+from sparqlqa.english import FUZZY_CUTOFF, FUZZY_MIN_CHARS, ROUND_TRIP_CUES, STOPWORDS, singular
 from sparqlqa.kb.labels import LabelIndex, normalize_label
 
 #: longest span (in words) looked up as a name
 MAX_SPAN_WORDS = 12
+#: a bare surname links only when at most this many nodes' names end with it
+SURNAME_NODES = 3
+#: a bare surname's match score (an exact name is 1.0; one typo in 8 letters ~0.88)
+SURNAME_SCORE = 0.9
 #: the placeholder that replaces a mention when the question is compared to relation paths
 PLACEHOLDER = "X"
 
@@ -114,7 +119,19 @@ def _spans(words: list[Word], max_words: int) -> list[tuple[int, int]]:
     return [(i, j) for i, j in ranges if _content(words[i:j])]
 
 
-def _exact_mentions(question: str, words: list[Word], index: LabelIndex) -> list[Mention]:
+def _plural_nodes(key: str, index: LabelIndex, is_value: Callable[[str], bool] | None) -> tuple[str, list[str]]:
+    """A plural span names the class-like value nodes of its singular ("**goalkeepers**" → Goalkeeper,
+    "**PhD students**" → "PhD student"); never an individual ("films" is no film called "Film")."""
+    words = key.split()
+    one = singular(words[-1]) if words and is_value is not None else None
+    if one is None or is_value is None:
+        return key, []
+    key = " ".join([*words[:-1], one])
+    return key, [n for n in index.nodes_for_key(key) if is_value(n)]
+
+
+def _exact_mentions(question: str, words: list[Word], index: LabelIndex,
+                    is_value: Callable[[str], bool] | None = None) -> list[Mention]:
     chosen: list[Mention] = []
     for i, j in _spans(words, MAX_SPAN_WORDS):
         start, end = words[i].start, words[j - 1].end
@@ -122,6 +139,8 @@ def _exact_mentions(question: str, words: list[Word], index: LabelIndex) -> list
             continue  # "who acted together with X" does not name the film "Together"
         key = normalize_label(question[start:end])
         nodes = index.nodes_for_key(key)
+        if not nodes:
+            key, nodes = _plural_nodes(key, index, is_value)
         if not nodes:
             continue
         mention = Mention(question[start:end], start, end, key, nodes)
@@ -152,21 +171,41 @@ def _fuzzy_mentions(question: str, words: list[Word], index: LabelIndex,
     return found
 
 
+def _surname_mentions(question: str, words: list[Word], index: LabelIndex,
+                      taken: list[Mention]) -> list[Mention]:
+    """A capitalised word that names nothing itself but ends a few nodes' names of several words: a
+    bare surname ("films by **Nolan**" → Christopher Nolan), scored below an exact match."""
+    found: list[Mention] = []
+    for word in words[1:]:  # the first word is capitalised as the sentence's ("Albums by …"), not as a name
+        if not word.text[:1].isupper() or len(word.text) < 3 or word.text.casefold() in STOPWORDS:
+            continue
+        probe = Mention(word.text, word.start, word.end, normalize_label(word.text))
+        if any(probe.overlaps(other) for other in taken) or index.nodes_for_key(probe.key):
+            continue
+        nodes = index.ending_with(word.text, limit=SURNAME_NODES)
+        if nodes:
+            probe.nodes, probe.score, probe.method = nodes, SURNAME_SCORE, "surname"
+            found.append(probe)
+    return found
+
+
 def detect_mentions(question: str, index: LabelIndex, *, use_brackets: bool = True,
-                    limit: int = 4) -> list[Mention]:
+                    limit: int = 4, is_value: Callable[[str], bool] | None = None) -> list[Mention]:
     """The spans of ``question`` that name KB nodes, best (most likely a real mention) first.
 
     Bracketed hints that link win; otherwise exact label/alias matches, longest
-    first, plus fuzzy matches when no name of several words matched exactly.
+    first (a plural also names the class-like value nodes ``is_value`` accepts of its singular),
+    plus fuzzy matches when no name of several words matched exactly.
     """
     if use_brackets:
         hinted = _bracket_mentions(question, index)
         if hinted:
             return hinted[:limit]
     words = words_of(question)
-    found = _exact_mentions(question, words, index)
+    found = _exact_mentions(question, words, index, is_value)
     if not any(len(m.key.split()) > 1 for m in found):
         found += _fuzzy_mentions(question, words, index, found)
+    found += _surname_mentions(question, words, index, found)  # "Sigourny Weaver" is a typo, not "Weaver"
     found.sort(key=lambda m: (-m.prior, m.start))
     return found[:limit]
 

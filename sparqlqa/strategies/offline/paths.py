@@ -207,6 +207,39 @@ def _profile(kb: KnowledgeBase, nodes: Sequence[NamedNode], relations: Sequence[
     return profile
 
 
+class ValueClasses:
+    """Which nodes are *class-like values* ("Forward", "Goalkeeper", "Jazz", "Hardcover"): nodes that are
+    the value of exactly one relation, for at least two subjects, and have no relation of their own.  A
+    question that names one ("which players are **forwards**", "is X a **goalkeeper**") says that
+    relation by naming the value, so the hop into it needs no other word.  Decided per node, lazily."""
+
+    def __init__(self, kb: KnowledgeBase) -> None:
+        self.kb = kb
+        self.relations = set(object_relation_iris(kb.schema))
+        self._known: dict[str, str | None] = {}
+
+    def relation_into(self, node: str) -> str | None:
+        """The one relation whose value ``node`` is, when the node is a class-like value; else None."""
+        if node not in self._known:
+            self._known[node] = self._decide(node)
+        return self._known[node]
+
+    def _decide(self, node: str) -> str | None:
+        """Three bounded queries (no counting over a hub's edges): the relations into the node, two of
+        its subjects along the one relation, and whether it has a relation of its own."""
+        term = str(NamedNode(node))
+        rows = self.kb.query(f"SELECT DISTINCT ?p WHERE {{ ?s ?p {term} }} LIMIT 20").rows
+        into = [p.value for (p,) in rows if isinstance(p, NamedNode) and p.value in self.relations]
+        if len(into) != 1:
+            return None
+        if len(self.kb.query(f"SELECT ?s WHERE {{ ?s {NamedNode(into[0])} {term} }} LIMIT 2").rows) < 2:
+            return None
+        out = self.kb.query(f"SELECT DISTINCT ?p WHERE {{ {term} ?p ?o FILTER(!isLiteral(?o)) }} LIMIT 20").rows
+        if any(isinstance(p, NamedNode) and p.value in self.relations for (p,) in out):
+            return None
+        return into[0]
+
+
 def is_zigzag(hops: Sequence[Hop]) -> bool:
     """Out, back and out again along one relation (``-r-> <-r- -r->``): for a relation with one value
     per node that re-reaches the first hop's nodes, and it is never how a question reads, so such

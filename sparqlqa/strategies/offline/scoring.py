@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from sparqlqa.english import STOPWORDS, WH_CLASSES, ScoringSettings
+from sparqlqa.english import STOPWORDS, WH_CLASSES, ScoringSettings, singular
 from sparqlqa.kb.schema import RelationInfo, Schema, humanize, local_name
 from sparqlqa.strategies.offline.mentions import words_of
 from sparqlqa.strategies.offline.question import (
@@ -66,6 +66,7 @@ class RelationVectors:
         vectors = embedder.embed(flat) if flat else np.zeros((0, embedder.dimension), dtype=np.float32)
         self._row = {t: i for i, t in enumerate(flat)}
         self._matrix = vectors
+        self.schema = schema
         self.classes = [t.iri for t in schema.types]
         self.class_vectors = embedder.embed([schema.type_label(t) for t in self.classes]) \
             if len(self.classes) > 1 else None
@@ -81,6 +82,19 @@ class RelationVectors:
         texts = self.texts(relation, kind) or [humanize(local_name(relation))]
         rows = [self._row[t] for t in texts if t in self._row]
         return self._matrix[rows] if rows else self.embedder.embed(texts)
+
+
+def _exact_class(schema: Schema, phrase: str | None) -> str | None:
+    """The KB type ``phrase`` names by its label or local name, in the singular or the plural ("dishes"
+    → Dish); None when it names none exactly (then types are weighed by similarity)."""
+    from sparqlqa.kb.labels import resolve_type
+
+    if not phrase or len(schema.types) < 2:
+        return None
+    words = phrase.split()
+    one = singular(words[-1].casefold()) if words else None
+    forms = [phrase] + ([" ".join([*words[:-1], one])] if one else [])
+    return next((iri for form in forms if (iri := resolve_type(schema, form)) is not None), None)
 
 
 def has_round_trip(hops: Sequence[Hop]) -> bool:
@@ -117,6 +131,8 @@ class QuestionScorer:
         at = self.focus.position
         focus_word = words[at].text.casefold() if at is not None and at < len(words) else ""
         self.class_phrase = self.focus.phrase or WH_CLASSES.get(focus_word)
+        said = self.focus.phrase if self.focus.phrase and self.focus.phrase.casefold() in question.casefold() else None
+        self.exact_class = _exact_class(relations.schema, said)  # a noun of the question, not "where" → place
         names = [i for i, w in enumerate(words) if w.text == placeholder]
         verb = main_verb([w.text.casefold() for w in words], at, self.focus.phrase,
                          names[min(occurrence, len(names) - 1)]) if names else None
@@ -178,6 +194,12 @@ class QuestionScorer:
             row = self._raw_row(unit) - self.settings.centering * self._center(unit.kind) - self._hop_costs()
             if unit.kind.endswith("backward"):
                 row = row - self.settings.backward_penalty
+            if unit.kind.startswith("round-trip") and not self.cue and self.verb_spans:
+                # the main verb alone never says "the same …": "which albums did X **record**" is no
+                # trip out along ``record label`` and back, "what position does X **play**" none along
+                # ``plays for``; the verb is said by a relation of its own or left unsaid
+                row = row.copy()
+                row[sorted(self.verb_spans)] = -np.inf
             self._rows[unit] = row
         return self._rows[unit]
 
@@ -274,13 +296,16 @@ class QuestionScorer:
         rels = self.relations
         if not self.class_phrase or rels.class_vectors is None or not path.hops:
             return 0.0
+        last = path.hops[-1]
+        shares = rels.end_types.get((last.relation, last.forward), {})
+        if self.exact_class is not None:  # "which **dishes** …" on a KB with a Dish type: that type, exactly
+            share = shares.get(self.exact_class, 0.0)
+            return self.settings.class_weight * (2 * share - 1) if shares else 0.0
         if self._class_values is None:
             sims = rels.class_vectors @ rels.embedder.embed_cached([self.class_phrase])[0]
             values = sims - sims.mean()
             named = float(values.max()) > self.settings.type_margin
             self._class_values = dict(zip(rels.classes, values.tolist())) if named else {}
-        last = path.hops[-1]
-        shares = rels.end_types.get((last.relation, last.forward), {})
         return self.settings.class_weight * sum(self._class_values.get(t, 0.0) * share for t, share in shares.items())
 
     def _named_by_verb(self, path: RelationPath) -> bool:

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 from pyoxigraph import NamedNode
 
 import sparqlqa.english as english
-from sparqlqa.english import ALTERNATIVE_MARGIN, MENTION_WEIGHT, ScoringSettings
+from sparqlqa.english import ALTERNATIVE_MARGIN, IMPLIED_HOP, MENTION_WEIGHT, ScoringSettings
 from sparqlqa.kb.labels import LabelIndex, NodeMatch, resolve_type
 from sparqlqa.stages.linking import LinkedConstants
 from sparqlqa.stages.triplets import Term, Triplet, Triplets
@@ -31,7 +31,7 @@ from sparqlqa.strategies.base import FourStep, strategies
 from sparqlqa.strategies.offline.form_triplets import ValueRelation, add_form, boolean_reading, value_relations
 from sparqlqa.strategies.offline.forms import FormCue, detect_form
 from sparqlqa.strategies.offline.mentions import PLACEHOLDER, Mention, detect_mentions, mask_all, words_of
-from sparqlqa.strategies.offline.paths import RelationPath, SelfChaining, enumerate_paths
+from sparqlqa.strategies.offline.paths import RelationPath, SelfChaining, ValueClasses, enumerate_paths
 from sparqlqa.strategies.offline.scoring import QuestionScorer, RelationVectors, has_round_trip
 from sparqlqa.strategies.pipeline import note_topic
 
@@ -128,12 +128,33 @@ def _scored_paths(kb: KnowledgeBase, masked: str, mention: Mention, relations: R
     (``occurrence``: which placeholder of ``masked`` stands for ``mention``)."""
     scorer = QuestionScorer(masked, relations, settings, PLACEHOLDER, occurrence)
     chaining = kb_statistic(kb, "self-chaining hops", lambda: SelfChaining(kb))
-    paths = [scorer.score(p) for node in mention.nodes[:MAX_NODES_PER_MENTION]
+    values = value_classes(kb)
+    paths = [_implied(scorer.score(p), values) for node in mention.nodes[:MAX_NODES_PER_MENTION]
              for p in enumerate_paths(kb, node, chaining=chaining)]
     paths = [p for p in paths if math.isfinite(p.score)]
     paths.sort(key=lambda p: (-p.score, len(p.hops), p.arrows()))
     dead = [i for i, p in enumerate(paths[:SHOWN_PATHS]) if has_round_trip(p.hops[:2]) and not _leaves_start(kb, p)]
     return [p for i, p in enumerate(paths) if i not in dead]
+
+
+def value_classes(kb: KnowledgeBase) -> ValueClasses:
+    """The KB's class-like value nodes (decided lazily, once per opened KB)."""
+    return kb_statistic(kb, "value classes", lambda: ValueClasses(kb))
+
+
+def is_implied(path: RelationPath, values: ValueClasses) -> bool:
+    """Whether ``path`` is the one hop into a class-like value from the things that have it
+    (``Forward <-position-``): naming the value says that hop."""
+    return len(path.hops) == 1 and not path.hops[0].forward \
+        and values.relation_into(path.start) == path.hops[0].relation
+
+
+def _implied(path: RelationPath, values: ValueClasses) -> RelationPath:
+    """``path`` scored at least :data:`~sparqlqa.english.IMPLIED_HOP` when naming its value says it."""
+    if path.score < IMPLIED_HOP and is_implied(path, values):
+        path.parts["said by naming the value"] = IMPLIED_HOP - path.score
+        path.score = IMPLIED_HOP
+    return path
 
 
 def _leaves_start(kb: KnowledgeBase, path: RelationPath) -> bool:
@@ -188,10 +209,20 @@ def _conjunctions(kb: KnowledgeBase, question: str, mentions: list[Mention],
                 for b in considered[second.text][:SHOWN_PATHS]:
                     if len(a.hops) + len(b.hops) > 3 or not _meets(kb, a, b):
                         continue
-                    value, _ = scorer.align((*_units(a), *_units(b)))
+                    value = _pair_value(scorer, a, b, value_classes(kb))
                     if math.isfinite(value):
                         found.append(Choice([a, b], [first, second], value + prior))
     return found
+
+
+def _pair_value(scorer: QuestionScorer, a: RelationPath, b: RelationPath, values: ValueClasses) -> float:
+    """How well two paths meeting in the target say the question: every unit on its own span, or a
+    class-like value's own hop said by naming it ("how many **goalkeepers** play for X")."""
+    value, _ = scorer.align((*_units(a), *_units(b)))
+    for said, implied in ((a, b), (b, a)):
+        if is_implied(implied, values):
+            value = max(value, scorer.align(_units(said))[0] + IMPLIED_HOP)
+    return value
 
 
 def _units(path: RelationPath) -> tuple[Any, ...]:
@@ -267,7 +298,9 @@ def offline_triplets(question: str, kb: KnowledgeBase, *, embedder: Embedder | N
     embedder = embedder or get_embedder()
     settings = settings or ScoringSettings()
     index = LabelIndex.for_kb(kb)
-    mentions = detect_mentions(question, index, use_brackets=use_brackets)
+    values_of = value_classes(kb)
+    mentions = detect_mentions(question, index, use_brackets=use_brackets,
+                               is_value=lambda node: values_of.relation_into(node) is not None)
     relations = relation_vectors(kb, embedder)
     cue = detect_form(question, mentions)
     values = kb_statistic(kb, "value relations", lambda: value_relations(kb))
@@ -315,13 +348,26 @@ def _form_reading(question: str, kb: KnowledgeBase, cue: FormCue, mentions: list
         return _named_reading(question, cue, named, index, relations, values, details)
     if cue.form == "boolean" and len([m for m in mentions if m.nodes]) > 1:
         return _pair_reading(question, kb, mentions, index, relations, settings, details)
-    type_iri = _named_type(kb, question) if not [m for m in mentions if m.looks_like_a_name] else None
-    if type_iri is None or (cue.order is None and not cue.filters):
+    if [m for m in mentions if m.looks_like_a_name] or (cue.order is None and not cue.filters):
         return None
+    return _typed_reading(question, kb, cue, relations, values, details)
+
+
+def _typed_reading(question: str, kb: KnowledgeBase, cue: FormCue, relations: RelationVectors,
+                   values: list[ValueRelation], details: dict[str, Any]) -> OfflineTriplets | None:
+    """An ordering or filter over the node type the question names ("which **stadium** has the largest
+    capacity"); when it names none ("**who** scored the most goals" on a KB without a person type), over
+    the things that have the value its words choose, typed by that value's one subject type if it has one."""
+    type_iri = _named_type(kb, question)
     result = _empty(question, details)
-    result.target_type = kb.schema.type_label(type_iri)
-    add_form(result, cue, question, values, relations, targets={type_iri})
-    return result if result.triplets else None
+    add_form(result, cue, question, values, relations, targets={type_iri} if type_iri else None)
+    if not result.triplets:
+        return None
+    if type_iri is None:
+        chosen = next((v for v in values if v.iri == result.triplets[0].relation_iri), None)
+        type_iri = next(iter(chosen.domains)) if chosen is not None and len(chosen.domains) == 1 else None
+    result.target_type = kb.schema.type_label(type_iri) if type_iri else None
+    return result
 
 
 def _named_reading(question: str, cue: FormCue, named: list[Mention], index: LabelIndex, relations: RelationVectors,
@@ -343,7 +389,8 @@ def _pair_reading(question: str, kb: KnowledgeBase, mentions: list[Mention], ind
                   details: dict[str, Any]) -> OfflineTriplets | None:
     """A yes/no between two names: the path from one, the other the choice the ``ASK`` tests."""
     chaining = lambda: kb_statistic(kb, "self-chaining hops", lambda: SelfChaining(kb))  # noqa: E731
-    reading = boolean_reading(question, kb, mentions, index, relations, settings, chaining)
+    reading = boolean_reading(question, kb, mentions, index, relations, settings, chaining,
+                              value_classes(kb).relation_into)
     if reading is None:
         return None
     path, source, other = reading
@@ -365,7 +412,7 @@ def _named_type(kb: KnowledgeBase, question: str) -> str | None:
     """The first question word that names a node type of the KB ("which **films** …", "which **city** …")."""
     for word in words_of(question):
         text = word.text.casefold()
-        for form in dict.fromkeys([text, text[:-1] if text.endswith("s") else text]):
+        for form in dict.fromkeys([text, text[:-1] if text.endswith("s") else text, english.singular(text) or text]):
             iri = resolve_type(kb.schema, form) if len(form) > 2 else None
             if iri is not None:
                 return iri
