@@ -124,6 +124,9 @@ ORDER_PHRASES: dict[str, tuple[str, str | None, tuple[str, ...]]] = {
     "highest grossing": ("desc", "number", ("gross", "revenue")),
     "most populous": ("desc", "number", ("population",)),
 }
+#: how many words may stand between a comparative and its "than" ("more **Michelin stars** than": English
+#: puts the compared noun there)
+COMPARED_NOUN_WORDS = 3
 #: words that compare two named things without "than": "was A born **before** B"
 BARE_COMPARATIVES: dict[str, tuple[str, str | None, tuple[str, ...]]] = {
     "before": ("asc", "date", ("date", "year")), "after": ("desc", "date", ("date", "year")),
@@ -168,6 +171,11 @@ FUZZY_MIN_CHARS = 6
 MENTION_WEIGHT = 0.1
 #: runner-up paths within this score of the best become alternative tiers (near-ties are not guesses)
 ALTERNATIVE_MARGIN = 0.05
+#: a bare surname ("films by **Nolan**") links only when at most this many nodes' names end with it (more
+#: is a common word or a family, not one person)
+SURNAME_NODES = 3
+#: a bare surname's match score: below an exact name (1.0), about a one-typo fuzzy match (0.88-0.95)
+SURNAME_SCORE = 0.9
 #: the score of the hop into a class-like value node that the question says only by naming the value
 #: ("how many **forwards** are there": ``?x position Forward``); 0 = as good as a neutral word, so any
 #: relation the question's own words say better still wins

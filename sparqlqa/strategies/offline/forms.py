@@ -30,9 +30,6 @@ if TYPE_CHECKING:
 
 __all__ = ["FilterCue", "FormCue", "OrderCue", "detect_form"]
 
-#: how many words may stand between a comparative and its "than" ("more Michelin stars than")
-COMPARED_NOUN_WORDS = 3
-
 
 @dataclass
 class OrderCue:
@@ -165,8 +162,8 @@ def _than(question: str, mentions: list[Mention]) -> tuple[list[Mention], OrderC
 
 def _than_at(words: list[str], at: int) -> int | None:
     """Where "than" follows the comparative at ``at``, directly or after the noun it compares ("more
-    **Michelin stars** than", up to :data:`COMPARED_NOUN_WORDS` words); None otherwise."""
-    for offset in range(1, COMPARED_NOUN_WORDS + 2):
+    **Michelin stars** than", up to :data:`~sparqlqa.english.COMPARED_NOUN_WORDS` words); None otherwise."""
+    for offset in range(1, english.COMPARED_NOUN_WORDS + 2):
         if words[at + offset : at + offset + 1] == ["than"]:
             return at + offset
     return None

@@ -19,15 +19,19 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from sparqlqa.english import FUZZY_CUTOFF, FUZZY_MIN_CHARS, ROUND_TRIP_CUES, STOPWORDS, singular
+from sparqlqa.english import (
+    FUZZY_CUTOFF,
+    FUZZY_MIN_CHARS,
+    ROUND_TRIP_CUES,
+    STOPWORDS,
+    SURNAME_NODES,
+    SURNAME_SCORE,
+    singular,
+)
 from sparqlqa.kb.labels import LabelIndex, normalize_label
 
 #: longest span (in words) looked up as a name
 MAX_SPAN_WORDS = 12
-#: a bare surname links only when at most this many nodes' names end with it
-SURNAME_NODES = 3
-#: a bare surname's match score (an exact name is 1.0; one typo in 8 letters ~0.88)
-SURNAME_SCORE = 0.9
 #: the placeholder that replaces a mention when the question is compared to relation paths
 PLACEHOLDER = "X"
 
