@@ -89,7 +89,7 @@ def _algebra(text: str, form: str) -> ReadQuery:
 
     try:
         algebra = translateQuery(parseQuery(text)).algebra
-    except Exception:  # noqa: BLE001 - rdflib's parsers raise many kinds; the store's parser accepted it
+    except Exception:  # rdflib's parsers raise many kinds; the store's parser accepted the query
         return ReadQuery(text=text, form=form, opaque=True)
     patterns: list[tuple[Any, Any, Any]] = []
     names: set[str] = set()
@@ -105,7 +105,7 @@ def _walk(node: Any, patterns: list[tuple[Any, Any, Any]], names: set[str]) -> N
     if isinstance(node, CompValue):
         names.add(node.name)
         if node.name == "BGP":
-            patterns.extend(tuple(t) for t in node.triples)  # type: ignore[misc]
+            patterns.extend(tuple(t) for t in node.triples)
         for value in node.values():
             _walk(value, patterns, names)
     elif isinstance(node, (list, tuple)):
