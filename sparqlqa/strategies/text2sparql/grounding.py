@@ -19,6 +19,7 @@ Every substitution is recorded (:class:`Substitution`); the query itself is rewr
 
 from __future__ import annotations
 
+import re
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -42,6 +43,12 @@ __all__ = ["Grounding", "Substitution", "ground"]
 #: predicates that name a node in any vocabulary (besides the KB's own label and alias predicates)
 NAME_PREDICATES = frozenset({RDFS.label.value, FOAF.name.value, SKOS.prefLabel.value, SKOS.altLabel.value,
                              SCHEMA.name.value, SCHEMA_HTTPS.name.value})
+
+#: how close (rapidfuzz ratio) a name the linker does not match must be to a KB name to count as its
+#: misspelling ("Inceptoin" → "Inception": 0.89); the linker itself wants 0.95
+TYPO_CUTOFF = 0.85
+#: a trailing qualifier in a guessed name ("Christopher_Nolan_(director)"), tried without it
+_QUALIFIER = re.compile(r"\s*\([^()]*\)\s*$")
 
 
 @dataclass
@@ -87,10 +94,26 @@ class _Grounder:
         return bool(self.kb.query(f"ASK {{ {pattern} }}").boolean)
 
     def link(self, text: str, type_iri: str | None) -> NodeMatch | None:
-        matches, _notes = link_one(self.lookup, text, type_iri, top=1, embedder=self.embedder)
+        """The linker's best node; else the closest name within :data:`TYPO_CUTOFF` (a misspelling)."""
+        matches: list[NodeMatch] = []
+        for written in dict.fromkeys((text, _QUALIFIER.sub("", text).strip() or text)):
+            matches = self.by_name(written, type_iri)
+            if matches:
+                break
+        if not matches and self.embedder is not None:
+            matches = link_one(self.lookup, text, type_iri, top=1, embedder=self.embedder)[0]
         if not matches:
             self.result.notes.append(f"text2sparql: no KB node matches {text!r}; left as written")
         return matches[0] if matches else None
+
+    def by_name(self, text: str, type_iri: str | None) -> list[NodeMatch]:
+        """Names only (no embeddings): the linker, then the closest name within :data:`TYPO_CUTOFF`."""
+        matches = link_one(self.lookup, text, type_iri, top=1, embedder=None)[0]
+        for restrict in dict.fromkeys((type_iri, None)) if not matches else ():
+            matches = self.lookup.fuzzy(text, restrict, cutoff=TYPO_CUTOFF, limit=1)
+            if matches:
+                break
+        return matches
 
     def record(self, written: str, position: str, match: NodeMatch | None = None, *, iri: str = "",
                label: str = "", method: str = "schema", score: float = 1.0) -> None:
@@ -127,7 +150,7 @@ class _Grounder:
 
     def type_(self, iri: str) -> None:
         key = iri_key(iri)
-        if key in self.result.replacements or self.kb.schema.type(iri) is not None:
+        if key in self.result.replacements or any(info.iri == iri for info in self.kb.schema.types):
             return
         if self.exists(f"?s ?p {NamedNode(iri)}"):
             return

@@ -73,10 +73,10 @@ def vocabulary(schema: Schema, schema_text: str, prefixes: dict[str, str], name_
                for line in shown):
             lines.append(f"- {rel.label}: {written(rel.iri)}")
     types_line = next((line for line in shown if line.startswith("Node types:")), "")
-    for info in schema.types:
-        if len(schema.types) > 1 and info.label in types_line:
-            lines.append(f"- type {info.label}: {written(info.iri)} (?x {written(schema.type_predicate)} "
-                         f"{written(info.iri)})")
+    kinds = [f"{info.label} {written(info.iri)}" for info in schema.types
+             if len(schema.types) > 1 and info.label in types_line]
+    if kinds:
+        lines.append(f"- node types (?x {written(schema.type_predicate)} T): {', '.join(kinds)}")
     lines.append(f"- a node's name: {written(name_predicate)}")
     return "\n".join(lines), used
 
