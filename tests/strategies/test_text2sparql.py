@@ -53,7 +53,8 @@ def test_a_list_question_answers_with_the_query_s_rows_all_matched(films: Knowle
     assert set(iris(answer)) == NOLAN_FILMS
     assert all(item.matched and item.source == "filtered" for item in answer.items)
     assert answer.form == "list" and answer.value is None
-    assert [q["stage"] for q in answer.queries if q.get("rows") is not None][0] == "sparql"
+    [record] = [q for q in answer.queries if q["stage"] == "sparql"]
+    assert record["rows"] == 4 and "?f dbo:director ?d" in record["query"]
     assert answer.meta["answer_source"] == "query" and len(answer.llm_calls) == 1
     prompt = llm.requests[0].messages[-1].content
     assert "dbo:director" in prompt and "PREFIX dbo: <http://dbpedia.org/ontology/>" in prompt
@@ -114,7 +115,7 @@ def test_a_name_where_a_node_belongs_is_linked_to_the_node(films: KnowledgeBase)
 
 @pytest.mark.parametrize(("guess", "node"), [
     ("dbr:Christoper_Nolan", "Christopher_Nolan"),  # misspelled
-    ("<http://dbpedia.org/resource/Christopher_Nolan_(director)>", "Christopher_Nolan"),  # a qualifier the KB does not use
+    ("<http://dbpedia.org/resource/Christopher_Nolan_(director)>", "Christopher_Nolan"),  # a qualifier
     ("<http://example.org/Christopher_Nolan>", "Christopher_Nolan"),  # another namespace
 ])
 def test_a_guessed_iri_that_does_not_exist_is_linked(films: KnowledgeBase, guess: str, node: str) -> None:
@@ -217,7 +218,8 @@ def test_llm_cache_only_records_the_prompt_then_the_repair_prompt(films: Knowled
     assert [call.cache_hit for call in done.llm_calls] == [True, True]
 
 
-def test_a_cli_ask_prints_the_json_contract(films: KnowledgeBase, runner, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def test_a_cli_ask_prints_the_json_contract_and_saves_the_query(films: KnowledgeBase, runner, monkeypatch,  # type: ignore[no-untyped-def]
+                                                                 tmp_path: Path) -> None:
     from sparqlqa.cli import main
 
     _ = films
@@ -228,9 +230,54 @@ def test_a_cli_ask_prints_the_json_contract(films: KnowledgeBase, runner, monkey
 
     monkeypatch.setattr(FakeLLM, "from_spec", classmethod(lambda cls, rest, **kw: cls([answering], **kw)))
     result = runner.invoke(main, ["ask", "films", "Which films did Nolan direct?", "--strategy", "text2sparql",
-                                  "--llm", "fake", "--json"])
+                                  "--llm", "fake", "--json", "--save-sparql", str(tmp_path / "rq")])
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
     assert data["strategy"] == "text2sparql" and data["form"] == "list" and data["value"] is None
     assert {item["iri"] for item in data["items"]} == NOLAN_FILMS
     assert all(item["matched"] for item in data["items"])
+    [text] = [p.read_text() for p in (tmp_path / "rq").glob("*-sparql.rq")]
+    assert "stage: sparql" in text and "strategy:  text2sparql" in text and "?f dbo:director ?d" in text
+
+
+def test_the_anthropic_backend_answers_through_a_forced_tool(films: KnowledgeBase, anthropic_server,  # type: ignore[no-untyped-def]
+                                                             llm_env) -> None:
+    from fake_servers import FAST_RETRY
+
+    from sparqlqa.llm.anthropic_backend import AnthropicLLM
+
+    anthropic_server.reply_tool(reply(NOLAN), name="sparql_query", input_tokens=900, output_tokens=40)
+    llm = AnthropicLLM("claude-test", api_key="sk-ant-test", base_url=anthropic_server.url, retry=FAST_RETRY)
+    answer = ask(films, "Which films did Christopher Nolan direct?", strategy="text2sparql", llm=llm)
+    assert set(iris(answer)) == NOLAN_FILMS
+    body = anthropic_server.requests[0].json()
+    assert body["tool_choice"]["name"] == "sparql_query" and "sparql" in body["tools"][0]["input_schema"]["properties"]
+    assert "dbo:director" in body["messages"][0]["content"]
+    [call] = answer.llm_calls
+    assert (call.backend, call.input_tokens, call.output_tokens) == ("anthropic", 900, 40)
+
+
+def test_eval_with_recorded_answers_exports_imports_and_counts_calls(movies_kb, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    from click.testing import CliRunner
+
+    from sparqlqa.cli import main
+
+    questions = tmp_path / "q.jsonl"
+    questions.write_text(json.dumps({"id": "ridley", "question": "Which films did Ridley Scott direct?",
+                                     "answers": ["Alien", "Blade Runner", "Gladiator"]}) + "\n")
+    args = ["eval", "jsonl", str(questions), "--kb", "movies", "--strategy", "text2sparql,4step,fiske",
+            "--llm", "fake", "--llm-cache", "only", "--out", str(tmp_path / "out"), "--no-plots"]
+    first = CliRunner().invoke(main, args, catch_exceptions=False)
+    assert first.exit_code == 3 and "3 pair(s) wait for LLM answers" in first.stderr
+    pending = tmp_path / "pending.jsonl"
+    assert CliRunner().invoke(main, ["llm", "export-pending", str(pending)]).exit_code == 0
+    prompts = [json.loads(line) for line in pending.read_text().splitlines()]
+    ours = [p for p in prompts if p["strategy"] == "text2sparql"]
+    assert len(ours) == 1 and ours[0]["stage"] == "text2sparql"
+    query = ('SELECT DISTINCT ?m WHERE { ?m rel:directed_by ?d . ?d rdfs:label "ridley scot" }')  # misspelled
+    pending.write_text(json.dumps({"id": ours[0]["id"], "response": json.dumps(reply(query, "?m"))}) + "\n")
+    assert CliRunner().invoke(main, ["llm", "import", str(pending)]).exit_code == 0
+    done = CliRunner().invoke(main, [*args[:6], "text2sparql", *args[7:], "--json"], catch_exceptions=False)
+    assert done.exit_code == 0, done.output
+    metrics = json.loads(done.stdout)["strategies"]["text2sparql"]
+    assert metrics["metrics"]["hits@1"] == 1.0 and metrics["llm_per_question"]["calls"] == 1.0
