@@ -176,7 +176,12 @@ class _Grounder:
     def literal(self, subject: Any, predicate: str, value: Any) -> None:
         key = literal_key(value)
         term = _oxigraph_literal(value)
-        if key in self.result.replacements or self.exists(f"?s {NamedNode(predicate)} {term}"):
+        if key in self.result.replacements:
+            return
+        if self.exists(f"?s {NamedNode(predicate)} {term}"):
+            if predicate in self.names:  # the nodes so named are the question's own
+                rows = self.kb.query(f"SELECT DISTINCT ?s WHERE {{ ?s {NamedNode(predicate)} {term} }} LIMIT 5").rows
+                self.result.topic.update(row[0].value for row in rows if isinstance(row[0], NamedNode))
             return
         if predicate in self.names:
             self.name(key, str(value), predicate, self.types.get(str(subject)))
