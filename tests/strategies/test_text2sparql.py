@@ -135,7 +135,8 @@ def test_a_guessed_relation_and_type_are_resolved_by_the_schema(films: Knowledge
         ("type", "http://dbpedia.org/ontology/Film"), ("relation", "http://dbpedia.org/ontology/director")}
 
 
-@pytest.mark.parametrize("named", ['dbr:Inception', '?i . ?i rdfs:label "Inception"@en', '?i . ?i rdfs:label "Inceptoin"'])
+@pytest.mark.parametrize("named", ["dbr:Inception", '?i . ?i rdfs:label "Inception"@en',
+                                   '?i . ?i rdfs:label "Inceptoin"'])
 def test_the_question_s_own_node_is_left_out_with_topic_exclude(films: KnowledgeBase, named: str) -> None:
     query = f"SELECT DISTINCT ?f WHERE {{ ?f dbo:director ?d . ?d ^dbo:director {named} }}"
     kept, _ = run(films, "Which other films did the director of Inception make?", reply(query))
@@ -167,7 +168,17 @@ def test_zero_rows_are_repaired_in_one_round(films: KnowledgeBase) -> None:
     empty = "SELECT ?f WHERE { ?f dbo:starring dbr:Christopher_Nolan }"
     answer, llm = run(films, "Which films did Nolan direct?", reply(empty), reply(NOLAN))
     assert set(iris(answer)) == NOLAN_FILMS
-    assert "0 rows" in llm.requests[1].messages[-1].content
+    repair = llm.requests[1].messages[-1].content
+    assert "0 rows" in repair
+    assert (f"no triple matches the pattern {{ ?f <http://dbpedia.org/ontology/starring> <{DBR}Christopher_Nolan> }}"
+            in repair)
+
+
+def test_the_repair_prompt_names_what_was_linked(films: KnowledgeBase) -> None:
+    empty = 'SELECT ?f WHERE { ?f dbo:starring "Christopher Nolan" }'
+    _, llm = run(films, "Which films did Nolan direct?", reply(empty), reply(NOLAN))
+    repair = llm.requests[1].messages[-1].content
+    assert f"'Christopher Nolan' was linked to the node 'Christopher Nolan' <{DBR}Christopher_Nolan>" in repair
 
 
 def test_at_most_one_repair_then_vector_fill_in_marked_as_such(films: KnowledgeBase) -> None:

@@ -38,7 +38,7 @@ if TYPE_CHECKING:
     from sparqlqa.kb.knowledge_base import KnowledgeBase
     from sparqlqa.kb.labels import NodeLookup, NodeMatch
 
-__all__ = ["Grounding", "Substitution", "ground"]
+__all__ = ["Grounding", "Substitution", "ground", "unmatched"]
 
 #: predicates that name a node in any vocabulary (besides the KB's own label and alias predicates)
 NAME_PREDICATES = frozenset({RDFS.label.value, FOAF.name.value, SKOS.prefLabel.value, SKOS.altLabel.value,
@@ -244,3 +244,33 @@ def ground(kb: KnowledgeBase, query: ReadQuery, *, embedder: Embedder | None = N
     for s, p, o in query.patterns:
         grounder.pattern(s, p, o)
     return grounder.result
+
+
+def unmatched(kb: KnowledgeBase, query: ReadQuery, grounding: Grounding, *, limit: int = 3) -> list[str]:
+    """The query's triple patterns (after the substitutions) that match no triple of the KB on their own,
+    written as they ran: what the repair prompt points at when the query returned no rows."""
+    from rdflib import URIRef, Variable
+
+    found: list[str] = []
+    for pattern in dict.fromkeys(query.patterns):
+        if not all(isinstance(term, (URIRef, Variable)) or hasattr(term, "language") for term in pattern):
+            continue  # a property path or a blank node: not checked on its own
+        text = " ".join(_written(term, grounding) for term in pattern)
+        if not kb.query(f"ASK {{ {text} }}").boolean:
+            found.append(text)
+        if len(found) >= limit:
+            break
+    return found
+
+
+def _written(term: Any, grounding: Grounding) -> str:
+    """A pattern's term as SPARQL, built from terms (the substitution where there is one)."""
+    from rdflib import URIRef, Variable
+
+    if isinstance(term, Variable):
+        return f"?{term}"
+    key = iri_key(str(term)) if isinstance(term, URIRef) else literal_key(term)
+    replaced = grounding.replacements.get(key)
+    if replaced is not None:
+        return str(replaced)
+    return str(NamedNode(str(term)) if isinstance(term, URIRef) else _oxigraph_literal(term))

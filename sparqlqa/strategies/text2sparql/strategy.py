@@ -31,8 +31,8 @@ from sparqlqa.stages.ranking import Ranking
 from sparqlqa.strategies.base import Strategy, strategies
 from sparqlqa.strategies.pipeline import AskContext, build_answer, rank, rerank_top
 from sparqlqa.strategies.text2sparql import prompts
-from sparqlqa.strategies.text2sparql.grounding import Grounding, ground
-from sparqlqa.strategies.text2sparql.query import read_query, readable, substitute
+from sparqlqa.strategies.text2sparql.grounding import Grounding, ground, unmatched
+from sparqlqa.strategies.text2sparql.query import ReadQuery, read_query, readable, substitute
 
 if TYPE_CHECKING:
     from sparqlqa.kb.store import QueryResult
@@ -132,6 +132,7 @@ class TextToSparql(Strategy):
         form = data.get("form") if data.get("form") in prompts.FORMS else "list"
         attempt = Attempt(written=str(data.get("sparql", "")), form=str(form),
                           answer_variable=str(data.get("answer_variable") or "").lstrip("?$"))
+        read: ReadQuery | None = None
         try:
             with ctx.stage("sparql"):
                 read = read_query(attempt.written, kb_prefixes(ctx.kb))
@@ -154,7 +155,20 @@ class TextToSparql(Strategy):
         record_query(ctx, attempt)
         if attempt.result is not None:
             _check_rows(attempt)
+        if attempt.problem and attempt.rows == 0 and read is not None and attempt.grounding is not None:
+            attempt.problem += _why_empty(ctx, read, attempt.grounding)
         return attempt
+
+
+def _why_empty(ctx: AskContext, read: ReadQuery, grounding: Grounding) -> str:
+    """What the repair prompt is told besides "0 rows": the names linked, the patterns nothing matches."""
+    lines = [f"\n- {s.written!r} was linked to the node {s.label!r} <{s.iri}>" for s in grounding.substitutions]
+    try:
+        lines += [f"\n- no triple matches the pattern {{ {text} }} (check the relation and its direction)"
+                  for text in unmatched(ctx.kb, read, grounding)]
+    except QueryError:
+        pass
+    return "".join(lines)
 
 
 def _check_rows(attempt: Attempt) -> None:
