@@ -190,6 +190,13 @@ def test_at_most_one_repair_then_vector_fill_in_marked_as_such(films: KnowledgeB
     assert any("vector fill-in" in note for note in answer.notes)
 
 
+def test_an_answer_that_is_not_json_falls_back_to_vectors_with_a_note(films: KnowledgeBase) -> None:
+    answer, _ = run(films, "Which films did Nolan direct?", "I think Nolan directed Inception.")
+    assert answer.items and not any(item.matched for item in answer.items)
+    assert any("could not be read" in note for note in answer.notes)
+    assert [call.error is not None for call in answer.llm_calls] == [True]  # the call was made: it counts
+
+
 # -- refused -------------------------------------------------------------------------------------------
 
 

@@ -36,6 +36,7 @@ from sparqlqa.strategies.text2sparql.query import ReadQuery, read_query, readabl
 
 if TYPE_CHECKING:
     from sparqlqa.kb.store import QueryResult
+    from sparqlqa.llm import LLM, LLMCall
     from sparqlqa.stages.answer import Answer
     from sparqlqa.stages.execute import Candidates
 
@@ -121,6 +122,7 @@ class TextToSparql(Strategy):
                 raise Pending("repair" if stage.endswith("repair") else "query") from None
             except LLMParseError as exc:
                 ctx.note(f"text2sparql: the LLM's answer could not be read ({exc})")
+                ctx.llm_calls.append(_failed_call(ctx.llm, prompt, exc))
                 return None
         ctx.llm_calls.append(reply.call)
         return reply.data if isinstance(reply.data, dict) else None
@@ -137,6 +139,8 @@ class TextToSparql(Strategy):
             with ctx.stage("sparql"):
                 read = read_query(attempt.written, kb_prefixes(ctx.kb))
             attempt.aggregate, attempt.ordered = read.aggregate, read.ordered
+            if read.opaque:
+                ctx.note("text2sparql: rdflib could not read the query's triple patterns; its names were not linked")
             with ctx.stage("linking"):
                 attempt.grounding = ground(ctx.kb, read, embedder=ctx.word_embedder)
             attempt.sparql = substitute(read.text, attempt.grounding.replacements, attempt.grounding.predicates)
@@ -169,6 +173,15 @@ def _why_empty(ctx: AskContext, read: ReadQuery, grounding: Grounding) -> str:
     except QueryError:
         pass
     return "".join(lines)
+
+
+def _failed_call(llm: LLM, prompt: str, exc: LLMParseError) -> LLMCall:
+    """The record of a call whose answer could not be read (it was made: it counts)."""
+    from sparqlqa.llm import LLMCall
+
+    return LLMCall(backend=llm.backend_name, model=llm.model, system=prompts.SYSTEM_PROMPT,
+                   messages=[{"role": "user", "content": prompt}], schema=prompts.QUERY_SCHEMA,
+                   response_text=getattr(exc, "raw", "") or "", error=f"{type(exc).__name__}: {exc}")
 
 
 def _check_rows(attempt: Attempt) -> None:
