@@ -145,6 +145,32 @@ def test_the_question_s_own_node_is_left_out_with_topic_exclude(films: Knowledge
     assert set(iris(answer)) == NOLAN_FILMS - {f"{DBR}Inception"}
 
 
+def test_a_path_out_and_back_along_one_relation_keeps_its_ends_apart(films: KnowledgeBase) -> None:
+    query = ('SELECT DISTINCT ?f WHERE { ?src rdfs:label "Inception"@en . ?src dbo:director ?d . '
+             '?f dbo:director ?d } ORDER BY ?f')
+    answer, _ = run(films, "Which films did the director of Inception direct?", reply(query), topic="keep")
+    assert set(iris(answer)) == NOLAN_FILMS - {f"{DBR}Inception"}
+    attempt = answer.meta["text2sparql_result"]["attempts"][0]
+    assert attempt["kept_apart"] == ["?f != ?src"]
+    assert attempt["sparql"].endswith("?f dbo:director ?d FILTER(?f != ?src) } ORDER BY ?f")
+
+
+def test_when_keeping_the_ends_apart_leaves_nothing_the_query_runs_as_written(films: KnowledgeBase) -> None:
+    query = 'SELECT DISTINCT ?f WHERE { ?src rdfs:label "Whiplash"@en . ?src dbo:starring ?a . ?f dbo:starring ?a }'
+    answer, llm = run(films, "Which films star the cast of Whiplash?", reply(query), topic="keep")
+    assert iris(answer) == [f"{DBR}Whiplash_(2014_film)"] and llm.remaining == 0  # no repair asked
+    assert [q["rows"] for q in answer.queries if q["stage"] == "sparql"] == [0, 1]
+    assert answer.meta["text2sparql_result"]["attempts"][0]["kept_apart"] == []
+
+
+def test_no_filter_is_added_where_it_could_not_see_every_pattern(films: KnowledgeBase) -> None:
+    query = ('SELECT DISTINCT ?f WHERE { ?src rdfs:label "Inception"@en . ?src dbo:director ?d . '
+             'OPTIONAL { ?f dbo:director ?d } }')
+    answer, _ = run(films, "Which films did the director of Inception direct?", reply(query, "?f"), topic="keep")
+    assert answer.meta["text2sparql_result"]["attempts"][0]["kept_apart"] == []
+    assert f"{DBR}Inception" in iris(answer)
+
+
 # -- one repair round ----------------------------------------------------------------------------------
 
 

@@ -38,7 +38,7 @@ if TYPE_CHECKING:
     from sparqlqa.kb.knowledge_base import KnowledgeBase
     from sparqlqa.kb.labels import NodeLookup, NodeMatch
 
-__all__ = ["Grounding", "Substitution", "ground", "unmatched"]
+__all__ = ["Grounding", "Substitution", "ground", "unmatched", "written_term"]
 
 #: predicates that name a node in any vocabulary (besides the KB's own label and alias predicates)
 NAME_PREDICATES = frozenset({RDFS.label.value, FOAF.name.value, SKOS.prefLabel.value, SKOS.altLabel.value,
@@ -255,7 +255,7 @@ def unmatched(kb: KnowledgeBase, query: ReadQuery, grounding: Grounding, *, limi
     for pattern in dict.fromkeys(query.patterns):
         if not all(isinstance(term, (URIRef, Variable)) or hasattr(term, "language") for term in pattern):
             continue  # a property path or a blank node: not checked on its own
-        text = " ".join(_written(term, grounding) for term in pattern)
+        text = " ".join(written_term(term, grounding) for term in pattern)
         if not kb.query(f"ASK {{ {text} }}").boolean:
             found.append(text)
         if len(found) >= limit:
@@ -263,7 +263,7 @@ def unmatched(kb: KnowledgeBase, query: ReadQuery, grounding: Grounding, *, limi
     return found
 
 
-def _written(term: Any, grounding: Grounding) -> str:
+def written_term(term: Any, grounding: Grounding) -> str:
     """A pattern's term as SPARQL, built from terms (the substitution where there is one)."""
     from rdflib import URIRef, Variable
 

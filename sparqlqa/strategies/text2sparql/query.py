@@ -31,7 +31,8 @@ from sparqlqa.kb.service_guard import Token, check_service, tokens
 from sparqlqa.kb.sparql_guard import query_form
 from sparqlqa.kb.vocab import with_default_prefixes
 
-__all__ = ["ReadQuery", "TermKey", "constant_keys", "iri_key", "literal_key", "read_query", "readable", "substitute"]
+__all__ = ["ReadQuery", "TermKey", "add_filter", "constant_keys", "iri_key", "literal_key", "out_and_back",
+           "read_query", "readable", "substitute"]
 
 #: what a constant is known by while rewriting: ("iri", value) or ("literal", lexical, language, datatype)
 TermKey = tuple[str, ...]
@@ -54,6 +55,8 @@ class ReadQuery:
     aggregate: bool = False
     #: the query parsed for the store but not for rdflib's algebra: its patterns are unknown
     opaque: bool = False
+    #: one basic graph pattern, no OPTIONAL, UNION, MINUS or subquery: a FILTER at its end sees every pattern
+    simple: bool = False
 
 
 def read_query(raw: str, prefixes: Mapping[str, str]) -> ReadQuery:
@@ -92,18 +95,19 @@ def _algebra(text: str, form: str) -> ReadQuery:
     except Exception:  # rdflib's parsers raise many kinds; the store's parser accepted the query
         return ReadQuery(text=text, form=form, opaque=True)
     patterns: list[tuple[Any, Any, Any]] = []
-    names: set[str] = set()
+    names: list[str] = []
     _walk(algebra, patterns, names)
     variables = [str(v) for v in algebra.get("PV") or []]
-    return ReadQuery(text=text, form=form, patterns=patterns, variables=variables,
-                     ordered="OrderBy" in names, aggregate="AggregateJoin" in names)
+    simple = names.count("BGP") == 1 and not set(names) & {"LeftJoin", "Union", "Minus", "ToMultiSet", "Graph"}
+    return ReadQuery(text=text, form=form, patterns=patterns, variables=variables, ordered="OrderBy" in names,
+                     aggregate="AggregateJoin" in names, simple=simple)
 
 
-def _walk(node: Any, patterns: list[tuple[Any, Any, Any]], names: set[str]) -> None:
+def _walk(node: Any, patterns: list[tuple[Any, Any, Any]], names: list[str]) -> None:
     from rdflib.plugins.sparql.parserutils import CompValue
 
     if isinstance(node, CompValue):
-        names.add(node.name)
+        names.append(node.name)
         if node.name == "BGP":
             patterns.extend(tuple(t) for t in node.triples)
         for value in node.values():
@@ -111,6 +115,49 @@ def _walk(node: Any, patterns: list[tuple[Any, Any, Any]], names: set[str]) -> N
     elif isinstance(node, (list, tuple)):
         for value in node:
             _walk(value, patterns, names)
+
+
+def out_and_back(query: ReadQuery) -> list[tuple[Any, Any]]:
+    """Pairs of terms a path out and back along one relation must keep apart (``?src r ?d . ?m r ?d``:
+    the films of the director of X are other films than X), as the offline strategy keeps them; only in a
+    :attr:`~ReadQuery.simple` query, where one FILTER at the end applies to every pattern.
+
+    >>> from rdflib import URIRef, Variable as V
+    >>> r = URIRef("http://x/directed_by")
+    >>> out_and_back(ReadQuery("", "SELECT", [(V("src"), r, V("d")), (V("m"), r, V("d"))], simple=True))
+    [(rdflib.term.Variable('m'), rdflib.term.Variable('src'))]
+    """
+    from rdflib import URIRef, Variable
+
+    if not query.simple:
+        return []
+    pairs: list[tuple[Any, Any]] = []
+    patterns = [t for t in query.patterns if isinstance(t[1], URIRef)]
+    for i, (s1, p1, o1) in enumerate(patterns):
+        for s2, p2, o2 in patterns[i + 1:]:
+            if p1 != p2:
+                continue
+            for shared, (a, b) in ((o1 == o2, (s2, s1)), (s1 == s2, (o2, o1))):
+                if shared and a != b and (isinstance(a, Variable) or isinstance(b, Variable)) \
+                        and (a, b) not in pairs and (b, a) not in pairs:
+                    pairs.append((a, b))
+    return pairs
+
+
+def add_filter(text: str, conditions: list[str]) -> str:
+    """``text`` with ``FILTER(condition)`` lines at the end of its outermost group (the WHERE clause)."""
+    toks = tokens(text)
+    start = next((n for n, t in enumerate(toks) if t.kind == "other" and t.text == "{"), None)
+    if start is None or not conditions:
+        return text
+    depth = 0
+    for token in toks[start:]:
+        if token.kind == "other" and token.text in "{}":
+            depth += 1 if token.text == "{" else -1
+            if depth == 0:
+                added = "".join(f" FILTER({condition})" for condition in conditions)
+                return f"{text[:token.start].rstrip()}{added} {text[token.start:]}"
+    return text
 
 
 # --- keys of constants ----------------------------------------------------------------------------

@@ -31,8 +31,15 @@ from sparqlqa.stages.ranking import Ranking
 from sparqlqa.strategies.base import Strategy, strategies
 from sparqlqa.strategies.pipeline import AskContext, build_answer, rank, rerank_top
 from sparqlqa.strategies.text2sparql import prompts
-from sparqlqa.strategies.text2sparql.grounding import Grounding, ground, unmatched
-from sparqlqa.strategies.text2sparql.query import ReadQuery, read_query, readable, substitute
+from sparqlqa.strategies.text2sparql.grounding import Grounding, ground, unmatched, written_term
+from sparqlqa.strategies.text2sparql.query import (
+    ReadQuery,
+    add_filter,
+    out_and_back,
+    read_query,
+    readable,
+    substitute,
+)
 
 if TYPE_CHECKING:
     from sparqlqa.kb.store import QueryResult
@@ -68,11 +75,13 @@ class Attempt:
     #: the query aggregates (COUNT) / orders its rows (ORDER BY), as the parsed algebra says
     aggregate: bool = False
     ordered: bool = False
+    #: the FILTER conditions added to keep the ends of an out-and-back path apart
+    kept_apart: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return {"written": self.written, "answer_variable": self.answer_variable, "form": self.form,
-                "sparql": self.sparql, "substitutions": self.substitutions, "rows": self.rows,
-                "problem": self.problem}
+                "sparql": self.sparql, "substitutions": self.substitutions, "kept_apart": self.kept_apart,
+                "rows": self.rows, "problem": self.problem}
 
 
 @strategies.register("text2sparql")
@@ -143,12 +152,12 @@ class TextToSparql(Strategy):
                 ctx.note("text2sparql: rdflib could not read the query's triple patterns; its names were not linked")
             with ctx.stage("linking"):
                 attempt.grounding = ground(ctx.kb, read, embedder=ctx.word_embedder)
-            attempt.sparql = substitute(read.text, attempt.grounding.replacements, attempt.grounding.predicates)
             attempt.substitutions = [s.to_dict() for s in attempt.grounding.substitutions]
             for note in attempt.grounding.notes:
                 ctx.note(note)
+            attempt.sparql = substitute(read.text, attempt.grounding.replacements, attempt.grounding.predicates)
             with ctx.stage("sparql"):
-                attempt.result = ctx.kb.query(attempt.sparql)
+                run_query(ctx, attempt, read, attempt.grounding)
         except (UpdateRefused, ServiceRefused) as exc:
             attempt.problem = f"refused: {exc.message}"
         except SparqlSyntaxError as exc:
@@ -162,6 +171,24 @@ class TextToSparql(Strategy):
         if attempt.problem and attempt.rows == 0 and read is not None and attempt.grounding is not None:
             attempt.problem += _why_empty(ctx, read, attempt.grounding)
         return attempt
+
+
+def run_query(ctx: AskContext, attempt: Attempt, read: ReadQuery, grounding: Grounding) -> None:
+    """Run the query, with a FILTER keeping apart the two ends of each path out and back along one
+    relation (:func:`out_and_back`); when that FILTER leaves no answer, the query as the LLM meant it."""
+    conditions = [f"{written_term(a, grounding)} != {written_term(b, grounding)}" for a, b in out_and_back(read)]
+    if conditions:
+        kept = add_filter(attempt.sparql, conditions)
+        result = ctx.kb.query(kept)
+        if answer_keys(result, attempt.answer_variable) or result.form == "ASK":
+            added = ", ".join(f"FILTER({condition})" for condition in conditions)
+            ctx.note(f"text2sparql: a path goes out and back along one relation; added {added}")
+            attempt.sparql, attempt.kept_apart, attempt.result = kept, conditions, result
+            return
+        ctx.queries.append({**result.history(), "stage": "sparql"})
+        ctx.note("text2sparql: keeping the ends of an out-and-back path apart left no answer; ran the query "
+                 "without that FILTER")
+    attempt.result = ctx.kb.query(attempt.sparql)
 
 
 def _why_empty(ctx: AskContext, read: ReadQuery, grounding: Grounding) -> str:
