@@ -6,7 +6,9 @@
    (:func:`~sparqlqa.strategies.text2sparql.query.read_query`).
 3. Names it wrote as literals or guessed IRIs are linked to KB nodes and substituted as terms
    (:func:`~sparqlqa.strategies.text2sparql.grounding.ground`).
-4. It runs through :meth:`KnowledgeBase.query` inside the request's bounds, recorded as stage ``sparql``.
+4. It runs through :meth:`KnowledgeBase.query` inside the request's bounds, recorded as stage ``sparql``;
+   where a path goes out and back along one relation a FILTER keeps its two ends apart
+   (:func:`~sparqlqa.strategies.text2sparql.query.out_and_back`), unless that leaves no answer.
 5. A syntax error (an unknown prefix included), a form that returns no answers, or no rows: one repair
    call gets the query and what went wrong, and its query goes through 2–4 again.  One repair at most.
 6. The rows are the answer (``source="filtered"``): node IRIs and literal values of the answer variable;
