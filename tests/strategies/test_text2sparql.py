@@ -67,6 +67,8 @@ def test_a_count_query_gives_form_count_and_its_value(films: KnowledgeBase) -> N
     answer, _ = run(films, "How many films did Christopher Nolan direct?", reply(query, "?count", "count"))
     assert (answer.form, answer.value) == ("count", 4)
     assert answer.to_dict()["form"] == "count" and answer.to_dict()["value"] == 4
+    assert set(iris(answer)) == NOLAN_FILMS and all(item.matched for item in answer.items)  # what was counted
+    assert answer.headline.startswith("4 films: ")
 
 
 @pytest.mark.parametrize(("director", "value"), [("Christopher Nolan", True), ("James Cameron", False)])

@@ -31,8 +31,8 @@ from sparqlqa.kb.service_guard import Token, check_service, tokens
 from sparqlqa.kb.sparql_guard import query_form
 from sparqlqa.kb.vocab import with_default_prefixes
 
-__all__ = ["ReadQuery", "TermKey", "add_filter", "constant_keys", "iri_key", "literal_key", "out_and_back",
-           "read_query", "readable", "substitute"]
+__all__ = ["ReadQuery", "TermKey", "add_filter", "constant_keys", "counted_items", "iri_key", "literal_key",
+           "out_and_back", "read_query", "readable", "substitute"]
 
 #: what a constant is known by while rewriting: ("iri", value) or ("literal", lexical, language, datatype)
 TermKey = tuple[str, ...]
@@ -57,6 +57,8 @@ class ReadQuery:
     opaque: bool = False
     #: one basic graph pattern, no OPTIONAL, UNION, MINUS or subquery: a FILTER at its end sees every pattern
     simple: bool = False
+    #: the variable a plain ``COUNT(?x)`` counts (one aggregate, no GROUP BY), without ``?``
+    counted: str | None = None
 
 
 def read_query(raw: str, prefixes: Mapping[str, str]) -> ReadQuery:
@@ -100,7 +102,51 @@ def _algebra(text: str, form: str) -> ReadQuery:
     variables = [str(v) for v in algebra.get("PV") or []]
     simple = names.count("BGP") == 1 and not set(names) & {"LeftJoin", "Union", "Minus", "ToMultiSet", "Graph"}
     return ReadQuery(text=text, form=form, patterns=patterns, variables=variables, ordered="OrderBy" in names,
-                     aggregate="AggregateJoin" in names, simple=simple)
+                     aggregate="AggregateJoin" in names, simple=simple, counted=_counted(algebra))
+
+
+def _counted(algebra: Any) -> str | None:
+    """The variable of the query's one ``COUNT`` when it has no GROUP BY."""
+    from rdflib import Variable
+
+    found: list[Any] = []
+    grouped: list[Any] = []
+
+    def visit(node: Any) -> None:
+        if hasattr(node, "name") and hasattr(node, "values"):
+            if node.name.startswith("Aggregate_"):
+                found.append(node)
+            if node.name == "Group" and node.get("expr"):
+                grouped.append(node)
+            for value in node.values():
+                visit(value)
+        elif isinstance(node, (list, tuple)):
+            for value in node:
+                visit(value)
+
+    visit(algebra)
+    if len(found) != 1 or grouped or found[0].name != "Aggregate_Count":
+        return None
+    counted = found[0].get("vars")
+    return str(counted) if isinstance(counted, Variable) and re.fullmatch(r"\w+", str(counted)) else None
+
+
+def counted_items(text: str, variable: str) -> str | None:
+    """The query that lists what a plain COUNT query counts: ``SELECT DISTINCT ?variable`` over its WHERE
+    group (what follows the group, ORDER BY or LIMIT on the count, is left out)."""
+    toks = tokens(text)
+    select = next((t for t in toks if t.kind == "word" and t.text.upper() == "SELECT"), None)
+    start = next((n for n, t in enumerate(toks) if t.kind == "other" and t.text == "{"), None)
+    if select is None or start is None:
+        return None
+    depth = 0
+    for token in toks[start:]:
+        if token.kind == "other" and token.text in "{}":
+            depth += 1 if token.text == "{" else -1
+            if depth == 0:
+                group = text[toks[start].start: token.start + 1]
+                return f"{text[:select.start]}SELECT DISTINCT ?{variable} WHERE {group}"
+    return None
 
 
 def _walk(node: Any, patterns: list[tuple[Any, Any, Any]], names: list[str]) -> None:

@@ -37,6 +37,7 @@ from sparqlqa.strategies.text2sparql.grounding import Grounding, ground, unmatch
 from sparqlqa.strategies.text2sparql.query import (
     ReadQuery,
     add_filter,
+    counted_items,
     out_and_back,
     read_query,
     readable,
@@ -77,6 +78,8 @@ class Attempt:
     #: the query aggregates (COUNT) / orders its rows (ORDER BY), as the parsed algebra says
     aggregate: bool = False
     ordered: bool = False
+    #: the variable a plain COUNT counts (its items are listed by a second query)
+    counted: str | None = None
     #: the FILTER conditions added to keep the ends of an out-and-back path apart
     kept_apart: list[str] = field(default_factory=list)
 
@@ -149,7 +152,7 @@ class TextToSparql(Strategy):
         try:
             with ctx.stage("sparql"):
                 read = read_query(attempt.written, kb_prefixes(ctx.kb))
-            attempt.aggregate, attempt.ordered = read.aggregate, read.ordered
+            attempt.aggregate, attempt.ordered, attempt.counted = read.aggregate, read.ordered, read.counted
             if read.opaque:
                 ctx.note("text2sparql: rdflib could not read the query's triple patterns; its names were not linked")
             with ctx.stage("linking"):
@@ -282,6 +285,8 @@ def answer_from_rows(ctx: AskContext, attempt: Attempt, attempts: list[Attempt])
     from sparqlqa.stages.execute import Candidate, Candidates, Evidence
 
     form, value, keys = shape(attempt)
+    if form == "count" and not keys and attempt.counted:
+        keys = counted_keys(ctx, attempt, attempt.counted)
     if attempt.grounding is not None:
         ctx.topic_iris.update(attempt.grounding.topic)
     items = [AnswerItem.ranked(key, 1.0 - n / (len(keys) + 1), "filtered", tier=0) for n, key in enumerate(keys)]
@@ -291,6 +296,21 @@ def answer_from_rows(ctx: AskContext, attempt: Attempt, attempts: list[Attempt])
                             form=form, value=value, ordered=attempt.ordered)
     ranking = Ranking(query_text=ctx.question, items=items)
     return finish(ctx, attempts, "query", ranking, rerank_top(ctx, ranking, enabled=False), candidates=candidates)
+
+
+def counted_keys(ctx: AskContext, attempt: Attempt, variable: str) -> list[str]:
+    """What a COUNT query counted, for the items (the count stays the COUNT's); none when it cannot run."""
+    query = counted_items(attempt.sparql, variable)
+    if query is None:
+        return []
+    try:
+        with ctx.stage("sparql"):
+            result = ctx.kb.query(query)
+    except QueryError as exc:
+        ctx.note(f"text2sparql: the counted items could not be listed ({exc.message})")
+        return []
+    ctx.queries.append({**result.history(), "stage": "sparql"})
+    return answer_keys(result, variable)
 
 
 def finish(ctx: AskContext, attempts: list[Attempt], source: str, ranking: Ranking | None = None,
