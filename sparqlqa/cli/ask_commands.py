@@ -115,8 +115,8 @@ def _open_target(words: tuple[str, ...], endpoint: str | None, profile: str) -> 
               help="Candidates kept for reranking (topped up from the vector ranking when fewer survive).")
 @click.option("--rerank", type=click.Choice(RERANK_CHOICES), default="listwise", show_default=True,
               help="LLM rerank of the top k.")
-@click.option("--strategy", metavar="NAME", help="4step, fiske, offline, vss or vss+rerank (default: 4step with an "
-              "LLM, else offline).")
+@click.option("--strategy", metavar="NAME", help="4step, fiske, text2sparql (the LLM writes the whole query), "
+              "offline, vss or vss+rerank (default: 4step with an LLM, else offline).")
 @click.option("--embedder", "embedder_spec", metavar="SPEC", help="Embedder for the vector ranking.")
 @device_option
 @click.option("--top", type=click.IntRange(min=1), default=10, show_default=True, help="Answers shown.")

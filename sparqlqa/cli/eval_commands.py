@@ -99,7 +99,7 @@ def _plain_progress() -> ProgressHooks:
 @click.argument("source", type=click.Path(exists=True, path_type=Path))
 @click.option("--kb", "kb_name", type=KB_NAME, required=True, help="Knowledge base to answer from.")
 @click.option("--strategy", "strategy_text", default="4step", show_default=True,
-              help="Comma-separated strategies run side by side: 4step, fiske, offline, vss, vss+rerank "
+              help="Comma-separated strategies run side by side: 4step, fiske, text2sparql, offline, vss, vss+rerank "
               "(fiske's call budget: $SPARQLQA_FISKE_BUDGET, default 30).")
 @click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False, path_type=Path),
               help="Report folder; rerunning with the same folder resumes the run.")

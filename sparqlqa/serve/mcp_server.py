@@ -80,7 +80,7 @@ def build_server(service: Service, *, verbose: bool = False) -> FastMCP:
 
         Returns ranked items (IRI, label, score, tier: 0 = satisfies every triplet pattern) with their
         evidence triples, and the SPARQL query of each tier that narrowed them.  `strategy`: offline
-        (no LLM), 4step, fiske, vss (default: the server's).  `detail`: add the whole answer record.
+        (no LLM), 4step, fiske, text2sparql, vss (default: the server's).  `detail`: add the whole answer record.
         `matched` is false for fill-in (similar to the question, but not satisfying the query); `exact`:
         return only matched items.
         """

@@ -49,7 +49,8 @@ if TYPE_CHECKING:
 
 #: modules that register strategies when present (imported on first lookup, missing ones skipped)
 OPTIONAL_MODULES: tuple[str, ...] = (
-    "sparqlqa.strategies.offline", "sparqlqa.strategies.offline.strategy", "sparqlqa.strategies.fiske.strategy")
+    "sparqlqa.strategies.offline", "sparqlqa.strategies.offline.strategy", "sparqlqa.strategies.fiske.strategy",
+    "sparqlqa.strategies.text2sparql.strategy")
 
 
 class Strategy(ABC):

@@ -1,0 +1,113 @@
+"""The text2sparql prompts: the question, the KB's schema (the budgeted text 4step's triplet prompt
+uses, :func:`sparqlqa.stages.schema_prompt.schema_prompt`), how its relations, types and names are
+written in SPARQL, and the prefixes; the LLM answers with one query as JSON (:data:`QUERY_SCHEMA`).
+The repair prompt adds the failing query and what went wrong.
+
+>>> from sparqlqa.kb.schema import RelationInfo, Schema
+>>> schema = Schema(relations=[RelationInfo("http://x.org/rel/directed_by", "directed by", 9)])
+>>> print(vocabulary(schema, "- directed by", {"rel": "http://x.org/rel/"}, "http://x.org/label")[0])
+Written in SPARQL:
+- directed by: rel:directed_by
+- a node's name: <http://x.org/label>
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from sparqlqa.kb.node_text import label_predicates
+from sparqlqa.kb.vocab import kb_prefixes, prefixed_name
+from sparqlqa.stages.schema_prompt import SCHEMA_PROMPT_TOKENS, schema_prompt
+
+if TYPE_CHECKING:
+    from sparqlqa.embed.embedders import Embedder
+    from sparqlqa.kb.knowledge_base import KnowledgeBase
+    from sparqlqa.kb.schema import Schema
+
+__all__ = ["FORMS", "QUERY_SCHEMA", "SYSTEM_PROMPT", "build_prompt", "repair_prompt", "vocabulary"]
+
+FORMS = ("list", "count", "boolean")
+#: the JSON the LLM answers with
+QUERY_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "sparql": {"type": "string", "minLength": 1},
+        "answer_variable": {"type": ["string", "null"]},
+        "form": {"type": "string", "enum": list(FORMS)},
+    },
+    "required": ["sparql"],
+}
+SYSTEM_PROMPT = ("You write SPARQL 1.1 queries that answer questions from a knowledge graph. You never answer "
+                 "from your own knowledge: the query, run on the graph, finds the answer.")
+RULES = (
+    "Write ONE SPARQL query (SELECT, or ASK for a yes/no question) that answers the question.\n"
+    "- Use only the relations and types listed, each in its listed direction: a line \"r: A → B\" means "
+    "?a r ?b with ?a an A and ?b a B.\n"
+    "- Name an entity of the question through its name, spelled as in the question: ?e {name} \"Ridley Scott\". "
+    "Do not make up IRIs for entities.\n"
+    "- Select the node that answers (with DISTINCT), not its name.\n"
+    "- How many → SELECT (COUNT(DISTINCT ?x) AS ?count); most, least, first, latest → ORDER BY … LIMIT 1; "
+    "comparisons, dates and numbers → FILTER.\n"
+    "- The prefixes above are declared already; write no SERVICE and no update.\n"
+    'Answer with one JSON object: {{"sparql": "<the query>", "answer_variable": "?x", '
+    '"form": "list" | "count" | "boolean"}}.'
+)
+
+
+def vocabulary(schema: Schema, schema_text: str, prefixes: dict[str, str], name_predicate: str,
+               ) -> tuple[str, set[str]]:
+    """How the relations and types ``schema_text`` shows are written in SPARQL, and the prefixes used."""
+    used: set[str] = set()
+
+    def written(iri: str) -> str:
+        short = prefixed_name(iri, prefixes)
+        if short is None:
+            return f"<{iri}>"
+        used.add(short.split(":", 1)[0])
+        return short
+
+    shown = schema_text.splitlines()
+    lines = ["Written in SPARQL:"]
+    for rel in schema.relations:
+        if any(line == f"- {rel.label}" or line.startswith((f"- {rel.label}:", f"- {rel.label} "))
+               for line in shown):
+            lines.append(f"- {rel.label}: {written(rel.iri)}")
+    types_line = next((line for line in shown if line.startswith("Node types:")), "")
+    kinds = [f"{info.label} {written(info.iri)}" for info in schema.types
+             if len(schema.types) > 1 and info.label in types_line]
+    if kinds:
+        lines.append(f"- node types (?x {written(schema.type_predicate)} T): {', '.join(kinds)}")
+    lines.append(f"- a node's name: {written(name_predicate)}")
+    return "\n".join(lines), used
+
+
+def _context(question: str, kb: KnowledgeBase, embedder: Embedder | None) -> tuple[str, str]:
+    """The schema, vocabulary and prefix sections, and the name predicate as written."""
+    prefixes = kb_prefixes(kb)
+    schema_text = schema_prompt(kb.schema, question, budget_tokens=SCHEMA_PROMPT_TOKENS, embedder=embedder)
+    name_p = label_predicates(kb)[0]
+    words, used = vocabulary(kb.schema, schema_text, prefixes, name_p)
+    declared = "\n".join(f"PREFIX {name}: <{prefixes[name]}>" for name in sorted(used))
+    name = prefixed_name(name_p, prefixes) or f"<{name_p}>"
+    sections = ["The knowledge graph has these node types and relations:\n" + schema_text, words]
+    if declared:
+        sections.append("Prefixes:\n" + declared)
+    return "\n\n".join(sections), name
+
+
+def build_prompt(question: str, kb: KnowledgeBase, *, embedder: Embedder | None = None) -> str:
+    """The user message of the query call."""
+    context, name = _context(question, kb, embedder)
+    return "\n\n".join([context, RULES.format(name=name), f"Question: {question.strip()}"])
+
+
+def repair_prompt(question: str, kb: KnowledgeBase, query: str, problem: str, *,
+                  embedder: Embedder | None = None) -> str:
+    """The user message of the one repair call: the same context, the failing query and what went wrong."""
+    context, name = _context(question, kb, embedder)
+    return "\n\n".join([
+        context, RULES.format(name=name), f"Question: {question.strip()}",
+        f"This query was written for the question:\n{query.strip()}",
+        f"It failed: {problem.strip()}",
+        "Write a corrected query (check the relation names, their direction and the entity names).",
+    ])

@@ -1,0 +1,326 @@
+"""The ``text2sparql`` strategy: the LLM writes the whole SPARQL query from the schema, made robust.
+
+1. One LLM call (:mod:`~sparqlqa.strategies.text2sparql.prompts`) returns ``{"sparql", "answer_variable",
+   "form"}``.
+2. The query is read by real parsers, updates and SERVICE refused
+   (:func:`~sparqlqa.strategies.text2sparql.query.read_query`).
+3. Names it wrote as literals or guessed IRIs are linked to KB nodes and substituted as terms
+   (:func:`~sparqlqa.strategies.text2sparql.grounding.ground`).
+4. It runs through :meth:`KnowledgeBase.query` inside the request's bounds, recorded as stage ``sparql``;
+   where a path goes out and back along one relation a FILTER keeps its two ends apart
+   (:func:`~sparqlqa.strategies.text2sparql.query.out_and_back`), unless that leaves no answer.
+5. A syntax error (an unknown prefix included), a form that returns no answers, or no rows: one repair
+   call gets the query and what went wrong, and its query goes through 2–4 again.  One repair at most.
+6. The rows are the answer (``source="filtered"``): node IRIs and literal values of the answer variable;
+   ``COUNT`` → form count with its value, ``ASK`` → form boolean.  Only when no query ran to an answer
+   does the vector ranking fill in, marked as fill-in, with a note.
+
+Its record (each attempt: the LLM's query, the query that ran, substitutions, rows, the problem) is
+``answer.meta["text2sparql_result"]``; ``answer.meta["answer_source"]`` says where the items came from.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from sparqlqa.errors import LLMParseError, NotInCache, QueryError, ServiceRefused, SparqlSyntaxError, UpdateRefused
+from sparqlqa.kb.terms import is_blank_key, is_value_key, term_key, value_text
+from sparqlqa.kb.vocab import kb_prefixes
+from sparqlqa.llm.context import llm_context
+from sparqlqa.stages.answer import AnswerItem
+from sparqlqa.stages.ranking import Ranking
+from sparqlqa.strategies.base import Strategy, strategies
+from sparqlqa.strategies.pipeline import AskContext, build_answer, rank, rerank_top
+from sparqlqa.strategies.text2sparql import prompts
+from sparqlqa.strategies.text2sparql.grounding import Grounding, ground, unmatched, written_term
+from sparqlqa.strategies.text2sparql.query import (
+    ReadQuery,
+    add_filter,
+    counted_items,
+    out_and_back,
+    read_query,
+    readable,
+    substitute,
+)
+
+if TYPE_CHECKING:
+    from sparqlqa.kb.store import QueryResult
+    from sparqlqa.llm import LLM, LLMCall
+    from sparqlqa.stages.answer import Answer
+    from sparqlqa.stages.execute import Candidates
+
+PENDING_NOTE = ("waiting for recorded LLM answers (--llm-cache only): the text2sparql {what} prompt is pending; "
+                "'sparqlqa llm export-pending FILE', answer it, 'sparqlqa llm import FILE', then ask again")
+FILL_IN_NOTE = ("text2sparql: no query answered ({why}); the items are vector fill-in, similar to the question "
+                "but not matched by a query")
+
+
+class Pending(Exception):
+    """An LLM prompt missed the cache in ``--llm-cache only`` mode."""
+
+
+@dataclass
+class Attempt:
+    """One query: as the LLM wrote it, as it ran, what was linked, what came back or went wrong."""
+
+    written: str
+    answer_variable: str = ""
+    form: str = "list"
+    sparql: str = ""
+    substitutions: list[dict[str, Any]] = field(default_factory=list)
+    rows: int | None = None
+    problem: str | None = None
+    #: the problem is one the repair call may fix (syntax, unknown prefix, no SELECT/ASK, no rows)
+    repairable: bool = False
+    result: QueryResult | None = None
+    grounding: Grounding | None = None
+    #: the query aggregates (COUNT) / orders its rows (ORDER BY), as the parsed algebra says
+    aggregate: bool = False
+    ordered: bool = False
+    #: the variable a plain COUNT counts (its items are listed by a second query)
+    counted: str | None = None
+    #: the FILTER conditions added to keep the ends of an out-and-back path apart
+    kept_apart: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"written": self.written, "answer_variable": self.answer_variable, "form": self.form,
+                "sparql": self.sparql, "substitutions": self.substitutions, "kept_apart": self.kept_apart,
+                "rows": self.rows, "problem": self.problem}
+
+
+@strategies.register("text2sparql")
+class TextToSparql(Strategy):
+    """The LLM writes the whole SPARQL query from the schema; names linked, one repair round."""
+
+    name = "text2sparql"
+    needs_llm = True
+
+    def run(self, ctx: AskContext) -> Answer:
+        attempts: list[Attempt] = []
+        try:
+            first = self.attempt(ctx, self.ask_llm(ctx, prompts.build_prompt(
+                ctx.question, ctx.kb, embedder=ctx.word_embedder), "text2sparql"))
+            if first is not None:
+                attempts.append(first)
+            if first is not None and first.problem and first.repairable:
+                ctx.note(f"text2sparql: the first query failed ({_first_line(first.problem)}); asked for a repair")
+                repaired = self.attempt(ctx, self.ask_llm(ctx, prompts.repair_prompt(
+                    ctx.question, ctx.kb, first.sparql or first.written, first.problem,
+                    embedder=ctx.word_embedder), "text2sparql-repair"))
+                if repaired is not None:
+                    attempts.append(repaired)
+        except Pending as pending:
+            ctx.note(PENDING_NOTE.format(what=str(pending)))
+            return finish(ctx, attempts, "pending")
+        final = attempts[-1] if attempts else None
+        if final is not None and final.result is not None and not final.problem:
+            return answer_from_rows(ctx, final, attempts)
+        why = _first_line(final.problem) if final is not None and final.problem else "the LLM wrote no usable query"
+        ctx.note(FILL_IN_NOTE.format(why=why))
+        ranking = rank(ctx, None, None)
+        return finish(ctx, attempts, "vector-fill-in", ranking, rerank_top(ctx, ranking, enabled=False))
+
+    def ask_llm(self, ctx: AskContext, prompt: str, stage: str) -> dict[str, Any] | None:
+        """The LLM's JSON (``None`` with a note when it is not JSON); :class:`Pending` when not cached."""
+        if ctx.llm is None:  # guarded by ask(); kept for direct callers
+            from sparqlqa.errors import ConfigError
+
+            raise ConfigError("the text2sparql strategy needs an LLM")
+        with ctx.stage("llm"), llm_context(stage=stage):
+            try:
+                reply = ctx.llm.complete(prompt, system=prompts.SYSTEM_PROMPT, schema=prompts.QUERY_SCHEMA,
+                                         schema_name="sparql_query")
+            except NotInCache as exc:
+                ctx.pending.append(exc.key)
+                raise Pending("repair" if stage.endswith("repair") else "query") from None
+            except LLMParseError as exc:
+                ctx.note(f"text2sparql: the LLM's answer could not be read ({exc})")
+                ctx.llm_calls.append(_failed_call(ctx.llm, prompt, exc))
+                return None
+        ctx.llm_calls.append(reply.call)
+        return reply.data if isinstance(reply.data, dict) else None
+
+    def attempt(self, ctx: AskContext, data: dict[str, Any] | None) -> Attempt | None:
+        """Read, link and run the query of ``data``; problems are recorded on the attempt, never raised."""
+        if data is None:
+            return None
+        form = data.get("form") if data.get("form") in prompts.FORMS else "list"
+        attempt = Attempt(written=str(data.get("sparql", "")), form=str(form),
+                          answer_variable=str(data.get("answer_variable") or "").lstrip("?$"))
+        read: ReadQuery | None = None
+        try:
+            with ctx.stage("sparql"):
+                read = read_query(attempt.written, kb_prefixes(ctx.kb))
+            attempt.aggregate, attempt.ordered, attempt.counted = read.aggregate, read.ordered, read.counted
+            if read.opaque:
+                ctx.note("text2sparql: rdflib could not read the query's triple patterns; its names were not linked")
+            with ctx.stage("linking"):
+                attempt.grounding = ground(ctx.kb, read, embedder=ctx.word_embedder)
+            attempt.substitutions = [s.to_dict() for s in attempt.grounding.substitutions]
+            for note in attempt.grounding.notes:
+                ctx.note(note)
+            attempt.sparql = substitute(read.text, attempt.grounding.replacements, attempt.grounding.predicates)
+            with ctx.stage("sparql"):
+                run_query(ctx, attempt, read, attempt.grounding)
+        except (UpdateRefused, ServiceRefused) as exc:
+            attempt.problem = f"refused: {exc.message}"
+        except SparqlSyntaxError as exc:
+            attempt.problem, attempt.repairable = readable(exc), True
+        except QueryError as exc:
+            attempt.problem = readable(exc)
+            attempt.repairable = "expected SELECT or ASK" in exc.message
+        record_query(ctx, attempt)
+        if attempt.result is not None:
+            _check_rows(attempt)
+        if attempt.problem and attempt.rows == 0 and read is not None and attempt.grounding is not None:
+            attempt.problem += _why_empty(ctx, read, attempt.grounding)
+        return attempt
+
+
+def run_query(ctx: AskContext, attempt: Attempt, read: ReadQuery, grounding: Grounding) -> None:
+    """Run the query, with a FILTER keeping apart the two ends of each path out and back along one
+    relation (:func:`out_and_back`); when that FILTER leaves no answer, the query as the LLM meant it."""
+    conditions = [f"{written_term(a, grounding)} != {written_term(b, grounding)}" for a, b in out_and_back(read)]
+    if conditions:
+        kept = add_filter(attempt.sparql, conditions)
+        result = ctx.kb.query(kept)
+        if answer_keys(result, attempt.answer_variable) or result.form == "ASK":
+            added = ", ".join(f"FILTER({condition})" for condition in conditions)
+            ctx.note(f"text2sparql: a path goes out and back along one relation; added {added}")
+            attempt.sparql, attempt.kept_apart, attempt.result = kept, conditions, result
+            return
+        ctx.queries.append({**result.history(), "stage": "sparql"})
+        ctx.note("text2sparql: keeping the ends of an out-and-back path apart left no answer; ran the query "
+                 "without that FILTER")
+    attempt.result = ctx.kb.query(attempt.sparql)
+
+
+def _why_empty(ctx: AskContext, read: ReadQuery, grounding: Grounding) -> str:
+    """What the repair prompt is told besides "0 rows": the names linked, the patterns nothing matches."""
+    lines = [f"\n- {s.written!r} was linked to the node {s.label!r} <{s.iri}>" for s in grounding.substitutions]
+    try:
+        lines += [f"\n- no triple matches the pattern {{ {text} }} (check the relation and its direction)"
+                  for text in unmatched(ctx.kb, read, grounding)]
+    except QueryError:
+        pass
+    return "".join(lines)
+
+
+def _failed_call(llm: LLM, prompt: str, exc: LLMParseError) -> LLMCall:
+    """The record of a call whose answer could not be read (it was made: it counts)."""
+    from sparqlqa.llm import LLMCall
+
+    return LLMCall(backend=llm.backend_name, model=llm.model, system=prompts.SYSTEM_PROMPT,
+                   messages=[{"role": "user", "content": prompt}], schema=prompts.QUERY_SCHEMA,
+                   response_text=getattr(exc, "raw", "") or "", error=f"{type(exc).__name__}: {exc}")
+
+
+def _check_rows(attempt: Attempt) -> None:
+    """An empty answer is a problem the repair call may fix (a false ASK is an answer)."""
+    result = attempt.result
+    if result is None or result.form == "ASK":
+        return
+    attempt.rows = len(result.rows)
+    keys = answer_keys(result, attempt.answer_variable)
+    if not keys:
+        attempt.problem, attempt.repairable = "the query returned 0 rows", True
+    elif attempt.aggregate and len(keys) == 1 and _number(keys[0]) == 0:
+        attempt.problem, attempt.repairable = "the query counted 0 matches", True
+
+
+def record_query(ctx: AskContext, attempt: Attempt) -> None:
+    """The query in ``ctx.queries`` as stage ``sparql`` (saved by ``--save-sparql`` like every query)."""
+    if attempt.result is not None:
+        ctx.queries.append({**attempt.result.history(), "stage": "sparql"})
+    elif attempt.sparql or attempt.written:
+        ctx.queries.append({"query": attempt.sparql or attempt.written, "form": None, "rows": 0,
+                            "error": _first_line(attempt.problem or ""), "stage": "sparql"})
+
+
+def answer_variable(result: QueryResult, wanted: str) -> str | None:
+    """The LLM's answer variable when the query projects it, else the first one."""
+    if wanted in result.variables:
+        return wanted
+    return result.variables[0] if result.variables else None
+
+
+def answer_keys(result: QueryResult, wanted: str) -> list[str]:
+    """The distinct answers (node IRIs and literal keys, no blank nodes) of the answer variable, in row order."""
+    variable = answer_variable(result, wanted)
+    if variable is None:
+        return []
+    keys = (term_key(term) for term in result.column(variable))
+    return list(dict.fromkeys(key for key in keys if key is not None and not is_blank_key(key)))
+
+
+def _number(key: str) -> float | None:
+    if not is_value_key(key):
+        return None
+    try:
+        return float(value_text(key))
+    except ValueError:
+        return None
+
+
+def shape(attempt: Attempt) -> tuple[str, int | bool | None, list[str]]:
+    """The form, its value and the answer keys of a query that ran."""
+    result = attempt.result
+    assert result is not None
+    if result.form == "ASK":
+        return "boolean", bool(result.boolean), []
+    keys = answer_keys(result, attempt.answer_variable)
+    count = _number(keys[0]) if attempt.aggregate and len(keys) == 1 else None
+    if count is not None and count == int(count) and attempt.form != "list":
+        return "count", int(count), []
+    if attempt.form == "count":
+        return "count", len(keys), keys
+    if attempt.form == "boolean":
+        return "boolean", bool(keys), keys
+    return "list", None, keys
+
+
+def answer_from_rows(ctx: AskContext, attempt: Attempt, attempts: list[Attempt]) -> Answer:
+    """The query's rows as the answer: every item matched (``filtered``), in the query's order."""
+    from sparqlqa.stages.execute import Candidate, Candidates, Evidence
+
+    form, value, keys = shape(attempt)
+    if form == "count" and not keys and attempt.counted:
+        keys = counted_keys(ctx, attempt, attempt.counted)
+    if attempt.grounding is not None:
+        ctx.topic_iris.update(attempt.grounding.topic)
+    items = [AnswerItem.ranked(key, 1.0 - n / (len(keys) + 1), "filtered", tier=0) for n, key in enumerate(keys)]
+    candidates = Candidates(target=attempt.answer_variable or None,
+                            items=[Candidate(key, 0, 1, Evidence()) for key in keys],
+                            target_is_value=any(is_value_key(key) for key in keys),
+                            form=form, value=value, ordered=attempt.ordered)
+    ranking = Ranking(query_text=ctx.question, items=items)
+    return finish(ctx, attempts, "query", ranking, rerank_top(ctx, ranking, enabled=False), candidates=candidates)
+
+
+def counted_keys(ctx: AskContext, attempt: Attempt, variable: str) -> list[str]:
+    """What a COUNT query counted, for the items (the count stays the COUNT's); none when it cannot run."""
+    query = counted_items(attempt.sparql, variable)
+    if query is None:
+        return []
+    try:
+        with ctx.stage("sparql"):
+            result = ctx.kb.query(query)
+    except QueryError as exc:
+        ctx.note(f"text2sparql: the counted items could not be listed ({exc.message})")
+        return []
+    ctx.queries.append({**result.history(), "stage": "sparql"})
+    return answer_keys(result, variable)
+
+
+def finish(ctx: AskContext, attempts: list[Attempt], source: str, ranking: Ranking | None = None,
+           texts: dict[str, str] | None = None, *, candidates: Candidates | None = None) -> Answer:
+    """The answer, by the one builder, with the run's record in ``meta``."""
+    ctx.records["text2sparql"] = {"attempts": [a.to_dict() for a in attempts], "repaired": len(attempts) > 1,
+                                  "answer_source": source}
+    ctx.meta["answer_source"] = source
+    return build_answer(ctx, ranking, texts, candidates=candidates)
+
+
+def _first_line(text: str) -> str:
+    return text.strip().splitlines()[0] if text.strip() else text
