@@ -54,6 +54,8 @@ class QueryRecord(JsonRecord):
     store: str = ""
     direction: str | None = None
     stage: str | None = None
+    #: why a query written by an LLM did not run (text2sparql): the first line of the error
+    error: str | None = None
 
     def at(self, stage: str) -> QueryRecord:
         """The same record, run by ``stage``."""
@@ -66,4 +68,6 @@ class QueryRecord(JsonRecord):
             data["direction"] = self.direction
         if self.stage is not None:
             data["stage"] = self.stage
+        if self.error is not None:
+            data["error"] = self.error
         return data

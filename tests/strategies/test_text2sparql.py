@@ -53,9 +53,9 @@ def test_a_list_question_answers_with_the_query_s_rows_all_matched(films: Knowle
     assert set(iris(answer)) == NOLAN_FILMS
     assert all(item.matched and item.source == "filtered" for item in answer.items)
     assert answer.form == "list" and answer.value is None
-    [record] = [q for q in answer.queries if q["stage"] == "sparql"]
-    assert record["rows"] == 4 and "?f dbo:director ?d" in record["query"]
-    assert answer.meta["answer_source"] == "query" and len(answer.llm_calls) == 1
+    [record] = [q for q in answer.queries if q.stage == "sparql"]
+    assert record.rows == 4 and "?f dbo:director ?d" in record.query
+    assert answer.meta.answer_source == "query" and len(answer.llm_calls) == 1
     prompt = llm.requests[0].messages[-1].content
     assert "dbo:director" in prompt and "PREFIX dbo: <http://dbpedia.org/ontology/>" in prompt
     assert "Question: Which films did Christopher Nolan direct?" in prompt
@@ -100,10 +100,10 @@ def test_a_misspelled_name_in_a_label_position_is_linked(films: KnowledgeBase) -
     query = 'SELECT ?d WHERE { ?f rdfs:label "Inceptoin" . ?f dbo:director ?d }'
     answer, _ = run(films, "Who directed Inceptoin?", reply(query, "?d"))
     assert iris(answer) == [f"{DBR}Christopher_Nolan"]
-    record = answer.meta["text2sparql_result"]["attempts"][0]
-    assert record["substitutions"][0]["written"] == "Inceptoin"
-    assert record["substitutions"][0]["iri"] == f"{DBR}Inception"
-    assert '"Inception"@en' in record["sparql"] and '"Inceptoin"' not in record["sparql"]
+    record = answer.meta.records["text2sparql"].attempts[0]
+    assert record.substitutions[0].written == "Inceptoin"
+    assert record.substitutions[0].iri == f"{DBR}Inception"
+    assert '"Inception"@en' in record.sparql and '"Inceptoin"' not in record.sparql
     assert any("linked 'Inceptoin'" in note for note in answer.notes)
 
 
@@ -111,7 +111,7 @@ def test_a_name_where_a_node_belongs_is_linked_to_the_node(films: KnowledgeBase)
     query = 'SELECT ?f WHERE { ?f dbo:director "Christopher Nolan" }'
     answer, _ = run(films, "Which films did Nolan direct?", reply(query))
     assert set(iris(answer)) == NOLAN_FILMS
-    sparql = answer.meta["text2sparql_result"]["attempts"][0]["sparql"]
+    sparql = answer.meta.records["text2sparql"].attempts[0].sparql
     assert f"<{DBR}Christopher_Nolan>" in sparql
 
 
@@ -124,16 +124,16 @@ def test_a_guessed_iri_that_does_not_exist_is_linked(films: KnowledgeBase, guess
     query = f"SELECT ?f WHERE {{ ?f dbo:director {guess} }}"
     answer, _ = run(films, "Which films did Nolan direct?", reply(query))
     assert set(iris(answer)) == NOLAN_FILMS
-    substitution = answer.meta["text2sparql_result"]["attempts"][0]["substitutions"][0]
-    assert substitution["iri"] == f"{DBR}{node}" and substitution["position"] == "node"
+    substitution = answer.meta.records["text2sparql"].attempts[0].substitutions[0]
+    assert substitution.iri == f"{DBR}{node}" and substitution.position == "node"
 
 
 def test_a_guessed_relation_and_type_are_resolved_by_the_schema(films: KnowledgeBase) -> None:
     query = "SELECT ?f WHERE { ?f a dbo:film ; dbo:Director dbr:Christopher_Nolan }"
     answer, _ = run(films, "Which films did Nolan direct?", reply(query))
     assert set(iris(answer)) == NOLAN_FILMS
-    substitutions = answer.meta["text2sparql_result"]["attempts"][0]["substitutions"]
-    assert {(s["position"], s["iri"]) for s in substitutions} == {
+    substitutions = answer.meta.records["text2sparql"].attempts[0].substitutions
+    assert {(s.position, s.iri) for s in substitutions} == {
         ("type", "http://dbpedia.org/ontology/Film"), ("relation", "http://dbpedia.org/ontology/director")}
 
 
@@ -152,24 +152,24 @@ def test_a_path_out_and_back_along_one_relation_keeps_its_ends_apart(films: Know
              '?f dbo:director ?d } ORDER BY ?f')
     answer, _ = run(films, "Which films did the director of Inception direct?", reply(query), topic="keep")
     assert set(iris(answer)) == NOLAN_FILMS - {f"{DBR}Inception"}
-    attempt = answer.meta["text2sparql_result"]["attempts"][0]
-    assert attempt["kept_apart"] == ["?f != ?src"]
-    assert attempt["sparql"].endswith("?f dbo:director ?d FILTER(?f != ?src) } ORDER BY ?f")
+    attempt = answer.meta.records["text2sparql"].attempts[0]
+    assert attempt.kept_apart == ["?f != ?src"]
+    assert attempt.sparql.endswith("?f dbo:director ?d FILTER(?f != ?src) } ORDER BY ?f")
 
 
 def test_when_keeping_the_ends_apart_leaves_nothing_the_query_runs_as_written(films: KnowledgeBase) -> None:
     query = 'SELECT DISTINCT ?f WHERE { ?src rdfs:label "Whiplash"@en . ?src dbo:starring ?a . ?f dbo:starring ?a }'
     answer, llm = run(films, "Which films star the cast of Whiplash?", reply(query), topic="keep")
     assert iris(answer) == [f"{DBR}Whiplash_(2014_film)"] and llm.remaining == 0  # no repair asked
-    assert [q["rows"] for q in answer.queries if q["stage"] == "sparql"] == [0, 1]
-    assert answer.meta["text2sparql_result"]["attempts"][0]["kept_apart"] == []
+    assert [q.rows for q in answer.queries if q.stage == "sparql"] == [0, 1]
+    assert answer.meta.records["text2sparql"].attempts[0].kept_apart == []
 
 
 def test_no_filter_is_added_where_it_could_not_see_every_pattern(films: KnowledgeBase) -> None:
     query = ('SELECT DISTINCT ?f WHERE { ?src rdfs:label "Inception"@en . ?src dbo:director ?d . '
              'OPTIONAL { ?f dbo:director ?d } }')
     answer, _ = run(films, "Which films did the director of Inception direct?", reply(query, "?f"), topic="keep")
-    assert answer.meta["text2sparql_result"]["attempts"][0]["kept_apart"] == []
+    assert answer.meta.records["text2sparql"].attempts[0].kept_apart == []
     assert f"{DBR}Inception" in iris(answer)
 
 
@@ -182,7 +182,7 @@ def test_a_syntax_error_is_repaired_in_one_round(films: KnowledgeBase) -> None:
     assert set(iris(answer)) == NOLAN_FILMS
     repair = llm.requests[1].messages[-1].content
     assert broken in repair and "never closed" in repair and "line 1" in repair
-    assert answer.meta["text2sparql_result"]["repaired"] is True and len(answer.llm_calls) == 2
+    assert answer.meta.records["text2sparql"].repaired is True and len(answer.llm_calls) == 2
 
 
 def test_an_unknown_prefix_is_repaired_with_the_error_naming_it(films: KnowledgeBase) -> None:
@@ -214,7 +214,7 @@ def test_at_most_one_repair_then_vector_fill_in_marked_as_such(films: KnowledgeB
     answer, llm = run(films, "Which films did Nolan direct?", reply(empty), reply(empty), reply(NOLAN))
     assert llm.remaining == 1 and len(answer.llm_calls) == 2
     assert answer.items and not any(item.matched for item in answer.items)
-    assert answer.meta["answer_source"] == "vector-fill-in"
+    assert answer.meta.answer_source == "vector-fill-in"
     assert any("vector fill-in" in note for note in answer.notes)
 
 
@@ -238,7 +238,7 @@ def test_updates_and_service_are_refused_and_nothing_is_written(films: Knowledge
     answer, llm = run(films, "Which films did Nolan direct?", reply(query))
     assert triple_count(films) == before
     assert llm.remaining == 0 and len(llm.requests) == 1  # refused, not repaired
-    problem = answer.meta["text2sparql_result"]["attempts"][0]["problem"]
+    problem = answer.meta.records["text2sparql"].attempts[0].problem
     assert problem.startswith("refused:")
     assert not any(item.matched for item in answer.items)
 
@@ -259,7 +259,7 @@ def test_llm_cache_only_records_the_prompt_then_the_repair_prompt(films: Knowled
                   data=reply(empty))
     repairing = ask(films, question, strategy="text2sparql", llm=llm)
     assert any("repair prompt is pending" in note for note in repairing.notes) and not repairing.items
-    assert repairing.queries[0]["rows"] == 0  # the first query ran; its repair waits
+    assert repairing.queries[0].rows == 0  # the first query ran; its repair waits
     llm_cache.put(repairing.pending_llm[0], backend="fake", model="fake", text=json.dumps(reply(NOLAN)),
                   data=reply(NOLAN))
     done = ask(films, question, strategy="text2sparql", llm=llm)

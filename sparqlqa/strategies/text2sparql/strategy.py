@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from sparqlqa.errors import LLMParseError, NotInCache, QueryError, ServiceRefused, SparqlSyntaxError, UpdateRefused
+from sparqlqa.kb.records import QueryRecord
 from sparqlqa.kb.terms import is_blank_key, is_value_key, term_key, value_text
 from sparqlqa.kb.vocab import kb_prefixes
 from sparqlqa.llm.context import llm_context
@@ -33,7 +34,7 @@ from sparqlqa.stages.ranking import Ranking
 from sparqlqa.strategies.base import Strategy, strategies
 from sparqlqa.strategies.pipeline import AskContext, build_answer, rank, rerank_top
 from sparqlqa.strategies.text2sparql import prompts
-from sparqlqa.strategies.text2sparql.grounding import Grounding, ground, unmatched, written_term
+from sparqlqa.strategies.text2sparql.grounding import Grounding, Substitution, ground, unmatched, written_term
 from sparqlqa.strategies.text2sparql.query import (
     ReadQuery,
     add_filter,
@@ -60,6 +61,24 @@ class Pending(Exception):
     """An LLM prompt missed the cache in ``--llm-cache only`` mode."""
 
 
+@dataclass(frozen=True)
+class Draft:
+    """The LLM's answer, read from its JSON: the query as written, its answer variable (no ``?``), its form."""
+
+    sparql: str
+    answer_variable: str = ""
+    form: str = "list"
+
+    @classmethod
+    def read(cls, data: object) -> Draft | None:
+        """``None`` unless ``data`` is a JSON object; a missing or unknown form is ``list``."""
+        if not isinstance(data, dict):
+            return None
+        form = data.get("form") if data.get("form") in prompts.FORMS else "list"
+        return cls(sparql=str(data.get("sparql", "")), form=str(form),
+                   answer_variable=str(data.get("answer_variable") or "").lstrip("?$"))
+
+
 @dataclass
 class Attempt:
     """One query: as the LLM wrote it, as it ran, what was linked, what came back or went wrong."""
@@ -68,7 +87,7 @@ class Attempt:
     answer_variable: str = ""
     form: str = "list"
     sparql: str = ""
-    substitutions: list[dict[str, Any]] = field(default_factory=list)
+    substitutions: list[Substitution] = field(default_factory=list)
     rows: int | None = None
     problem: str | None = None
     #: the problem is one the repair call may fix (syntax, unknown prefix, no SELECT/ASK, no rows)
@@ -85,8 +104,8 @@ class Attempt:
 
     def to_dict(self) -> dict[str, Any]:
         return {"written": self.written, "answer_variable": self.answer_variable, "form": self.form,
-                "sparql": self.sparql, "substitutions": self.substitutions, "kept_apart": self.kept_apart,
-                "rows": self.rows, "problem": self.problem}
+                "sparql": self.sparql, "substitutions": [s.to_dict() for s in self.substitutions],
+                "kept_apart": self.kept_apart, "rows": self.rows, "problem": self.problem}
 
 
 @strategies.register("text2sparql")
@@ -121,7 +140,7 @@ class TextToSparql(Strategy):
         ranking = rank(ctx, None, None)
         return finish(ctx, attempts, "vector-fill-in", ranking, rerank_top(ctx, ranking, enabled=False))
 
-    def ask_llm(self, ctx: AskContext, prompt: str, stage: str) -> dict[str, Any] | None:
+    def ask_llm(self, ctx: AskContext, prompt: str, stage: str) -> Draft | None:
         """The LLM's JSON (``None`` with a note when it is not JSON); :class:`Pending` when not cached."""
         if ctx.llm is None:  # guarded by ask(); kept for direct callers
             from sparqlqa.errors import ConfigError
@@ -139,15 +158,13 @@ class TextToSparql(Strategy):
                 ctx.llm_calls.append(_failed_call(ctx.llm, prompt, exc))
                 return None
         ctx.llm_calls.append(reply.call)
-        return reply.data if isinstance(reply.data, dict) else None
+        return Draft.read(reply.data)
 
-    def attempt(self, ctx: AskContext, data: dict[str, Any] | None) -> Attempt | None:
-        """Read, link and run the query of ``data``; problems are recorded on the attempt, never raised."""
-        if data is None:
+    def attempt(self, ctx: AskContext, draft: Draft | None) -> Attempt | None:
+        """Read, link and run the query of ``draft``; problems are recorded on the attempt, never raised."""
+        if draft is None:
             return None
-        form = data.get("form") if data.get("form") in prompts.FORMS else "list"
-        attempt = Attempt(written=str(data.get("sparql", "")), form=str(form),
-                          answer_variable=str(data.get("answer_variable") or "").lstrip("?$"))
+        attempt = Attempt(written=draft.sparql, form=draft.form, answer_variable=draft.answer_variable)
         read: ReadQuery | None = None
         try:
             with ctx.stage("sparql"):
@@ -157,7 +174,7 @@ class TextToSparql(Strategy):
                 ctx.note("text2sparql: rdflib could not read the query's triple patterns; its names were not linked")
             with ctx.stage("linking"):
                 attempt.grounding = ground(ctx.kb, read, embedder=ctx.word_embedder)
-            attempt.substitutions = [s.to_dict() for s in attempt.grounding.substitutions]
+            attempt.substitutions = list(attempt.grounding.substitutions)
             for note in attempt.grounding.notes:
                 ctx.note(note)
             attempt.sparql = substitute(read.text, attempt.grounding.replacements, attempt.grounding.predicates)
@@ -190,7 +207,7 @@ def run_query(ctx: AskContext, attempt: Attempt, read: ReadQuery, grounding: Gro
             ctx.note(f"text2sparql: a path goes out and back along one relation; added {added}")
             attempt.sparql, attempt.kept_apart, attempt.result = kept, conditions, result
             return
-        ctx.queries.append({**result.history(), "stage": "sparql"})
+        ctx.queries.append(result.history().at("sparql"))
         ctx.note("text2sparql: keeping the ends of an out-and-back path apart left no answer; ran the query "
                  "without that FILTER")
     attempt.result = ctx.kb.query(attempt.sparql)
@@ -232,10 +249,10 @@ def _check_rows(attempt: Attempt) -> None:
 def record_query(ctx: AskContext, attempt: Attempt) -> None:
     """The query in ``ctx.queries`` as stage ``sparql`` (saved by ``--save-sparql`` like every query)."""
     if attempt.result is not None:
-        ctx.queries.append({**attempt.result.history(), "stage": "sparql"})
+        ctx.queries.append(attempt.result.history().at("sparql"))
     elif attempt.sparql or attempt.written:
-        ctx.queries.append({"query": attempt.sparql or attempt.written, "form": None, "rows": 0,
-                            "error": _first_line(attempt.problem or ""), "stage": "sparql"})
+        ctx.queries.append(QueryRecord(query=attempt.sparql or attempt.written, form="", rows=0,
+                                       error=_first_line(attempt.problem or ""), stage="sparql"))
 
 
 def answer_variable(result: QueryResult, wanted: str) -> str | None:
@@ -309,17 +326,32 @@ def counted_keys(ctx: AskContext, attempt: Attempt, variable: str) -> list[str]:
     except QueryError as exc:
         ctx.note(f"text2sparql: the counted items could not be listed ({exc.message})")
         return []
-    ctx.queries.append({**result.history(), "stage": "sparql"})
+    ctx.queries.append(result.history().at("sparql"))
     return answer_keys(result, variable)
 
 
 def finish(ctx: AskContext, attempts: list[Attempt], source: str, ranking: Ranking | None = None,
            texts: dict[str, str] | None = None, *, candidates: Candidates | None = None) -> Answer:
     """The answer, by the one builder, with the run's record in ``meta``."""
-    ctx.records["text2sparql"] = {"attempts": [a.to_dict() for a in attempts], "repaired": len(attempts) > 1,
-                                  "answer_source": source}
+    ctx.records["text2sparql"] = Text2SparqlRun(attempts, source)
     ctx.meta["answer_source"] = source
     return build_answer(ctx, ranking, texts, candidates=candidates)
+
+
+@dataclass
+class Text2SparqlRun:
+    """The strategy's record (``Answer.meta.records["text2sparql"]``): each attempt, and where the answer came from."""
+
+    attempts: list[Attempt]
+    answer_source: str
+
+    @property
+    def repaired(self) -> bool:
+        return len(self.attempts) > 1
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"attempts": [a.to_dict() for a in self.attempts], "repaired": self.repaired,
+                "answer_source": self.answer_source}
 
 
 def _first_line(text: str) -> str:
