@@ -58,6 +58,8 @@ class TypeInfo:
     #: other IRIs of the same type (another vocabulary's class with the same label: ``foaf:Person``
     #: beside ``dbo:Person``); a node of any of them is of this type
     also: list[str] = field(default_factory=list)
+    #: the member KBs that hold it, in a KB group (:mod:`sparqlqa.kb.group`); empty for a single KB
+    kbs: list[str] = field(default_factory=list)
 
     @property
     def iris(self) -> list[str]:
@@ -79,6 +81,8 @@ class RelationInfo:
     inverse: str | None = None
     #: how many of its objects are blank nodes (an unnamed place, an address record)
     blank: int = 0
+    #: the member KBs that hold it, in a KB group (:mod:`sparqlqa.kb.group`); empty for a single KB
+    kbs: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -295,7 +299,8 @@ def merge_types(types: list[TypeInfo]) -> list[TypeInfo]:
     for first, *rest in groups.values():
         comment = first.comment or next((t.comment for t in rest if t.comment), None)
         merged.append(replace(first, count=max(t.count for t in [first, *rest]), comment=comment,
-                              also=[i for t in [first, *rest] for i in t.iris if i != first.iri]))
+                              also=[i for t in [first, *rest] for i in t.iris if i != first.iri],
+                              kbs=list(dict.fromkeys(k for t in [first, *rest] for k in t.kbs))))
     merged.sort(key=lambda t: (-t.count, t.iri))
     return merged
 
