@@ -213,16 +213,19 @@ def _render_schema(kb: Any) -> None:
     prefixes = kb_prefixes(kb)
     out = console()
     out.print(f"[bold]{kb.name}[/]: {schema.triple_count:,} triples, {schema.node_count:,} nodes")
-    types = _folding_table("node type", "label", "nodes", title="Node types")
+    grouped = any(t.kbs for t in schema.types) or any(r.kbs for r in schema.relations)  # a KB group
+    member = ("in KB",) if grouped else ()
+    types = _folding_table("node type", "label", "nodes", *member, title="Node types")
     for info in schema.types:
         types.add_row(cell(", ".join(shorten(NamedNode(i), prefixes) for i in info.iris)), cell(info.label),
-                      f"{info.count:,}")
+                      f"{info.count:,}", *([cell(", ".join(info.kbs))] if grouped else []))
     out.print(types)
-    relations = _folding_table("relation", "label", "count", "kind", "domain → range (count)", title="Relations")
+    relations = _folding_table("relation", "label", "count", "kind", "domain → range (count)", *member,
+                               title="Relations")
     for rel in schema.relations:
         pairs = ", ".join(f"{schema.type_label(d)} → {schema.type_label(r)} ({n:,})" for d, r, n in rel.pairs[:3])
         relations.add_row(cell(shorten(NamedNode(rel.iri), prefixes)), cell(rel.label), f"{rel.count:,}", rel.kind,
-                          cell(pairs))
+                          cell(pairs), *([cell(", ".join(rel.kbs))] if grouped else []))
     out.print(relations)
     for title, predicates in (("labels", schema.label_predicates), ("aliases", schema.alias_predicates),
                               ("text", schema.text_predicates)):

@@ -97,7 +97,11 @@ class Schema:
     node_count: int = 0
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        data = asdict(self)
+        for entry in [*data["types"], *data["relations"]]:  # member tags only in a KB group's schema
+            if not entry.get("kbs"):
+                entry.pop("kbs", None)
+        return data
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Schema:

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from sparqlqa.embed.embedders import Embedder
 from sparqlqa.errors import LLMParseError, NotInCache, SparqlqaError
+from sparqlqa.kb.group import GroupKB
 from sparqlqa.kb.knowledge_base import KnowledgeBase
 from sparqlqa.kb.naming import display_name
 from sparqlqa.kb.node_text import fetch_labels, node_texts
@@ -280,6 +281,7 @@ def build_answer(ctx: AskContext, ranking: Ranking | None = None, texts: Mapping
     items = ranking.items if items is None else items
     with ctx.stage("answer"):
         labels = _describe(ctx, items, texts or {})
+        _provenance(ctx.kb, items)
     answer = Answer(question=ctx.question, kb=ctx.kb.name, strategy=ctx.strategy, items=list(items),
                     triplets=triplets, linked=linked, candidates=candidates, llm_calls=list(ctx.llm_calls),
                     queries=list(ctx.queries), notes=list(ctx.notes), timings_ms=dict(ctx.timings_ms),
@@ -310,6 +312,23 @@ def _describe(ctx: AskContext, items: Sequence[AnswerItem], texts: Mapping[str, 
         snippet = texts.get(item.iri, "")
         item.snippet = snippet[: SNIPPET_CHARS - 1].rstrip() + "…" if len(snippet) > SNIPPET_CHARS else snippet
     return labels
+
+
+#: the matched items of a KB group's answer whose evidence triples get their member KBs
+PROVENANCE_ITEMS = 20
+
+
+def _provenance(kb: KnowledgeBase, items: Sequence[AnswerItem]) -> None:
+    """In a KB group, which member states each evidence triple of the first matched items (in place)."""
+    if not isinstance(kb, GroupKB):
+        return
+    shown = [item for item in items if item.matched and item.evidence_triples()][:PROVENANCE_ITEMS]
+    triples = [triple for item in shown for triple in item.evidence_triples()]
+    if not triples:
+        return
+    found = dict(zip(triples, kb.provenance(triples)))
+    for item in shown:
+        item.evidence_kbs = [found.get(triple, []) for triple in item.evidence_triples()]
 
 
 def _meta(ctx: AskContext, ranking: Ranking) -> dict[str, Any]:
