@@ -61,6 +61,23 @@ def split_kb(source: Path, base_iri: str) -> None:
         ingest([path], kb=name, format="triples", base_iri=base_iri, replace=True)
 
 
+def export_questions(path: Path, folder: Path, limit: int, seed: int) -> int:
+    """Write the sampled both-halves questions of ``path`` as a MetaQA file pair (``qa_dev.txt`` and its
+    ``qa_dev_qtype.txt``) under ``folder/<hop>/``, for ``sparqlqa eval metaqa`` (4step, recorded LLM
+    answers); how many."""
+    lines = path.read_text("utf-8").splitlines()
+    qtypes = path.with_name(path.stem + "_qtype.txt").read_text("utf-8").splitlines()
+    items = load_metaqa(path)
+    chosen = [n for n, item in enumerate(items) if needs_both(item)]
+    random.Random(seed).shuffle(chosen)
+    chosen = chosen[:limit]
+    target = folder / path.parent.name
+    target.mkdir(parents=True, exist_ok=True)
+    (target / "qa_dev.txt").write_text("".join(lines[n] + "\n" for n in chosen), "utf-8")
+    (target / "qa_dev_qtype.txt").write_text("".join(qtypes[n] + "\n" for n in chosen), "utf-8")
+    return len(chosen)
+
+
 def needs_both(item: Item) -> bool:
     names = {name for name, _ in item.gold_path}
     return bool(names & PEOPLE_RELATIONS) and bool(names - PEOPLE_RELATIONS)
@@ -108,7 +125,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--limit", type=int, default=100, help="questions per file")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--json", type=Path, help="also write the figures here")
+    parser.add_argument("--export", type=Path, help="only write the sampled questions (MetaQA format) here")
     args = parser.parse_args(argv)
+    if args.export is not None:
+        for path in args.questions:
+            print(path, export_questions(path, args.export, args.limit, args.seed))
+        return 0
     if not kb_exists(args.kb):
         from sparqlqa.ingest import ingest
 
