@@ -31,11 +31,11 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_offline import Item, load_metaqa, percentile  # noqa: E402
+from bench_offline import Item, load_metaqa, percentile
 
-from sparqlqa.kb.knowledge_base import KnowledgeBase, kb_exists, open_kb  # noqa: E402
-from sparqlqa.kb.labels import normalize_label  # noqa: E402
-from sparqlqa.paths import sparqlqa_home  # noqa: E402
+from sparqlqa.kb.knowledge_base import KnowledgeBase, kb_exists, open_kb
+from sparqlqa.kb.labels import normalize_label
+from sparqlqa.paths import sparqlqa_home
 
 #: the film→person half; every other relation goes to the other half
 PEOPLE_RELATIONS = frozenset({"directed_by", "written_by", "starred_actors"})

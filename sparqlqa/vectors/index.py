@@ -54,6 +54,7 @@ from sparqlqa.paths import atomic_write_json, atomic_write_text, make_folder
 from sparqlqa.vectors import index_files as files
 from sparqlqa.vectors.ann import ANN_THRESHOLD, OVERSAMPLE, AnnIndex
 from sparqlqa.vectors.index_files import ANN_FILE, IDS_FILE, PROGRESS_FILE, VECTORS_FILE, chunk_path, open_vectors
+from sparqlqa.vectors.member_vectors import prefill_from_members
 
 CHUNK_SIZE = 1024
 #: a fast embedder's chunks (``Embedder.fast``: a chunk takes about a second, not minutes, to redo)
@@ -277,6 +278,10 @@ class _DiskBuild:
         """Embed the chunks not done yet (or damaged), join them into ``vectors.npy``, load it."""
         if record is None or not (record["complete"] or record["chunk_size"] == self.chunk_size):
             record = self._start()
+            if prefill_from_members(self.kb, self.embedder, self.folder, record,
+                                    files.read_ids(self.folder, record["count"])):  # a group: members' vectors
+                record.setdefault("embedder", {})["dimension"] = record["dimension"]
+                atomic_write_json(self.folder / PROGRESS_FILE, record)
         ids = files.read_ids(self.folder, record["count"])
         files.read_type_rows(self.folder, record["count"])  # a damaged listing is found before embedding
         self._embed_chunks(record, ids)

@@ -182,3 +182,33 @@ def test_cli_ask_a_group_as_json(halves: object, runner) -> None:  # type: ignor
     assert data["items"][0]["evidence_kbs"]
     unknown = runner.invoke(main, ["ask", "films+nope", LONDON, "--json"])
     assert unknown.exit_code != 0 and "'nope'" in unknown.output and "Traceback" not in unknown.output
+
+
+def test_the_group_index_takes_the_members_vectors_instead_of_embedding(halves: object,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    import numpy as np
+
+    from sparqlqa.embed.embedders import get_embedder
+    from sparqlqa.vectors import index as vector_index
+    from sparqlqa.vectors.index import load_index
+
+    embedder = get_embedder("fake")
+    members = {name: load_index(open_kb(name), embedder) for name in ("films", "people")}
+    embedded: list[str] = []
+    real = vector_index._embed_rows
+
+    def counting(kb, embedder, iris, *args, **kwargs):  # type: ignore[no-untyped-def]
+        embedded.extend(iris)
+        return real(kb, embedder, iris, *args, **kwargs)
+
+    monkeypatch.setattr(vector_index, "_embed_rows", counting)
+    with open_kb("films+people") as group:
+        index = load_index(group, embedder)
+    assert embedded == []  # every node came from a member's index
+    assert len(index) == 12  # 8 + 6 nodes, Nolan and Scott once
+    nolan = f"{EX}Nolan"
+    both = members["films"].vectors[members["films"].row_of[nolan]] + \
+        members["people"].vectors[members["people"].row_of[nolan]]
+    assert np.allclose(index.vectors[index.row_of[nolan]], both / np.linalg.norm(both), atol=1e-6)
+    dune = f"{EX}Dune"
+    assert np.allclose(index.vectors[index.row_of[dune]], members["films"].vectors[members["films"].row_of[dune]])
