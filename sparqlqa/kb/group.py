@@ -42,6 +42,7 @@ from pyoxigraph import Store as OxStore
 
 from sparqlqa.errors import GroupError, GroupMemberNotFound, KBNotFound
 from sparqlqa.kb.export import ADDED_FILE
+from sparqlqa.kb.group_service import has_service, run_services
 from sparqlqa.kb.groups import split_members
 from sparqlqa.kb.knowledge_base import (
     KnowledgeBase,
@@ -53,9 +54,10 @@ from sparqlqa.kb.knowledge_base import (
     open_kb,
     retire_generation,
 )
+from sparqlqa.kb.limits import QueryLimits
 from sparqlqa.kb.profile import DEFAULT_PROFILE, Profile
 from sparqlqa.kb.schema import Schema, compute_schema
-from sparqlqa.kb.store import OxigraphStore
+from sparqlqa.kb.store import OxigraphStore, QueryResult
 from sparqlqa.kb.terms import term_from_key
 from sparqlqa.paths import atomic_write_text, kbs_dir, make_folder
 from sparqlqa.version import __version__
@@ -72,8 +74,26 @@ class GroupKB(KnowledgeBase):
     def __init__(self, manifest: Manifest, directory: Path, members: list[str]) -> None:
         super().__init__(manifest, directory)
         self.members = members
+        #: the remote members: endpoint URL → member name (:mod:`sparqlqa.kb.group_service`)
+        self.remote: dict[str, str] = {entry["endpoint"]: entry["name"]
+                                       for entry in manifest.extra.get("group", {}).get("remote", [])}
         self._opened: dict[str, KnowledgeBase] = {}
         self._open_lock = threading.Lock()
+
+    def query(self, sparql: str, *, limits: QueryLimits | None = None) -> QueryResult:
+        """A read query on the merged store; a remote member's ``SERVICE`` block is run by that member's
+        own store first and joined as a ``VALUES`` table (:func:`~sparqlqa.kb.group_service.run_services`).
+        The result keeps the query as written (the ``.rq`` saved has the ``SERVICE`` block)."""
+        if not self.remote or not has_service(sparql):
+            return super().query(sparql, limits=limits)
+
+        def remote(endpoint: str, select: str) -> QueryResult:
+            return self.member(self.remote[endpoint]).query(select, limits=limits)
+
+        local, _ = run_services(sparql, self.remote, remote)
+        result = super().query(local, limits=limits)
+        result.query = sparql
+        return result
 
     def member(self, name: str) -> KnowledgeBase:
         """Member KB ``name``, opened once for this group (closed with it)."""
@@ -131,6 +151,11 @@ def open_group(name: str) -> GroupKB | None:
         raise GroupError(f"a KB group needs two or more member KBs; {name!r} has {len(members)}",
                          hint="join two or more KB names with '+', as in 'films+people'")
     opened = [_member(name, member) for member in members]
+    if all(kb.is_remote for kb in opened):
+        for kb in opened:
+            kb.close()
+        raise GroupError(f"knowledge base group {name!r} has no local member: a group joins remote endpoints "
+                         "to local KBs", hint="add a local KB to the group, or ask each endpoint on its own")
     try:
         generation = _current_group(sorted(members), opened)
     finally:
@@ -151,11 +176,6 @@ def _member(group: str, member: str) -> KnowledgeBase:
         kb = open_kb(member)
     except KBNotFound:
         raise GroupMemberNotFound(group, member) from None
-    if kb.is_remote:
-        kb.close()
-        raise GroupError(f"knowledge base group {group!r}: {member!r} is a remote endpoint; groups of local "
-                         "KBs only are supported so far",
-                         hint="ingest a dump of the endpoint's data, or ask the endpoint on its own")
     return kb
 
 
@@ -244,12 +264,33 @@ def tag_schema(schema: Schema, members: Sequence[KnowledgeBase]) -> Schema:
     return replace(schema, relations=tagged_relations, types=tagged_types)
 
 
-def _build(folder: Path, members: Sequence[KnowledgeBase], generation: str) -> Manifest:
+def with_remote(schema: Schema, remote: Sequence[KnowledgeBase]) -> Schema:
+    """``schema`` (the local members') with the remote members' relations and node types: one a local
+    member holds too only gains the tag, the others carry the endpoint that holds them (``service``)."""
+    relations, types = list(schema.relations), list(schema.types)
+    for kb in remote:
+        url = str(kb.manifest.store.get("url", ""))
+        local_relations = {rel.iri: n for n, rel in enumerate(relations)}
+        for rel in kb.schema.relations:
+            if rel.iri in local_relations:
+                known = relations[local_relations[rel.iri]]
+                relations[local_relations[rel.iri]] = replace(known, kbs=[*known.kbs, kb.name])
+            else:
+                relations.append(replace(rel, kbs=[kb.name], service=url))
+        local_types = {iri for info in types for iri in info.iris}
+        types += [replace(info, kbs=[kb.name], service=url) for info in kb.schema.types
+                  if not set(info.iris) & local_types]
+    return replace(schema, relations=relations, types=types)
+
+
+def _build(folder: Path, everyone: Sequence[KnowledgeBase], generation: str) -> Manifest:
+    members = [kb for kb in everyone if not kb.is_remote]
+    remote = [kb for kb in everyone if kb.is_remote]
     store = OxStore(str(folder / "store"))
     store.bulk_extend(_merged_quads(members))
     store.flush()
     profile = merged_profile([kb.profile for kb in members])
-    schema = tag_schema(compute_schema(OxigraphStore(store), profile), members)
+    schema = with_remote(tag_schema(compute_schema(OxigraphStore(store), profile), members), remote)
     prefixes: dict[str, str] = {}
     for kb in members:
         for prefix, iri in kb.manifest.prefixes.items():
@@ -264,7 +305,7 @@ def _build(folder: Path, members: Sequence[KnowledgeBase], generation: str) -> M
                 "relations": len(schema.relations), "sources": sum(len(kb.manifest.sources) for kb in members),
                 "data_triples": data_triples},
         created_at=datetime.now(timezone.utc).isoformat(timespec="seconds"), sparqlqa_version=__version__,
-        extra=_group_extra(members), prefixes=prefixes,
+        extra=_group_extra(everyone), prefixes=prefixes,
     )
     store.optimize()
     del store
@@ -275,7 +316,9 @@ def _build(folder: Path, members: Sequence[KnowledgeBase], generation: str) -> M
 
 
 def _group_extra(members: Sequence[KnowledgeBase]) -> dict[str, Any]:
-    return {"group": {"members": [{"name": kb.name, "generation": kb.manifest.generation} for kb in members]}}
+    return {"group": {"members": [{"name": kb.name, "generation": kb.manifest.generation} for kb in members],
+                      "remote": [{"name": kb.name, "endpoint": str(kb.manifest.store.get("url", ""))}
+                                 for kb in members if kb.is_remote]}}
 
 
 def _merge_added(folder: Path, members: Sequence[KnowledgeBase]) -> None:

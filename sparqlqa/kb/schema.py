@@ -60,6 +60,8 @@ class TypeInfo:
     also: list[str] = field(default_factory=list)
     #: the member KBs that hold it, in a KB group (:mod:`sparqlqa.kb.group`); empty for a single KB
     kbs: list[str] = field(default_factory=list)
+    #: in a KB group, the SPARQL endpoint of the remote member that holds it (queried in a ``SERVICE`` block)
+    service: str | None = None
 
     @property
     def iris(self) -> list[str]:
@@ -83,6 +85,8 @@ class RelationInfo:
     blank: int = 0
     #: the member KBs that hold it, in a KB group (:mod:`sparqlqa.kb.group`); empty for a single KB
     kbs: list[str] = field(default_factory=list)
+    #: in a KB group, the SPARQL endpoint of the remote member that holds it (queried in a ``SERVICE`` block)
+    service: str | None = None
 
 
 @dataclass
@@ -101,6 +105,8 @@ class Schema:
         for entry in [*data["types"], *data["relations"]]:  # member tags only in a KB group's schema
             if not entry.get("kbs"):
                 entry.pop("kbs", None)
+            if entry.get("service") is None:
+                entry.pop("service", None)
         return data
 
     @classmethod

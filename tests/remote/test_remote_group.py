@@ -1,0 +1,70 @@
+"""A KB group with a remote member (issue 27, item 2): a local KB joined with a Virtuoso endpoint on
+127.0.0.1 through a ``SERVICE`` block run by the endpoint's own store; only read queries reach it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from pyoxigraph import RdfFormat, parse, serialize
+from virtuoso import VirtuosoServer, virtuoso  # noqa: F401
+
+from sparqlqa.ingest import ingest
+from sparqlqa.kb.group import GroupKB
+from sparqlqa.kb.knowledge_base import open_kb
+from sparqlqa.kb.sparql_guard import query_form
+from sparqlqa.remote import add_remote_kb
+from sparqlqa.remote.endpoint import EndpointStore
+from sparqlqa.stages.execute import find_candidates
+from sparqlqa.stages.linking import link_constants
+from sparqlqa.stages.triplets import parse_arrow_triplets
+
+pytestmark = pytest.mark.virtuoso
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+PEOPLE_GRAPH = "urn:sparqlqa:test:group-people"
+EX = "http://example.org/"
+
+
+@pytest.fixture
+def remote_group(virtuoso: VirtuosoServer, tmp_path: Path) -> str:  # noqa: F811
+    if not getattr(virtuoso, "_group_people", False):
+        people = tmp_path / "group_people.nt"
+        with people.open("wb") as out:
+            serialize(parse(path=str(FIXTURES / "group_people.ttl"), format=RdfFormat.TURTLE), out,
+                      RdfFormat.N_TRIPLES)
+        virtuoso.load({PEOPLE_GRAPH: people})
+        virtuoso._group_people = True  # type: ignore[attr-defined]
+    ingest([FIXTURES / "group_films.ttl"], kb="films")
+    add_remote_kb("people", virtuoso.sparql_url, "generic", default_graphs=[PEOPLE_GRAPH], timeout=30)
+    return virtuoso.sparql_url
+
+
+def test_a_local_kb_joined_with_a_virtuoso_member_answers_and_sends_only_reads(
+        remote_group: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    sent: list[str] = []
+    real = EndpointStore._execute
+
+    def recording(self: EndpointStore, sparql: str, form: str):  # type: ignore[no-untyped-def]
+        sent.append(sparql)
+        return real(self, sparql, form)
+
+    monkeypatch.setattr(EndpointStore, "_execute", recording)
+    with open_kb("films+people") as group:
+        assert isinstance(group, GroupKB) and group.remote == {remote_group: "people"}
+        born = group.schema.relation("born in")
+        assert born is not None and born.service == remote_group and born.kbs == ["people"]
+        arrow = "film 'Inception' -> directed by -> person |?2|; person |?2| -> born in -> city |?1|"
+        triplets = parse_arrow_triplets(arrow, "where were the directors of Inception born", group.schema)
+        found = find_candidates(triplets, link_constants(triplets, group), group)
+        assert found.iris(0) == [f"{EX}London"]  # Inception → Nolan here, Nolan → London on the endpoint
+        query = found.queries[-1]["query"]
+    assert f"SERVICE <{remote_group}>" in query  # the saved query is the federated one
+    assert sent and all(query_form(q) in ("SELECT", "ASK") for q in sent)
+    assert all("SERVICE" not in q for q in sent)  # the endpoint is asked for its own part only
+
+
+def test_a_service_to_any_other_host_is_still_refused(remote_group: str) -> None:
+    from sparqlqa.errors import ServiceRefused
+
+    with open_kb("films+people") as group, pytest.raises(ServiceRefused):
+        group.query("SELECT * WHERE { SERVICE <http://169.254.169.254/sparql> { ?s ?p ?o } }")
