@@ -37,7 +37,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from pyoxigraph import BlankNode, DefaultGraph, Literal, Quad
+from pyoxigraph import BlankNode, DefaultGraph, Literal, Quad, RdfFormat, parse
 from pyoxigraph import Store as OxStore
 
 from sparqlqa.errors import GroupError, GroupMemberNotFound, KBNotFound
@@ -295,7 +295,8 @@ def _build(folder: Path, everyone: Sequence[KnowledgeBase], generation: str) -> 
     for kb in members:
         for prefix, iri in kb.manifest.prefixes.items():
             prefixes.setdefault(prefix, iri)
-    data_triples = sum(int(kb.manifest.counts.get("data_triples", 0)) for kb in members)
+    added = _merge_added(folder, members)  # what ingest added beside the sources: not data
+    data_triples = len(store) - sum(1 for triple in added if Quad(*triple, DefaultGraph()) in store)
     manifest = Manifest(
         name="+".join(kb.name for kb in members), generation=generation, store={"kind": "oxigraph"},
         base_iri=members[0].manifest.base_iri,
@@ -310,7 +311,6 @@ def _build(folder: Path, everyone: Sequence[KnowledgeBase], generation: str) -> 
     store.optimize()
     del store
     gc.collect()
-    _merge_added(folder, members)
     manifest.write(folder)
     return manifest
 
@@ -321,14 +321,17 @@ def _group_extra(members: Sequence[KnowledgeBase]) -> dict[str, Any]:
                                  for kb in members if kb.is_remote]}}
 
 
-def _merge_added(folder: Path, members: Sequence[KnowledgeBase]) -> None:
-    """The triples ingest added beside the members' sources (``added.nt``), once each."""
+def _merge_added(folder: Path, members: Sequence[KnowledgeBase]) -> list[tuple[Any, Any, Any]]:
+    """The triples ingest added beside the members' sources (``added.nt``), once each, written to the
+    group's ``added.nt``; returned as (s, p, o) terms."""
     lines: dict[str, None] = {}
     for kb in members:
         path = kb.directory / ADDED_FILE if kb.directory is not None else None
         if path is not None and path.is_file():
             lines.update(dict.fromkeys(line for line in path.read_text("utf-8").splitlines() if line.strip()))
-    atomic_write_text(folder / ADDED_FILE, "".join(line + "\n" for line in lines))
+    text = "".join(line + "\n" for line in lines)
+    atomic_write_text(folder / ADDED_FILE, text)
+    return [(t.subject, t.predicate, t.object) for t in parse(text.encode("utf-8"), format=RdfFormat.N_TRIPLES)]
 
 
 def is_group(kb: KnowledgeBase) -> bool:
