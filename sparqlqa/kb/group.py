@@ -90,8 +90,11 @@ class GroupKB(KnowledgeBase):
         def remote(endpoint: str, select: str) -> QueryResult:
             return self.member(self.remote[endpoint]).query(select, limits=limits)
 
-        local, _ = run_services(sparql, self.remote, remote)
-        result = super().query(local, limits=limits)
+        def local(probe: str) -> QueryResult:
+            return super(GroupKB, self).query(probe, limits=limits)
+
+        local_query, _ = run_services(sparql, self.remote, remote, local)
+        result = super().query(local_query, limits=limits)
         result.query = sparql
         return result
 

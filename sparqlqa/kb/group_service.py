@@ -11,7 +11,8 @@ pacing, retries, or ``default-graph-uri`` of the endpoint's configuration): :fun
 block's patterns as one ``SELECT * WHERE { … }`` through the member's own store (the endpoint's
 transport: its timeout, retries, politeness interval, row and response-size limits, read-only guard),
 with the outer query's one-variable ``VALUES`` lines the block uses (constants, the candidate being
-explained), and puts the rows back in the block's place as a ``VALUES`` table, which SPARQL joins exactly as it would
+explained) and the bindings the local patterns give its variables (a bind join, :func:`local_bindings`),
+and puts the rows back in the block's place as a ``VALUES`` table, which SPARQL joins exactly as it would
 the ``SERVICE``'s solutions; the local store then runs a query without any ``SERVICE``.  Only blocks
 naming a registered member's URL exactly are run this way; any other ``SERVICE`` stays in the query and
 meets :mod:`sparqlqa.kb.service_guard` as usual (refused unless allowed).
@@ -99,19 +100,62 @@ def values_table(result: QueryResult) -> str:
 
 #: runs ``SELECT * WHERE { patterns }`` on the member holding ``endpoint``
 RemoteRunner = Callable[[str, str], QueryResult]
+#: runs a read query on the local store
+LocalRunner = Callable[[str], QueryResult]
+#: at most this many local bindings are sent along with a block (more: the block goes without them)
+MAX_BOUND_ROWS = 500
+#: the compiler's query shape: ``SELECT … WHERE {`` + one line per pattern + ``}`` (then ORDER BY, LIMIT)
+_BODY = re.compile(r"WHERE \{\n(.*?)\n\}", re.DOTALL)
 
 
-def run_services(sparql: str, endpoints: Collection[str], remote: RemoteRunner) -> tuple[str, list[dict[str, object]]]:
+def local_bindings(sparql: str, blocks: Sequence[ServiceBlock], local: LocalRunner) -> dict[int, str]:
+    """For each block (by position), a ``VALUES`` table of the variables it shares with the local patterns,
+    as the local patterns bind them (a bind join: the endpoint is asked only for rows that can join).
+
+    Only for the compiler's one-pattern-per-line queries; FILTER lines on variables only a block binds
+    are left out of the local probe; over :data:`MAX_BOUND_ROWS` bindings, none are sent."""
+    body = _BODY.search(sparql)
+    if body is None:
+        return {}
+    spans = {(b.start, b.end) for b in blocks}
+    start = body.start(1)
+    lines, at = [], start
+    for line in body.group(1).split("\n"):
+        if (at, at + len(line)) not in spans:
+            lines.append(line)
+        at += len(line) + 1
+    patterns = [line for line in lines if not line.strip().startswith("FILTER")]
+    local_vars = {v for line in patterns for v in _VARIABLE.findall(line)}
+    filters = [line for line in lines if line.strip().startswith("FILTER")
+               and set(_VARIABLE.findall(line)) <= local_vars]
+    found: dict[int, str] = {}
+    for block in blocks:
+        shared = sorted(set(_VARIABLE.findall(block.patterns)) & local_vars)
+        if not shared or not patterns:
+            continue
+        head = " ".join(f"?{v}" for v in shared)
+        probe = local(f"SELECT DISTINCT {head} WHERE {{\n" + "\n".join([*patterns, *filters])
+                      + f"\n}}\nLIMIT {MAX_BOUND_ROWS + 1}")
+        if len(probe.rows) <= MAX_BOUND_ROWS:
+            found[block.start] = values_table(probe)
+    return found
+
+
+def run_services(sparql: str, endpoints: Collection[str], remote: RemoteRunner,
+                 local: LocalRunner | None = None) -> tuple[str, list[dict[str, object]]]:
     """``sparql`` with each registered member's ``SERVICE`` block replaced by its rows (``remote`` runs
-    them), and the history of the remote queries."""
+    them), and the history of the remote queries.  With ``local``, each block is sent with the bindings
+    the local patterns give its variables (:func:`local_bindings`)."""
     blocks = service_blocks(sparql, endpoints)
     if not blocks:
         return sparql, []
     values = [(m.group(1), m.group(0).strip()) for m in _VALUES.finditer(sparql)]
+    joined = local_bindings(sparql, blocks, local) if local is not None else {}
     parts, history, at = [], [], 0
     for block in blocks:
         used = set(_VARIABLE.findall(block.patterns))
-        bound = " ".join(line for var, line in values if var in used and line not in block.patterns)
+        bound = " ".join([*(line for var, line in values if var in used and line not in block.patterns),
+                          *([joined[block.start]] if block.start in joined else [])])
         result = remote(block.endpoint, f"SELECT * WHERE {{ {bound + ' ' if bound else ''}{block.patterns} }}")
         history.append({**result.history(), "service": block.endpoint})
         parts += [sparql[at:block.start], "  " + values_table(result)]

@@ -56,10 +56,53 @@ ENGINE_SERVICES = frozenset({WIKIBASE + "mwapi"})
 
 
 def lookup_for_kb(kb: KnowledgeBase) -> NodeLookup:
-    """The KB's name lookup: queries for endpoint KBs, the persisted :class:`LabelIndex` otherwise."""
+    """The KB's name lookup: queries for endpoint KBs, the persisted :class:`LabelIndex` otherwise; a KB
+    group with remote members: its label index, then its remote members (:class:`GroupLookup`)."""
     if kb.is_remote:
         return RemoteLabelLookup.for_kb(kb)
+    from sparqlqa.kb.group import GroupKB
+
+    if isinstance(kb, GroupKB) and kb.remote:
+        return GroupLookup(LabelIndex.for_kb(kb), [RemoteLabelLookup.for_kb(kb.member(name))
+                                                   for name in kb.remote.values()])
     return LabelIndex.for_kb(kb)
+
+
+class GroupLookup(NodeLookup):
+    """A KB group's names: its local members' label index first; a name it does not know is looked up on
+    each remote member (their queries, their limits), so a node only the endpoint holds can be linked."""
+
+    def __init__(self, local: NodeLookup, remote: Sequence[NodeLookup]) -> None:
+        self.local = local
+        self.remote = list(remote)
+
+    def exact(self, text: str, type_iri: str | None = None) -> list[NodeMatch]:
+        found = self.local.exact(text, type_iri)
+        for lookup in self.remote if not found else []:
+            found = found + lookup.exact(text, type_iri)
+        return found
+
+    def fuzzy(self, text: str, type_iri: str | None = None, cutoff: float = FUZZY_CUTOFF,
+              limit: int = 5) -> list[NodeMatch]:
+        found = self.local.fuzzy(text, type_iri, cutoff, limit)
+        for lookup in self.remote if not found else []:
+            found = found + lookup.fuzzy(text, type_iri, cutoff, limit)
+        return found[:limit]
+
+    def containing(self, text: str, type_iri: str | None = None, limit: int = 5) -> list[NodeMatch]:
+        found = self.local.containing(text, type_iri, limit)
+        for lookup in self.remote if not found else []:
+            found = found + lookup.containing(text, type_iri, limit)
+        return found[:limit]
+
+    def nearest(self, text: str, embedder: Any, type_iri: str | None = None, limit: int = 5) -> list[NodeMatch]:
+        return self.local.nearest(text, embedder, type_iri, limit)  # the endpoint's nodes have no vectors
+
+    def types_of(self, iri: str) -> list[str]:
+        found = self.local.types_of(iri)
+        for lookup in self.remote if not found else []:
+            found = found or lookup.types_of(iri)
+        return found
 
 
 def name_variants(text: str) -> list[str]:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 from pyoxigraph import RdfFormat, parse, serialize
-from virtuoso import VirtuosoServer, virtuoso  # noqa: F401
+from virtuoso import OxigraphSparqlServer, VirtuosoServer, virtuoso  # noqa: F401
 
 from sparqlqa.ingest import ingest
 from sparqlqa.kb.group import GroupKB
@@ -19,7 +19,6 @@ from sparqlqa.stages.execute import find_candidates
 from sparqlqa.stages.linking import link_constants
 from sparqlqa.stages.triplets import parse_arrow_triplets
 
-pytestmark = pytest.mark.virtuoso
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 PEOPLE_GRAPH = "urn:sparqlqa:test:group-people"
 EX = "http://example.org/"
@@ -39,6 +38,7 @@ def remote_group(virtuoso: VirtuosoServer, tmp_path: Path) -> str:  # noqa: F811
     return virtuoso.sparql_url
 
 
+@pytest.mark.virtuoso
 def test_a_local_kb_joined_with_a_virtuoso_member_answers_and_sends_only_reads(
         remote_group: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     sent: list[str] = []
@@ -61,10 +61,35 @@ def test_a_local_kb_joined_with_a_virtuoso_member_answers_and_sends_only_reads(
     assert f"SERVICE <{remote_group}>" in query  # the saved query is the federated one
     assert sent and all(query_form(q) in ("SELECT", "ASK") for q in sent)
     assert all("SERVICE" not in q for q in sent)  # the endpoint is asked for its own part only
+    service_queries = [q for q in sent if "bornIn" in q]
+    assert service_queries[0].startswith(f"SELECT * WHERE {{ VALUES (?v_2) {{ (<{EX}Nolan>) }} ")  # bind join
+    assert all(f"<{EX}Nolan>" in q for q in service_queries)  # only the rows that can join are asked for
 
 
+@pytest.mark.virtuoso
 def test_a_service_to_any_other_host_is_still_refused(remote_group: str) -> None:
     from sparqlqa.errors import ServiceRefused
 
     with open_kb("films+people") as group, pytest.raises(ServiceRefused):
         group.query("SELECT * WHERE { SERVICE <http://169.254.169.254/sparql> { ?s ?p ?o } }")
+
+
+def test_the_remote_part_goes_through_sparqlqas_own_transport(tmp_path: Path) -> None:
+    """Everywhere (no Virtuoso needed): the stand-in endpoint sees sparqlqa's User-Agent on every request,
+    so no query was sent by Oxigraph's own SERVICE client, and the answer needs both KBs."""
+    from sparqlqa.remote.endpoint import default_user_agent
+
+    people = tmp_path / "group_people.nt"
+    with people.open("wb") as out:
+        serialize(parse(path=str(FIXTURES / "group_people.ttl"), format=RdfFormat.TURTLE), out, RdfFormat.N_TRIPLES)
+    ingest([FIXTURES / "group_films.ttl"], kb="films")
+    with OxigraphSparqlServer([people]) as server:
+        add_remote_kb("people", server.sparql_url, "generic", timeout=30)
+        server.queries.clear()
+        with open_kb("films+people") as group:
+            arrow = "film |?1| -> directed by -> person |?2|; person |?2| -> born in -> city 'South Shields'"
+            linked = parse_arrow_triplets(arrow, "q", group.schema)
+            found = find_candidates(linked, link_constants(linked, group), group)
+    assert sorted(found.iris(0)) == [f"{EX}Alien", f"{EX}Gladiator"]
+    assert server.queries and all(query_form(q) == "SELECT" and "SERVICE" not in q for q in server.queries)
+    assert set(server.user_agents) == {default_user_agent()}
