@@ -93,3 +93,32 @@ def test_the_remote_part_goes_through_sparqlqas_own_transport(tmp_path: Path) ->
     assert sorted(found.iris(0)) == [f"{EX}Alien", f"{EX}Gladiator"]
     assert server.queries and all(query_form(q) == "SELECT" and "SERVICE" not in q for q in server.queries)
     assert set(server.user_agents) == {default_user_agent()}
+
+
+def test_ask_4step_on_a_group_with_a_remote_member(tmp_path: Path) -> None:
+    """The whole pipeline: the LLM's triplets name a relation and a city only the endpoint holds."""
+    from sparqlqa.llm import FakeLLM
+    from sparqlqa.stages.audit import save_sparql
+    from sparqlqa.strategies.ask import ask
+
+    def term(kind: str, text: str, type_: str) -> dict[str, str]:
+        return {"kind": kind, "text": text, "type": type_}
+
+    triplets = {"triplets": [
+        {"head": term("variable", "?x1", "film"), "relation": "directed by", "tail": term("variable", "?x2", "person")},
+        {"head": term("variable", "?x2", "person"), "relation": "born in", "tail": term("constant", "London", "city")},
+    ], "target": "?x1"}
+    people = tmp_path / "group_people.nt"
+    with people.open("wb") as out:
+        serialize(parse(path=str(FIXTURES / "group_people.ttl"), format=RdfFormat.TURTLE), out, RdfFormat.N_TRIPLES)
+    ingest([FIXTURES / "group_films.ttl"], kb="films")
+    with OxigraphSparqlServer([people]) as server:
+        add_remote_kb("people", server.sparql_url, "generic", timeout=30)
+        answer = ask("films+people", "Which films were directed by people born in London?",
+                     llm=FakeLLM([triplets]), rerank="none", k=5)
+        saved = save_sparql(answer, tmp_path / "rq", stages=["sparql"])
+    matched = [item for item in answer.items if item.matched]
+    assert sorted(item.label for item in matched) == ["Inception", "Memento"]
+    kbs = {p: k for item in matched for (_, p, _), k in zip(item.evidence_triples(), item.evidence_kbs or [])}
+    assert kbs == {f"{EX}directedBy": ["films"], f"{EX}bornIn": ["people"]}
+    assert any(f"SERVICE <{server.sparql_url}>" in path.read_text("utf-8") for path in saved)
