@@ -184,8 +184,27 @@ def _member(group: str, member: str) -> KnowledgeBase:
 
 def fingerprint(members: Sequence[KnowledgeBase]) -> str:
     """Names the group generation: the members' names and generations (a re-ingest makes a new one)."""
-    key = json.dumps([LAYOUT, [[kb.name, kb.manifest.generation] for kb in members]])
+    return _fingerprint([(kb.name, kb.manifest.generation) for kb in members])
+
+
+def _fingerprint(pairs: Sequence[tuple[str, str]]) -> str:
+    key = json.dumps([LAYOUT, [list(pair) for pair in pairs]])
     return hashlib.sha256(key.encode("utf-8")).hexdigest()[:16]
+
+
+def current_group(name: str) -> str | None:
+    """The fingerprint the group ``name`` has now (from its members' current generations, nothing opened
+    nor built: a server compares it with the one it holds); ``None`` when ``name`` is no group."""
+    members = split_members(name)
+    if members is None:
+        return None
+    pairs = []
+    for member in members:
+        generation = current_generation(kb_root(member))
+        if generation is None:
+            raise GroupMemberNotFound(name, member)
+        pairs.append((member, generation.name))
+    return _fingerprint(pairs)
 
 
 def _group_root(names: Sequence[str]) -> Path:
@@ -341,4 +360,4 @@ def is_group(kb: KnowledgeBase) -> bool:
     return isinstance(kb, GroupKB)
 
 
-__all__ = ["GroupKB", "fingerprint", "is_group", "merged_profile", "open_group", "tag_schema"]
+__all__ = ["GroupKB", "current_group", "fingerprint", "is_group", "merged_profile", "open_group", "tag_schema"]

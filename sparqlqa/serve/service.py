@@ -120,17 +120,19 @@ class Service:
     def using(self, name: Any) -> Iterator[KnowledgeBase]:
         """The warm KB ``name`` for one request.  A generation replaced meanwhile is closed once no
         request uses it any more: its reader lease is released and its retired folder deleted."""
+        from sparqlqa.kb.group import current_group
         from sparqlqa.kb.knowledge_base import current_generation, kb_root
 
         name = self.check_kb(name)
         with self._guard:
             lock = self._locks.setdefault(name, threading.Lock())
         with lock:
-            current = current_generation(kb_root(name))
-            if current is None:
+            group = current_group(name)  # a KB group: its members' generations, as a fingerprint
+            current = current_generation(kb_root(name)) if group is None else None
+            if group is None and current is None:
                 raise KBNotFound(name)
             kb = self._kbs.get(name)
-            if kb is None or kb.directory != current:
+            if kb is None or (kb.directory != current if group is None else kb.manifest.generation != group):
                 kb = self._replace(name, kb)
             with self._guard:
                 self._users[id(kb)] = self._users.get(id(kb), 0) + 1

@@ -212,3 +212,18 @@ def test_the_group_index_takes_the_members_vectors_instead_of_embedding(halves: 
     assert np.allclose(index.vectors[index.row_of[nolan]], both / np.linalg.norm(both), atol=1e-6)
     dune = f"{EX}Dune"
     assert np.allclose(index.vectors[index.row_of[dune]], members["films"].vectors[members["films"].row_of[dune]])
+
+
+def test_serve_answers_a_group(halves: object) -> None:
+    from starlette.testclient import TestClient
+
+    from sparqlqa.serve.app import create_app
+    from sparqlqa.serve.service import ServeSettings, Service
+
+    client = TestClient(create_app(Service(ServeSettings())), base_url="http://127.0.0.1")
+    response = client.post("/api/ask", json={"kb": "films+people", "question": LONDON, "strategy": "offline"})
+    assert response.status_code == 200, response.text
+    items = response.json()["items"]
+    assert [i["label"] for i in items if i["matched"]] == ["Inception", "Memento"] and items[0]["evidence_kbs"]
+    unknown = client.post("/api/ask", json={"kb": "films+nope", "question": LONDON, "strategy": "offline"})
+    assert unknown.status_code >= 400 and "nope" in unknown.text
