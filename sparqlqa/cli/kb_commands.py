@@ -161,6 +161,9 @@ def kbs_remove(name: str, yes: bool, force: bool) -> None:
     if not yes:
         click.confirm(f"remove knowledge base {name!r}?", abort=True)
     remove_kb(name)
+    from sparqlqa.kb.group import forget_group_caches
+
+    forget_group_caches(name)  # the merged stores of groups that included it
     note(f"removed {name}")
     if using:
         click.secho(f"warning: the KB group(s) {', '.join(using)} name {name!r} and are broken now: "

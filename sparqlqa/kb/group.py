@@ -24,6 +24,7 @@ while the merged store gives all of that to the SPARQL engine for the price of a
 
 from __future__ import annotations
 
+import fcntl
 import gc
 import hashlib
 import json
@@ -32,6 +33,7 @@ import shutil
 import threading
 import uuid
 from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import replace
 from datetime import datetime, timezone
 from pathlib import Path
@@ -40,7 +42,7 @@ from typing import Any
 from pyoxigraph import BlankNode, DefaultGraph, Literal, Quad, RdfFormat, parse
 from pyoxigraph import Store as OxStore
 
-from sparqlqa.errors import GroupError, GroupMemberNotFound, KBNotFound
+from sparqlqa.errors import GroupError, GroupMemberNotFound, KBNotFound, StorageError
 from sparqlqa.kb.export import ADDED_FILE
 from sparqlqa.kb.group_service import has_service, run_services
 from sparqlqa.kb.groups import split_members
@@ -49,7 +51,6 @@ from sparqlqa.kb.knowledge_base import (
     Manifest,
     current_generation,
     group_openers,
-    kb_lock,
     kb_root,
     open_kb,
     retire_generation,
@@ -221,7 +222,7 @@ def _current_group(names: list[str], members: list[KnowledgeBase]) -> Path:
     found = current_generation(root)
     if found is not None and found.name == wanted:
         return found
-    with kb_lock(f".group-{root.name}"):
+    with _build_lock(root):
         found = current_generation(root)
         if found is not None and found.name == wanted:
             return found
@@ -243,6 +244,41 @@ def _current_group(names: list[str], members: list[KnowledgeBase]) -> Path:
             if child.is_dir() and child != target and not child.name.startswith("."):
                 retire_generation(child)
     return target
+
+
+@contextmanager
+def _build_lock(root: Path) -> Iterator[None]:
+    """One builder of a group generation at a time; the others wait for it (a build takes seconds) and
+    then find its generation current."""
+    path = root.parent / f".lock-{root.name}"
+    try:
+        handle = path.open("w")
+    except OSError as exc:
+        raise StorageError.from_os_error(exc, path, doing="create the lock file") from None
+    with handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        yield
+
+
+def forget_group_caches(member: str) -> int:
+    """Retire the cached group generations that include KB ``member`` (it was removed); how many groups.
+    A generation a reader still holds is deleted when that reader closes it."""
+    root = kbs_dir() / ".groups"
+    if not root.is_dir():
+        return 0
+    forgotten = 0
+    for folder in root.iterdir():
+        generation = current_generation(folder) if folder.is_dir() else None
+        if generation is None:
+            continue
+        members = Manifest.read(generation / "manifest.json").extra.get("group", {}).get("members", [])
+        if any(entry.get("name") == member for entry in members):
+            for child in folder.iterdir():
+                if child.is_dir() and not child.name.startswith("."):
+                    retire_generation(child)
+            (folder / "CURRENT").unlink(missing_ok=True)
+            forgotten += 1
+    return forgotten
 
 
 def _merged_quads(members: Sequence[KnowledgeBase]) -> Iterator[Quad]:

@@ -155,7 +155,8 @@ def test_unknown_members_and_malformed_groups_say_what_is_wrong(halves: object) 
         save_group("cinema", ["films", "nope"])
 
 
-def test_cli_group_commands_and_the_broken_group_message(halves: object, runner) -> None:  # type: ignore[no-untyped-def]
+def test_cli_group_commands_and_the_broken_group_message(halves: object, runner,  # type: ignore[no-untyped-def]
+                                                        sparqlqa_home: Path) -> None:
     assert runner.invoke(main, ["kbs", "group", "add", "cinema", "films", "people"]).exit_code == 0
     listed = json.loads(runner.invoke(main, ["kbs", "--json"]).output)
     assert {"name": "cinema", "group": True, "members": ["films", "people"], "missing": [],
@@ -163,8 +164,12 @@ def test_cli_group_commands_and_the_broken_group_message(halves: object, runner)
     refused = runner.invoke(main, ["kbs", "remove", "people", "--yes"])
     assert refused.exit_code != 0 and "cinema" in refused.output and "--force" in refused.output
     assert open_kb("people").name == "people"  # refused: still there
+    open_kb("cinema").close()  # its merged store is cached under kbs/.groups
+    cached = list((sparqlqa_home / "kbs" / ".groups").glob("*/*/manifest.json"))
+    assert len(cached) == 1
     forced = runner.invoke(main, ["kbs", "remove", "people", "--yes", "--force"])
     assert forced.exit_code == 0 and "cinema" in forced.output
+    assert not cached[0].exists()  # the cache of a group that included it is gone too
     shown = runner.invoke(main, ["kbs"])
     assert "group cinema: films + people (broken: no KB people" in shown.output
     broken = runner.invoke(main, ["ask", "cinema", LONDON, "--strategy", "offline"])
