@@ -280,6 +280,7 @@ class _DiskBuild:
             record = self._start()
             if prefill_from_members(self.kb, self.embedder, self.folder, record,
                                     files.read_ids(self.folder, record["count"])):  # a group: members' vectors
+                record["chunks_done"] = record["chunks"]
                 record.setdefault("embedder", {})["dimension"] = record["dimension"]
                 atomic_write_json(self.folder / PROGRESS_FILE, record)
         ids = files.read_ids(self.folder, record["count"])

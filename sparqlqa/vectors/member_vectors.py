@@ -1,11 +1,14 @@
-"""A KB group's node index from its members' finished indexes: vectors copied, not re-embedded.
+"""A KB group's node index from its members' finished indexes: a vector is copied, not re-embedded,
+when the node's text is the same in the group as in the member.
 
 When a KB group (:mod:`sparqlqa.kb.group`) builds its node index and a member already has a complete
-index built by the same embedder (same fingerprint), each node's vector is taken from there: a node
-only one member holds gets that member's vector, a node several members hold (a shared IRI) the
-normalised mean of theirs (each embeds the node's text as that member knows it; the mean stands for
-the text the group knows).  Only the chunks whose every node was found are written; the rest are
-embedded as usual, so a group of members without indexes builds exactly as any KB does.
+index built by the same embedder (same fingerprint), each chunk of the group's nodes is written here:
+a node whose index text (:func:`~sparqlqa.kb.node_text.index_texts`: label, type, relations) in the group
+equals its text in a member that indexed it gets that member's vector; the others — typically a node with
+facts in two members, whose group text says more than either member's — are embedded.  So the group's
+index is exactly the one a build from scratch would give (the same vectors, hence the same rankings as
+the merged KB), for the price of reading texts instead of embedding most of them.  Without member
+indexes nothing is written here and the group builds as any KB does.
 """
 
 from __future__ import annotations
@@ -19,14 +22,21 @@ from sparqlqa.embed.embedders import Embedder
 from sparqlqa.errors import NodeIndexError
 from sparqlqa.kb.group import GroupKB
 from sparqlqa.kb.knowledge_base import KnowledgeBase
+from sparqlqa.kb.node_text import index_texts
 from sparqlqa.vectors import index_files as files
 
-Source = tuple[dict[str, int], np.ndarray]
+
+class _MemberIndex:
+    """A member's complete index for one embedder: the row of each IRI, the vectors (memory-mapped)."""
+
+    def __init__(self, kb: KnowledgeBase, rows: dict[str, int], vectors: np.ndarray) -> None:
+        self.kb = kb
+        self.rows = rows
+        self.vectors = vectors
 
 
-def _member_index(member: KnowledgeBase, embedder: Embedder) -> Source | None:
-    """A member's complete index for ``embedder`` (row of each IRI, the vectors), or ``None``."""
-    if member.directory is None:
+def _member_index(member: KnowledgeBase, embedder: Embedder) -> _MemberIndex | None:
+    if member.directory is None or member.is_remote:
         return None
     folder = member.directory / "artifacts" / "embeddings" / embedder.model_id
     try:
@@ -41,35 +51,46 @@ def _member_index(member: KnowledgeBase, embedder: Embedder) -> Source | None:
         return None
     if vectors.shape[0] != len(ids):
         return None
-    return {iri: row for row, iri in enumerate(ids)}, vectors
+    return _MemberIndex(member, {iri: row for row, iri in enumerate(ids)}, vectors)
 
 
-def _vector(iri: str, sources: list[Source]) -> np.ndarray | None:
-    found = [vectors[rows[iri]] for rows, vectors in sources if iri in rows]
-    if not found:
-        return None
-    if len(found) == 1:
-        return np.asarray(found[0], dtype=np.float32)
-    mean = np.mean(np.stack(found).astype(np.float32), axis=0)
-    norm = float(np.linalg.norm(mean))
-    return mean / norm if norm else mean
+def _chunk(group: KnowledgeBase, embedder: Embedder, iris: list[str], members: list[_MemberIndex],
+           counts: dict[str, int]) -> np.ndarray:
+    """The vectors of ``iris``: a member's where the node's text there is the group's, else embedded."""
+    texts = index_texts(group, iris)
+    vectors = np.zeros((len(iris), members[0].vectors.shape[1]), dtype=np.float32)
+    missing = set(range(len(iris)))
+    for member in members:
+        known = [row for row in sorted(missing) if iris[row] in member.rows]
+        if not known:
+            continue
+        theirs = index_texts(member.kb, [iris[row] for row in known])
+        for row in known:
+            if theirs.get(iris[row]) == texts.get(iris[row]):
+                vectors[row] = member.vectors[member.rows[iris[row]]]
+                missing.discard(row)
+    rest = sorted(missing)
+    if rest:
+        vectors[rest] = embedder.embed([texts.get(iris[row], "") for row in rest])
+    counts["copied"] += len(iris) - len(rest)
+    counts["embedded"] += len(rest)
+    return vectors
 
 
 def prefill_from_members(kb: KnowledgeBase, embedder: Embedder, folder: Path, record: dict[str, Any],
-                         ids: list[str]) -> int:
-    """Write the chunks of a group's new index (``record``, ``ids`` in ``folder``) whose every node is
-    in a member's finished index; how many chunks were written (0 for a KB that is no group)."""
+                         ids: list[str]) -> dict[str, int]:
+    """Write every chunk of a group's new index (``record``, ``ids`` in ``folder``) from the members'
+    finished indexes and embeddings of what they lack; ``{"copied": n, "embedded": m}`` (empty for a KB
+    that is no group, or a group none of whose members has an index for ``embedder``)."""
     if not isinstance(kb, GroupKB):
-        return 0
-    sources = [source for name in kb.members if (source := _member_index(kb.member(name), embedder)) is not None]
-    if not sources:
-        return 0
-    size, written = record["chunk_size"], 0
+        return {}
+    members = [found for name in kb.members if (found := _member_index(kb.member(name), embedder)) is not None]
+    if not members:
+        return {}
+    counts = {"copied": 0, "embedded": 0}
+    size = record["chunk_size"]
     for number in range(record["chunks"]):
-        vectors = [_vector(iri, sources) for iri in ids[number * size:(number + 1) * size]]
-        if not vectors or any(v is None for v in vectors):
-            continue
-        files.save_array(files.chunk_path(folder, number), np.stack(vectors))  # type: ignore[arg-type]
-        record["dimension"] = int(vectors[0].shape[0])  # type: ignore[union-attr]
-        written += 1
-    return written
+        vectors = _chunk(kb, embedder, ids[number * size:(number + 1) * size], members, counts)
+        files.save_array(files.chunk_path(folder, number), vectors)
+        record["dimension"] = int(vectors.shape[1])
+    return counts

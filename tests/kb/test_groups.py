@@ -189,34 +189,38 @@ def test_cli_ask_a_group_as_json(halves: object, runner) -> None:  # type: ignor
     assert unknown.exit_code != 0 and "'nope'" in unknown.output and "Traceback" not in unknown.output
 
 
-def test_the_group_index_takes_the_members_vectors_instead_of_embedding(halves: object,
-                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_group_index_copies_the_members_vectors_of_nodes_whose_text_is_the_same(
+        halves: object, monkeypatch: pytest.MonkeyPatch) -> None:
     import numpy as np
 
     from sparqlqa.embed.embedders import get_embedder
-    from sparqlqa.vectors import index as vector_index
+    from sparqlqa.kb.node_text import index_texts
     from sparqlqa.vectors.index import load_index
 
     embedder = get_embedder("fake")
-    members = {name: load_index(open_kb(name), embedder) for name in ("films", "people")}
+    for name in ("films", "people"):
+        with open_kb(name) as member:
+            load_index(member, embedder)
     embedded: list[str] = []
-    real = vector_index._embed_rows
+    real = embedder.embed
 
-    def counting(kb, embedder, iris, *args, **kwargs):  # type: ignore[no-untyped-def]
-        embedded.extend(iris)
-        return real(kb, embedder, iris, *args, **kwargs)
+    def counting(texts):  # type: ignore[no-untyped-def]
+        embedded.extend(texts)
+        return real(texts)
 
-    monkeypatch.setattr(vector_index, "_embed_rows", counting)
+    monkeypatch.setattr(embedder, "embed", counting)
     with open_kb("films+people") as group:
         index = load_index(group, embedder)
-    assert embedded == []  # every node came from a member's index
+        texts = index_texts(group, index.ids)
+    with open_kb("films") as films:
+        alone = index_texts(films, [f"{EX}Alien", f"{EX}Nolan"])
     assert len(index) == 12  # 8 + 6 nodes, Nolan and Scott once
-    nolan = f"{EX}Nolan"
-    both = members["films"].vectors[members["films"].row_of[nolan]] + \
-        members["people"].vectors[members["people"].row_of[nolan]]
-    assert np.allclose(index.vectors[index.row_of[nolan]], both / np.linalg.norm(both), atol=1e-6)
-    dune = f"{EX}Dune"
-    assert np.allclose(index.vectors[index.row_of[dune]], members["films"].vectors[members["films"].row_of[dune]])
+    assert texts[f"{EX}Alien"] == alone[f"{EX}Alien"] and texts[f"{EX}Alien"] not in embedded  # copied
+    assert texts[f"{EX}Nolan"] != alone[f"{EX}Nolan"] and texts[f"{EX}Nolan"] in embedded  # born in London too
+    assert 0 < len(embedded) < len(index)
+    monkeypatch.setattr(embedder, "embed", real)
+    fresh = real([texts[iri] for iri in index.ids])  # what a build from scratch gives: the same vectors
+    assert np.allclose(np.asarray(index.vectors), fresh, atol=1e-6)
 
 
 def test_serve_answers_a_group(halves: object) -> None:
