@@ -104,6 +104,14 @@ class GroupLookup(NodeLookup):
             found = found or lookup.types_of(iri)
         return found
 
+    def remote_labels(self, iris: Sequence[str]) -> dict[str, str]:
+        """Labels of ``iris`` (nodes the local members do not name) from the remote members."""
+        found: dict[str, str] = {}
+        for lookup in self.remote:
+            if isinstance(lookup, RemoteLabelLookup):
+                found.update(lookup.labels_of([iri for iri in iris if iri not in found]))
+        return found
+
 
 def name_variants(text: str) -> list[str]:
     """Spellings worth an exact lookup: as written, lower case, title case, first letter up.
@@ -228,6 +236,11 @@ class RemoteLabelLookup(NodeLookup):
         if iri not in self._labels:
             self._describe([iri])
         return self._labels.get(iri)
+
+    def labels_of(self, iris: Sequence[str]) -> dict[str, str]:
+        """The display labels of ``iris`` the endpoint has (one query per 100 not looked up yet)."""
+        self._describe([iri for iri in dict.fromkeys(iris) if iri not in self._labels])
+        return {iri: self._labels[iri] for iri in iris if iri in self._labels}
 
     def normalized_keys(self) -> Iterable[str]:
         """The normalised names looked up so far that matched a node (a remote store cannot list all)."""

@@ -303,6 +303,7 @@ def _describe(ctx: AskContext, items: Sequence[AnswerItem], texts: Mapping[str, 
         mentioned.extend(str(part) for triple in item.evidence_triples() for part in triple)
     keys = list(dict.fromkeys(mentioned))
     labels, types = fetch_labels(ctx.kb, node_keys(keys), sink=ctx.sink("labels"))
+    labels.update(_remote_labels(ctx.kb, [key for key in node_keys(keys) if key not in labels]))
     labels.update({key: display_name(key) for key in keys if not is_node_key(key)})
     for item in fresh:
         kinds = types.get(item.iri, [])
@@ -312,6 +313,16 @@ def _describe(ctx: AskContext, items: Sequence[AnswerItem], texts: Mapping[str, 
         snippet = texts.get(item.iri, "")
         item.snippet = snippet[: SNIPPET_CHARS - 1].rstrip() + "…" if len(snippet) > SNIPPET_CHARS else snippet
     return labels
+
+
+def _remote_labels(kb: KnowledgeBase, iris: list[str]) -> dict[str, str]:
+    """In a KB group with a remote member, the labels the endpoint gives nodes the local members do not name."""
+    if not iris or not isinstance(kb, GroupKB) or not kb.remote:
+        return {}
+    from sparqlqa.remote.labels import GroupLookup, lookup_for_kb
+
+    lookup = lookup_for_kb(kb)
+    return lookup.remote_labels(iris) if isinstance(lookup, GroupLookup) else {}
 
 
 #: the matched items of a KB group's answer whose evidence triples get their member KBs
