@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -24,18 +25,23 @@ PEOPLE_GRAPH = "urn:sparqlqa:test:group-people"
 EX = "http://example.org/"
 
 
+@pytest.fixture(scope="module")
+def people_graph(virtuoso: VirtuosoServer, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:  # noqa: F811
+    """The people half in a graph of the session's Virtuoso, cleared after this module (other modules
+    query the whole endpoint)."""
+    people = tmp_path_factory.mktemp("group") / "group_people.nt"
+    with people.open("wb") as out:
+        serialize(parse(path=str(FIXTURES / "group_people.ttl"), format=RdfFormat.TURTLE), out, RdfFormat.N_TRIPLES)
+    virtuoso.load({PEOPLE_GRAPH: people})
+    yield virtuoso.sparql_url
+    virtuoso.isql(f"SPARQL CLEAR GRAPH <{PEOPLE_GRAPH}>;")
+
+
 @pytest.fixture
-def remote_group(virtuoso: VirtuosoServer, tmp_path: Path) -> str:  # noqa: F811
-    if not getattr(virtuoso, "_group_people", False):
-        people = tmp_path / "group_people.nt"
-        with people.open("wb") as out:
-            serialize(parse(path=str(FIXTURES / "group_people.ttl"), format=RdfFormat.TURTLE), out,
-                      RdfFormat.N_TRIPLES)
-        virtuoso.load({PEOPLE_GRAPH: people})
-        virtuoso._group_people = True  # type: ignore[attr-defined]
+def remote_group(people_graph: str) -> str:
     ingest([FIXTURES / "group_films.ttl"], kb="films")
-    add_remote_kb("people", virtuoso.sparql_url, "generic", default_graphs=[PEOPLE_GRAPH], timeout=30)
-    return virtuoso.sparql_url
+    add_remote_kb("people", people_graph, "generic", default_graphs=[PEOPLE_GRAPH], timeout=30)
+    return people_graph
 
 
 @pytest.mark.virtuoso
@@ -106,7 +112,8 @@ def test_ask_4step_on_a_group_with_a_remote_member(tmp_path: Path) -> None:
 
     triplets = {"triplets": [
         {"head": term("variable", "?x1", "film"), "relation": "directed by", "tail": term("variable", "?x2", "person")},
-        {"head": term("variable", "?x2", "person"), "relation": "born in", "tail": term("constant", "South Shields", "city")},
+        {"head": term("variable", "?x2", "person"), "relation": "born in",
+         "tail": term("constant", "South Shields", "city")},
     ], "target": "?x1"}
     people = tmp_path / "group_people.nt"
     with people.open("wb") as out:
