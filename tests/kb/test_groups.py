@@ -54,7 +54,10 @@ def test_a_group_joins_across_owl_same_as(halves: object) -> None:
     """The name and the ``sameAs`` link are in ``people``, the films' facts on the other IRI in ``films``."""
     arrow = "film |?1| -> directed by -> person 'Denis Villeneuve'"
     with open_kb("films+people") as group:
-        assert sorted(_run(group, arrow).iris(0)) == [f"{EX}Arrival", f"{EX}Dune"]
+        found = _run(group, arrow)
+        assert sorted(found.iris(0)) == [f"{EX}Arrival", f"{EX}Dune"]
+        evidence = found.items[0].evidence.triples
+        assert group.provenance(evidence) == [["films"]] * len(evidence)  # stated there on the alias IRI
     with open_kb("films") as films:
         assert not _run(films, arrow).iris(0)
 
