@@ -221,10 +221,17 @@ class Service:
         return names
 
     def kbs(self) -> list[dict[str, Any]]:
-        """The served KBs: name, store kind, counts, creation time."""
+        """The served KBs: name, store kind, counts, creation time; then the KB groups (saved, or served
+        by a ``+``-joined name): name, ``"store": "group"``, members."""
+        from sparqlqa.kb.groups import SEPARATOR, broken_members, load_groups
+
         served = set(self.settings.kbs)
-        return [{"name": m.name, "store": m.store.get("kind"), "counts": m.counts, "created_at": m.created_at}
-                for m in _manifests() if not served or m.name in served]
+        listed = [{"name": m.name, "store": m.store.get("kind"), "counts": m.counts, "created_at": m.created_at}
+                  for m in _manifests() if not served or m.name in served]
+        groups = {**load_groups(), **{n: n.split(SEPARATOR) for n in self.settings.kbs if SEPARATOR in n}}
+        listed += [{"name": name, "store": "group", "members": members} for name, members in sorted(groups.items())
+                   if (not served or name in served) and not broken_members(members)]
+        return listed
 
     def schema(self, name: Any) -> dict[str, Any]:
         with self.using(name) as kb:

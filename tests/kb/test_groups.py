@@ -239,3 +239,6 @@ def test_serve_answers_a_group(halves: object) -> None:
     assert [i["label"] for i in items if i["matched"]] == ["Inception", "Memento"] and items[0]["evidence_kbs"]
     unknown = client.post("/api/ask", json={"kb": "films+nope", "question": LONDON, "strategy": "offline"})
     assert unknown.status_code >= 400 and "nope" in unknown.text
+    save_group("cinema", ["films", "people"])
+    listed = client.get("/api/kbs").json()
+    assert {"name": "cinema", "store": "group", "members": ["films", "people"]} in listed["kbs"]
