@@ -242,3 +242,30 @@ def test_serve_answers_a_group(halves: object) -> None:
     save_group("cinema", ["films", "people"])
     listed = client.get("/api/kbs").json()
     assert {"name": "cinema", "store": "group", "members": ["films", "people"]} in listed["kbs"]
+
+
+def test_a_kb_split_by_subject_answers_every_form_as_the_merged_kb(tmp_path: Path) -> None:
+    """The DBpedia-style fixture cut in two (films and their blank nodes / people and cities): the group gives
+    the merged KB's form, value and top answer on a question of every kind (all 36 agree offline, here 8)."""
+    source = rdflib.Graph()
+    source.parse(FIXTURES / "dbpedia_films.ttl")
+    films = set(source.subjects(rdflib.RDF.type, rdflib.URIRef("http://dbpedia.org/ontology/Film")))
+    halves = {"a": rdflib.Graph(), "b": rdflib.Graph()}
+    for graph in halves.values():
+        for prefix, namespace in source.namespaces():
+            graph.bind(prefix, namespace)
+    for s, p, o in source:
+        halves["a" if s in films or isinstance(s, rdflib.BNode) else "b"].add((s, p, o))
+    paths = []
+    for name, graph in halves.items():
+        paths.append(tmp_path / f"{name}.ttl")
+        graph.serialize(paths[-1], format="turtle")
+        ingest([paths[-1]], kb=name)
+    ingest(paths, kb="ab")
+    questions = json.loads((FIXTURES / "dbpedia_films_questions.json").read_text("utf-8"))
+    one_each = list({q["kind"]: q for q in questions}.values())
+    assert len(one_each) == 8
+    for question in one_each:
+        group, merged = (ask(kb, question["question"], strategy="offline", rerank="none", k=5) for kb in ("a+b", "ab"))
+        assert (group.form, group.value) == (merged.form, merged.value), question
+        assert [i.iri for i in group.items[:1]] == [i.iri for i in merged.items[:1]], question
