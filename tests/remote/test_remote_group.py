@@ -101,7 +101,21 @@ def test_the_remote_part_goes_through_sparqlqas_own_transport(tmp_path: Path) ->
     assert set(server.user_agents) == {default_user_agent()}
 
 
-def test_ask_4step_on_a_group_with_a_remote_member(tmp_path: Path) -> None:
+@pytest.fixture(params=["oxigraph-http", "virtuoso"])
+def people_endpoint(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[str, list[str]]]:
+    """(URL, default graphs) of an endpoint holding the people half: the stand-in, then Virtuoso."""
+    if request.param == "virtuoso":
+        yield request.getfixturevalue("people_graph"), [PEOPLE_GRAPH]
+        return
+    people = tmp_path / "group_people.nt"
+    with people.open("wb") as out:
+        serialize(parse(path=str(FIXTURES / "group_people.ttl"), format=RdfFormat.TURTLE), out, RdfFormat.N_TRIPLES)
+    with OxigraphSparqlServer([people]) as server:
+        yield server.sparql_url, []
+
+
+def test_ask_4step_on_a_group_with_a_remote_member(people_endpoint: tuple[str, list[str]], tmp_path: Path,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     """The whole pipeline: the LLM's triplets name a relation and a city only the endpoint holds."""
     from sparqlqa.llm import FakeLLM
     from sparqlqa.stages.audit import save_sparql
@@ -115,19 +129,25 @@ def test_ask_4step_on_a_group_with_a_remote_member(tmp_path: Path) -> None:
         {"head": term("variable", "?x2", "person"), "relation": "born in",
          "tail": term("constant", "South Shields", "city")},
     ], "target": "?x1"}
-    people = tmp_path / "group_people.nt"
-    with people.open("wb") as out:
-        serialize(parse(path=str(FIXTURES / "group_people.ttl"), format=RdfFormat.TURTLE), out, RdfFormat.N_TRIPLES)
+    url, graphs = people_endpoint
     ingest([FIXTURES / "group_films.ttl"], kb="films")
-    with OxigraphSparqlServer([people]) as server:
-        add_remote_kb("people", server.sparql_url, "generic", timeout=30)
-        answer = ask("films+people", "Which films were directed by people born in South Shields?",
-                     llm=FakeLLM([triplets]), rerank="none", k=5)
-        saved = save_sparql(answer, tmp_path / "rq", stages=["sparql"])
+    add_remote_kb("people", url, "generic", default_graphs=graphs, timeout=30)
+    sent: list[str] = []
+    real = EndpointStore._execute
+
+    def recording(self: EndpointStore, sparql: str, form: str):  # type: ignore[no-untyped-def]
+        sent.append(sparql)
+        return real(self, sparql, form)
+
+    monkeypatch.setattr(EndpointStore, "_execute", recording)
+    answer = ask("films+people", "Which films were directed by people born in South Shields?",
+                 llm=FakeLLM([triplets]), rerank="none", k=5)
+    saved = save_sparql(answer, tmp_path / "rq", stages=["sparql"])
     matched = [item for item in answer.items if item.matched]
     assert sorted(item.label for item in matched) == ["Alien", "Gladiator"]
     kbs = {p: k for item in matched for (_, p, _), k in zip(item.evidence_triples(), item.evidence_kbs or [])}
     assert kbs == {f"{EX}directedBy": ["films"], f"{EX}bornIn": ["people"]}
-    assert any(f"SERVICE <{server.sparql_url}>" in path.read_text("utf-8") for path in saved)
+    assert any(f"SERVICE <{url}>" in path.read_text("utf-8") for path in saved)
     assert any("Ridley Scott —ex:bornIn→ South Shields (in people)" in line  # the endpoint's label
                for item in matched for line in item.evidence_text(answer.labels))
+    assert sent and all(query_form(q) in ("SELECT", "ASK") and "SERVICE" not in q for q in sent)  # reads only
