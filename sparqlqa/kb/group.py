@@ -20,6 +20,12 @@ member for an answer's few evidence triples.  Why not a federated plan in Python
 the member holding its relation, joins in Python)?  It needs a planner for every query shape the
 compiler emits (forms, filters, ORDER BY, relaxation tiers) and joins across ``sameAs`` in Python,
 while the merged store gives all of that to the SPARQL engine for the price of a copy of the members.
+
+A remote member (an endpoint registered with ``sparqlqa kbs add NAME --endpoint URL``) cannot be copied:
+its sampled relations and types join the schema tagged with its endpoint, the compiler writes their
+patterns as a ``SERVICE`` block, and :meth:`GroupKB.query` runs that block through the member's own store
+(:mod:`sparqlqa.kb.group_service`: the endpoint's limits, a bind join, read queries only).  The group's node
+index copies members' vectors where a node's text is unchanged (:mod:`sparqlqa.vectors.member_vectors`).
 """
 
 from __future__ import annotations
