@@ -27,7 +27,7 @@ LIMIT 1000
 from __future__ import annotations
 
 import re
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from pyoxigraph import Literal, NamedNode
@@ -313,6 +313,34 @@ def _edge(pattern: Pattern, options: ExecuteOptions, plan: Plan | None = None,
     return [service_line(endpoint, [*bound, *lines])]
 
 
+def alias_names(plan: Plan, indexes: list[int]) -> dict[tuple[int, str], str]:
+    """In a KB with ``owl:sameAs`` groups, a variable that several of ``indexes``' patterns share is matched,
+    in each pattern after the first, by a variable of its own linked to it by ``(owl:sameAs|^owl:sameAs)?``:
+    the patterns join on a node and on its other names (a fact one KB of a group states on ``dbr:X``,
+    another on ``wd:Q…``).  ``{(pattern index, "head" | "tail"): that variable}``; empty without groups."""
+    if not plan.identity:
+        return {}
+    seen: set[str] = set()
+    names: dict[tuple[int, str], str] = {}
+    for i in indexes:
+        pattern = plan.patterns[i]
+        for end, slot in (("head", pattern.head), ("tail", pattern.tail)):
+            if slot.nodes is not None:
+                continue
+            if slot.var in seen:
+                names[(i, end)] = f"{slot.var}_same{i}{end[0]}"
+            seen.add(slot.var)
+    return names
+
+
+def _aliased(pattern: Pattern, names: dict[tuple[int, str], str]) -> Pattern:
+    head, tail = names.get((pattern.index, "head")), names.get((pattern.index, "tail"))
+    if head is None and tail is None:
+        return pattern
+    return replace(pattern, head=replace(pattern.head, var=head) if head else pattern.head,
+                   tail=replace(pattern.tail, var=tail) if tail else pattern.tail)
+
+
 def component(plan: Plan, indexes: list[int]) -> list[int]:
     """The patterns among ``indexes`` connected to the target (through shared variables)."""
     if plan.target is None:
@@ -375,8 +403,12 @@ def _where(plan: Plan, indexes: list[int], options: ExecuteOptions, restrict: li
                 constants[slot.var] = slot.nodes
     values = {var: f"  VALUES ?{var} {{ {_nodes(plan, nodes)} }}" for var, nodes in constants.items()}
     lines.extend(values.values())
+    aliases = alias_names(plan, indexes)
     for i in indexes:
-        lines.extend(_edge(plan.patterns[i], options, plan, values))
+        lines.extend(_edge(_aliased(plan.patterns[i], aliases), options, plan, values))
+    same = NamedNode(OWL.sameAs.value)
+    for (i, end), name in aliases.items():  # the join also holds between a node's owl:sameAs names
+        lines.append(f"  ?{getattr(plan.patterns[i], end).var} ({same}|^{same})? ?{name} .")
     for var, type_iri in variables.items():
         lines.extend(_type_lines(plan, var, type_iri))
     lines.extend(_filter(plan, var) for var in variables)
@@ -405,6 +437,7 @@ def compile_query(plan: Plan, indexes: list[int], options: ExecuteOptions, *, ti
     if evidence:
         extra = [f"?{plan.target}_name"] if plan.blank_label is not None else []
         extra += [f"?{plan.patterns[i].head.var} ?{plan.patterns[i].tail.var}" for i in indexes]
+        extra += [f"?{name}" for name in alias_names(plan, indexes).values()]
         extra += [f"?p{i}" for i in indexes if plan.patterns[i].predicate is None]
         extra += [f"?d{i}" for i in indexes if options.undirected]
         projected = " ".join(dict.fromkeys(" ".join([*(f"?{v}" for v in variables), *extra]).split()))

@@ -50,6 +50,19 @@ def test_a_group_joins_across_a_shared_iri(halves: object) -> None:
             assert not _run(kb, _films_born_in("London")).iris(0)
 
 
+def test_a_path_joins_through_owl_same_as_across_members(halves: object) -> None:
+    """``people`` says where ``people:Denis`` was born, ``films`` what ``ex:director42`` directed; the two
+    IRIs are one node (owl:sameAs in ``people``): the path joins through them, with the facts as stated."""
+    with open_kb("films+people") as group:
+        found = _run(group, _films_born_in("Bécancour"))
+        assert sorted(found.iris(0)) == [f"{EX}Arrival", f"{EX}Dune"]
+        evidence = found.items[0].evidence.triples
+        assert (f"{EX}Arrival", f"{EX}directedBy", f"{EX}director42") in evidence
+        assert ("http://people.example.org/Denis", f"{EX}bornIn", f"{EX}Becancour") in evidence
+        assert group.provenance(evidence) == [["films"] if p.endswith("directedBy") else ["people"]
+                                              for _, p, _ in evidence]
+
+
 def test_a_group_joins_across_owl_same_as(halves: object) -> None:
     """The name and the ``sameAs`` link are in ``people``, the films' facts on the other IRI in ``films``."""
     arrow = "film |?1| -> directed by -> person 'Denis Villeneuve'"
