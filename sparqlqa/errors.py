@@ -96,6 +96,23 @@ class KBNotFound(KBError):
         self.name = name
 
 
+class GroupMemberNotFound(KBNotFound):
+    """A KB group (``films+people``, or a saved group) names a member that is no knowledge base."""
+
+    def __init__(self, group: str, member: str) -> None:
+        KBError.__init__(
+            self, f"knowledge base group {group!r} names {member!r}, which is no knowledge base",
+            hint=f"list the KBs with 'sparqlqa kbs', create it with 'sparqlqa ingest FILE --kb {member}', "
+            "or leave it out of the group",
+        )
+        self.name = member
+        self.group = group
+
+
+class GroupError(KBError):
+    """A KB group cannot be made, saved or used as asked (too few members, a name taken, a member it breaks)."""
+
+
 class KBExists(KBError):
     def __init__(self, name: str) -> None:
         super().__init__(

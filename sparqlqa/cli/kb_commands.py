@@ -100,9 +100,10 @@ def kbs(ctx: click.Context, as_json: bool) -> None:
     from sparqlqa.kb.knowledge_base import scan_kbs
 
     scan = scan_kbs()
+    groups = _saved_groups()
     if as_json:
         print_json([*({**_manifest_summary(m), "broken": False} for m in scan.kbs),
-                    *({**b.to_dict(), "broken": True} for b in scan.broken)])
+                    *({**b.to_dict(), "broken": True} for b in scan.broken), *groups])
         return
     if not scan.kbs and not scan.broken:
         note("no knowledge bases yet: create one with 'sparqlqa ingest FILE --kb NAME'")
@@ -117,20 +118,87 @@ def kbs(ctx: click.Context, as_json: bool) -> None:
         console().print(table)
     for broken in scan.broken:
         click.secho(f"broken KB {broken.name}: {broken.problem}\n  hint: {broken.hint}", fg="red")
+    _print_groups(groups)
+
+
+def _saved_groups() -> list[dict[str, Any]]:
+    """The saved KB groups as ``kbs --json`` lists them (after the KBs, ``"group": true``)."""
+    from sparqlqa.kb.groups import broken_members, load_groups
+
+    return [{"name": name, "group": True, "members": members, "missing": (missing := broken_members(members)),
+             "broken": bool(missing)} for name, members in sorted(load_groups().items())]
+
+
+def _print_groups(groups: list[dict[str, Any]]) -> None:
+    for group in groups:
+        line = f"group {group['name']}: {' + '.join(group['members'])}"
+        if group["missing"]:
+            click.secho(f"{line} (broken: no KB {', '.join(group['missing'])}; remove the group or "
+                        "re-create the KB)", fg="red")
+        else:
+            click.echo(line)
 
 
 @kbs.command("remove")
 @click.argument("name", type=KB_NAME)
 @click.option("--yes", is_flag=True, help="Do not ask for confirmation.")
-def kbs_remove(name: str, yes: bool) -> None:
-    """Delete knowledge base NAME and everything derived from it."""
+@click.option("--force", is_flag=True, help="Remove it even if saved KB groups name it (they break).")
+def kbs_remove(name: str, yes: bool, force: bool) -> None:
+    """Delete knowledge base NAME and everything derived from it.
+
+    Refused while saved KB groups name it (they would break), unless --force.
+    """
+    from sparqlqa.errors import GroupError
+    from sparqlqa.kb.groups import groups_using
     from sparqlqa.kb.knowledge_base import kb_folder, remove_kb
 
     kb_folder(name)  # KBNotFound before asking; a broken KB can be removed too
+    using = groups_using(name)
+    if using and not force:
+        raise GroupError(f"knowledge base {name!r} is a member of the KB group(s) {', '.join(using)}, "
+                         "which removing it would break",
+                         hint="remove those groups first ('sparqlqa kbs group remove NAME'), or pass --force")
     if not yes:
         click.confirm(f"remove knowledge base {name!r}?", abort=True)
     remove_kb(name)
+    from sparqlqa.kb.group import forget_group_caches
+
+    forget_group_caches(name)  # the merged stores of groups that included it
     note(f"removed {name}")
+    if using:
+        click.secho(f"warning: the KB group(s) {', '.join(using)} name {name!r} and are broken now: "
+                    "re-create the KB or remove the group(s)", fg="yellow", err=True)
+
+
+@kbs.group("group")
+def kbs_group() -> None:
+    """Saved KB groups: several KBs asked as one (also written ad hoc as 'films+people')."""
+
+
+@kbs_group.command("add")
+@click.argument("name", type=KB_NAME)
+@click.argument("members", nargs=-1, required=True, type=KB_NAME)
+@click.option("--replace", is_flag=True, help="Replace a saved group of that name.")
+@click.option("--json", "as_json", is_flag=True)
+def kbs_group_add(name: str, members: tuple[str, ...], replace: bool, as_json: bool) -> None:
+    """Save KB group NAME of the knowledge bases MEMBERS; ask it like a KB: 'sparqlqa ask NAME "…"'."""
+    from sparqlqa.kb.groups import save_group
+
+    saved = save_group(name, list(members), replace=replace)
+    if as_json:
+        print_json({"name": name, "group": True, "members": saved})
+    else:
+        note(f"saved KB group {name}: {' + '.join(saved)}")
+
+
+@kbs_group.command("remove")
+@click.argument("name", type=KB_NAME)
+def kbs_group_remove(name: str) -> None:
+    """Forget saved KB group NAME (its member KBs stay)."""
+    from sparqlqa.kb.groups import remove_group
+
+    members = remove_group(name)
+    note(f"removed KB group {name} ({' + '.join(members)}); the KBs stay")
 
 
 @kbs.command("add")
@@ -213,16 +281,19 @@ def _render_schema(kb: Any) -> None:
     prefixes = kb_prefixes(kb)
     out = console()
     out.print(f"[bold]{kb.name}[/]: {schema.triple_count:,} triples, {schema.node_count:,} nodes")
-    types = _folding_table("node type", "label", "nodes", title="Node types")
+    grouped = any(t.kbs for t in schema.types) or any(r.kbs for r in schema.relations)  # a KB group
+    member = ("in KB",) if grouped else ()
+    types = _folding_table("node type", "label", "nodes", *member, title="Node types")
     for info in schema.types:
         types.add_row(cell(", ".join(shorten(NamedNode(i), prefixes) for i in info.iris)), cell(info.label),
-                      f"{info.count:,}")
+                      f"{info.count:,}", *([cell(", ".join(info.kbs))] if grouped else []))
     out.print(types)
-    relations = _folding_table("relation", "label", "count", "kind", "domain → range (count)", title="Relations")
+    relations = _folding_table("relation", "label", "count", "kind", "domain → range (count)", *member,
+                               title="Relations")
     for rel in schema.relations:
         pairs = ", ".join(f"{schema.type_label(d)} → {schema.type_label(r)} ({n:,})" for d, r, n in rel.pairs[:3])
         relations.add_row(cell(shorten(NamedNode(rel.iri), prefixes)), cell(rel.label), f"{rel.count:,}", rel.kind,
-                          cell(pairs))
+                          cell(pairs), *([cell(", ".join(rel.kbs))] if grouped else []))
     out.print(relations)
     for title, predicates in (("labels", schema.label_predicates), ("aliases", schema.alias_predicates),
                               ("text", schema.text_predicates)):

@@ -42,6 +42,7 @@ from sparqlqa.kb.profile import DEFAULT_PROFILE, Profile
 from sparqlqa.kb.schema import Schema
 from sparqlqa.kb.store import QueryResult, Store, stores
 from sparqlqa.paths import atomic_write_json, atomic_write_text, kbs_dir, make_folder
+from sparqlqa.registry import Registry
 
 if TYPE_CHECKING:
     import rdflib
@@ -399,9 +400,19 @@ def kb_exists(name: str) -> bool:
     return current_generation(kb_root(name)) is not None
 
 
+#: how a name that is no single KB opens: a KB group (``films+people``, or a saved group's name), built
+#: by :mod:`sparqlqa.kb.group`; an opener returns ``None`` when ``name`` is no group either
+group_openers: Registry[Callable[[str], KnowledgeBase | None]] = Registry("kb group", ("sparqlqa.kb.group",))
+
+
 def open_kb(name: str) -> KnowledgeBase:
     """Open the KB called ``name`` (read-only store, opened on first query); :class:`KBNotFound` when
-    there is none, :class:`KBDamaged` when its folder is there but unusable."""
+    there is none, :class:`KBDamaged` when its folder is there but unusable.  A group of KBs
+    (``films+people``, or a saved group's name) opens as one KB (:mod:`sparqlqa.kb.group`)."""
+    if "+" in name or (validate_kb_name(name) and not kb_root(name).is_dir()):
+        group = group_openers.get("group")(name)
+        if group is not None:
+            return group
     root = kb_root(name)
     sweep_retired(root)
     generation = _generation_or_raise(name, root)

@@ -58,6 +58,10 @@ class TypeInfo:
     #: other IRIs of the same type (another vocabulary's class with the same label: ``foaf:Person``
     #: beside ``dbo:Person``); a node of any of them is of this type
     also: list[str] = field(default_factory=list)
+    #: the member KBs that hold it, in a KB group (:mod:`sparqlqa.kb.group`); empty for a single KB
+    kbs: list[str] = field(default_factory=list)
+    #: in a KB group, the SPARQL endpoint of the remote member that holds it (queried in a ``SERVICE`` block)
+    service: str | None = None
 
     @property
     def iris(self) -> list[str]:
@@ -79,6 +83,10 @@ class RelationInfo:
     inverse: str | None = None
     #: how many of its objects are blank nodes (an unnamed place, an address record)
     blank: int = 0
+    #: the member KBs that hold it, in a KB group (:mod:`sparqlqa.kb.group`); empty for a single KB
+    kbs: list[str] = field(default_factory=list)
+    #: in a KB group, the SPARQL endpoint of the remote member that holds it (queried in a ``SERVICE`` block)
+    service: str | None = None
 
 
 @dataclass
@@ -93,7 +101,13 @@ class Schema:
     node_count: int = 0
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        data = asdict(self)
+        for entry in [*data["types"], *data["relations"]]:  # member tags only in a KB group's schema
+            if not entry.get("kbs"):
+                entry.pop("kbs", None)
+            if entry.get("service") is None:
+                entry.pop("service", None)
+        return data
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Schema:
@@ -295,7 +309,8 @@ def merge_types(types: list[TypeInfo]) -> list[TypeInfo]:
     for first, *rest in groups.values():
         comment = first.comment or next((t.comment for t in rest if t.comment), None)
         merged.append(replace(first, count=max(t.count for t in [first, *rest]), comment=comment,
-                              also=[i for t in [first, *rest] for i in t.iris if i != first.iri]))
+                              also=[i for t in [first, *rest] for i in t.iris if i != first.iri],
+                              kbs=list(dict.fromkeys(k for t in [first, *rest] for k in t.kbs))))
     merged.sort(key=lambda t: (-t.count, t.iri))
     return merged
 

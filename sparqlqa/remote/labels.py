@@ -56,10 +56,61 @@ ENGINE_SERVICES = frozenset({WIKIBASE + "mwapi"})
 
 
 def lookup_for_kb(kb: KnowledgeBase) -> NodeLookup:
-    """The KB's name lookup: queries for endpoint KBs, the persisted :class:`LabelIndex` otherwise."""
+    """The KB's name lookup: queries for endpoint KBs, the persisted :class:`LabelIndex` otherwise; a KB
+    group with remote members: its label index, then its remote members (:class:`GroupLookup`)."""
     if kb.is_remote:
         return RemoteLabelLookup.for_kb(kb)
+    from sparqlqa.kb.group import GroupKB
+
+    if isinstance(kb, GroupKB) and kb.remote:
+        return GroupLookup(LabelIndex.for_kb(kb), [RemoteLabelLookup.for_kb(kb.member(name))
+                                                   for name in kb.remote.values()])
     return LabelIndex.for_kb(kb)
+
+
+class GroupLookup(NodeLookup):
+    """A KB group's names: its local members' label index first; a name it does not know is looked up on
+    each remote member (their queries, their limits), so a node only the endpoint holds can be linked."""
+
+    def __init__(self, local: NodeLookup, remote: Sequence[NodeLookup]) -> None:
+        self.local = local
+        self.remote = list(remote)
+
+    def exact(self, text: str, type_iri: str | None = None) -> list[NodeMatch]:
+        found = self.local.exact(text, type_iri)
+        for lookup in self.remote if not found else []:
+            found = found + lookup.exact(text, type_iri)
+        return found
+
+    def fuzzy(self, text: str, type_iri: str | None = None, cutoff: float = FUZZY_CUTOFF,
+              limit: int = 5) -> list[NodeMatch]:
+        found = self.local.fuzzy(text, type_iri, cutoff, limit)
+        for lookup in self.remote if not found else []:
+            found = found + lookup.fuzzy(text, type_iri, cutoff, limit)
+        return found[:limit]
+
+    def containing(self, text: str, type_iri: str | None = None, limit: int = 5) -> list[NodeMatch]:
+        found = self.local.containing(text, type_iri, limit)
+        for lookup in self.remote if not found else []:
+            found = found + lookup.containing(text, type_iri, limit)
+        return found[:limit]
+
+    def nearest(self, text: str, embedder: Any, type_iri: str | None = None, limit: int = 5) -> list[NodeMatch]:
+        return self.local.nearest(text, embedder, type_iri, limit)  # the endpoint's nodes have no vectors
+
+    def types_of(self, iri: str) -> list[str]:
+        found = self.local.types_of(iri)
+        for lookup in self.remote if not found else []:
+            found = found or lookup.types_of(iri)
+        return found
+
+    def remote_labels(self, iris: Sequence[str]) -> dict[str, str]:
+        """Labels of ``iris`` (nodes the local members do not name) from the remote members."""
+        found: dict[str, str] = {}
+        for lookup in self.remote:
+            if isinstance(lookup, RemoteLabelLookup):
+                found.update(lookup.labels_of([iri for iri in iris if iri not in found]))
+        return found
 
 
 def name_variants(text: str) -> list[str]:
@@ -185,6 +236,11 @@ class RemoteLabelLookup(NodeLookup):
         if iri not in self._labels:
             self._describe([iri])
         return self._labels.get(iri)
+
+    def labels_of(self, iris: Sequence[str]) -> dict[str, str]:
+        """The display labels of ``iris`` the endpoint has (one query per 100 not looked up yet)."""
+        self._describe([iri for iri in dict.fromkeys(iris) if iri not in self._labels])
+        return {iri: self._labels[iri] for iri in iris if iri in self._labels}
 
     def normalized_keys(self) -> Iterable[str]:
         """The normalised names looked up so far that matched a node (a remote store cannot list all)."""

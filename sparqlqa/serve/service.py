@@ -120,17 +120,19 @@ class Service:
     def using(self, name: Any) -> Iterator[KnowledgeBase]:
         """The warm KB ``name`` for one request.  A generation replaced meanwhile is closed once no
         request uses it any more: its reader lease is released and its retired folder deleted."""
+        from sparqlqa.kb.group import current_group
         from sparqlqa.kb.knowledge_base import current_generation, kb_root
 
         name = self.check_kb(name)
         with self._guard:
             lock = self._locks.setdefault(name, threading.Lock())
         with lock:
-            current = current_generation(kb_root(name))
-            if current is None:
+            group = current_group(name)  # a KB group: its members' generations, as a fingerprint
+            current = current_generation(kb_root(name)) if group is None else None
+            if group is None and current is None:
                 raise KBNotFound(name)
             kb = self._kbs.get(name)
-            if kb is None or kb.directory != current:
+            if kb is None or (kb.directory != current if group is None else kb.manifest.generation != group):
                 kb = self._replace(name, kb)
             with self._guard:
                 self._users[id(kb)] = self._users.get(id(kb), 0) + 1
@@ -219,10 +221,17 @@ class Service:
         return names
 
     def kbs(self) -> list[dict[str, Any]]:
-        """The served KBs: name, store kind, counts, creation time."""
+        """The served KBs: name, store kind, counts, creation time; then the KB groups (saved, or served
+        by a ``+``-joined name): name, ``"store": "group"``, members."""
+        from sparqlqa.kb.groups import SEPARATOR, broken_members, load_groups
+
         served = set(self.settings.kbs)
-        return [{"name": m.name, "store": m.store.get("kind"), "counts": m.counts, "created_at": m.created_at}
-                for m in _manifests() if not served or m.name in served]
+        listed = [{"name": m.name, "store": m.store.get("kind"), "counts": m.counts, "created_at": m.created_at}
+                  for m in _manifests() if not served or m.name in served]
+        groups = {**load_groups(), **{n: n.split(SEPARATOR) for n in self.settings.kbs if SEPARATOR in n}}
+        listed += [{"name": name, "store": "group", "members": members} for name, members in sorted(groups.items())
+                   if (not served or name in served) and not broken_members(members)]
+        return listed
 
     def schema(self, name: Any) -> dict[str, Any]:
         with self.using(name) as kb:

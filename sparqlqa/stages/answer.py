@@ -69,6 +69,8 @@ class AnswerItem:
     type_label: str | None = None
     scores: dict[str, float] = field(default_factory=dict)
     rerank_reason: str | None = None
+    #: a KB group's answer: for each evidence triple, the member KBs that state it (:mod:`sparqlqa.kb.group`)
+    evidence_kbs: list[list[str]] | None = None
 
     @classmethod
     def ranked(cls, iri: str, score: float, source: str, tier: int | None = None,
@@ -101,9 +103,11 @@ class AnswerItem:
         return [(s, p, o) for s, p, o in self.evidence.triples]
 
     def evidence_text(self, labels: Mapping[str, str]) -> list[str]:
-        """Each evidence triple as ``subject —relation→ object`` with labels."""
+        """Each evidence triple as ``subject —relation→ object`` with labels (and ``(in KB)`` in a group)."""
+        kbs = self.evidence_kbs or []
         return [f"{_name(s, labels)} —{_name(p, labels)}→ {_name(o, labels)}"
-                for s, p, o in self.evidence_triples()]
+                + (f" (in {', '.join(kbs[n])})" if n < len(kbs) and kbs[n] else "")
+                for n, (s, p, o) in enumerate(self.evidence_triples())]
 
     def to_dict(self, rank: int | None = None, labels: Mapping[str, str] | None = None) -> dict[str, Any]:
         data: dict[str, Any] = {"rank": rank} if rank is not None else {}
@@ -114,6 +118,8 @@ class AnswerItem:
                     evidence_text=self.evidence_text(labels or {}), snippet=self.snippet)
         if self.rerank_reason:
             data["rerank_reason"] = self.rerank_reason
+        if self.evidence_kbs is not None:
+            data["evidence_kbs"] = self.evidence_kbs
         return data
 
 

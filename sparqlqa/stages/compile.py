@@ -27,12 +27,13 @@ LIMIT 1000
 from __future__ import annotations
 
 import re
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from pyoxigraph import Literal, NamedNode
 
 from sparqlqa.errors import QueryError
+from sparqlqa.kb.group_service import merge_service_lines, service_line
 from sparqlqa.kb.identity import Identity
 from sparqlqa.kb.labels import NodeMatch, resolve_type
 from sparqlqa.kb.schema import Schema
@@ -128,6 +129,9 @@ class Plan:
     #: the target may be a blank node (it is the object of a relation with blank objects): such an answer
     #: is its label, bound to ``?<target>_name`` by the predicate here (None: the target is never blank)
     blank_label: str | None = None
+    #: a KB group with a remote member: relation / node type IRI → the endpoint holding it; its patterns
+    #: go into a ``SERVICE`` block (:mod:`sparqlqa.kb.group_service`)
+    services: dict[str, str] = field(default_factory=dict)
 
     @property
     def target_is_value(self) -> bool:
@@ -209,6 +213,8 @@ def prepare(triplets: Triplets, linked: LinkedConstants, schema: Schema, options
     constants: dict[str, str] = {}
     types = _variable_types(triplets, schema)
     plan.type_iris = {iri: schema.type_alternatives(iri) for iri in types.values()}
+    plan.services = {**{r.iri: r.service for r in schema.relations if r.service},
+                     **{t.iri: t.service for t in schema.types if t.service}}
     for index, triplet in enumerate(triplets.triplets):
         if not triplet.head.is_variable and not triplet.tail.is_variable:
             plan.skipped.append(index)
@@ -288,15 +294,51 @@ def _filter(plan: Plan, var: str) -> str:
     return f"  FILTER(isIRI(?{var}))" if var == plan.target else f"  FILTER(!isLiteral(?{var}))"
 
 
-def _edge(pattern: Pattern, options: ExecuteOptions) -> list[str]:
-    """The lines matching one triplet (a UNION of both directions when undirected)."""
+def _edge(pattern: Pattern, options: ExecuteOptions, plan: Plan | None = None,
+          values: dict[str, str] | None = None) -> list[str]:
+    """The lines matching one triplet (a UNION of both directions when undirected); a relation a KB
+    group's remote member holds: one ``SERVICE`` line, its constants' ``VALUES`` inside (``values``)."""
     head, tail, n = f"?{pattern.head.var}", f"?{pattern.tail.var}", pattern.index
     predicate = str(pattern.predicate) if pattern.predicate is not None else f"?p{n}"
     guard = "" if pattern.predicate is not None else f" FILTER(?p{n} != {NamedNode(RDF.type.value)})"
     if not options.undirected:
-        return [f"  {head} {predicate} {tail} .{guard}"]
-    return [f"  {{ {head} {predicate} {tail} .{guard} BIND(1 AS ?d{n}) }}",
-            f"  UNION {{ {tail} {predicate} {head} .{guard} BIND(0 AS ?d{n}) }}"]
+        lines = [f"  {head} {predicate} {tail} .{guard}"]
+    else:
+        lines = [f"  {{ {head} {predicate} {tail} .{guard} BIND(1 AS ?d{n}) }}",
+                 f"  UNION {{ {tail} {predicate} {head} .{guard} BIND(0 AS ?d{n}) }}"]
+    endpoint = plan.services.get(pattern.predicate.value) if plan is not None and pattern.predicate else None
+    if endpoint is None:
+        return lines
+    bound = [values[slot.var] for slot in (pattern.head, pattern.tail) if values and slot.var in values]
+    return [service_line(endpoint, [*bound, *lines])]
+
+
+def alias_names(plan: Plan, indexes: list[int]) -> dict[tuple[int, str], str]:
+    """In a KB with ``owl:sameAs`` groups, a variable that several of ``indexes``' patterns share is matched,
+    in each pattern after the first, by a variable of its own linked to it by ``(owl:sameAs|^owl:sameAs)?``:
+    the patterns join on a node and on its other names (a fact one KB of a group states on ``dbr:X``,
+    another on ``wd:Q…``).  ``{(pattern index, "head" | "tail"): that variable}``; empty without groups."""
+    if not plan.identity:
+        return {}
+    seen: set[str] = set()
+    names: dict[tuple[int, str], str] = {}
+    for i in indexes:
+        pattern = plan.patterns[i]
+        for end, slot in (("head", pattern.head), ("tail", pattern.tail)):
+            if slot.nodes is not None:
+                continue
+            if slot.var in seen:
+                names[(i, end)] = f"{slot.var}_same{i}{end[0]}"
+            seen.add(slot.var)
+    return names
+
+
+def _aliased(pattern: Pattern, names: dict[tuple[int, str], str]) -> Pattern:
+    head, tail = names.get((pattern.index, "head")), names.get((pattern.index, "tail"))
+    if head is None and tail is None:
+        return pattern
+    return replace(pattern, head=replace(pattern.head, var=head) if head else pattern.head,
+                   tail=replace(pattern.tail, var=tail) if tail else pattern.tail)
 
 
 def component(plan: Plan, indexes: list[int]) -> list[int]:
@@ -333,9 +375,12 @@ def _type_lines(plan: Plan, var: str, type_iri: str | None) -> list[str]:
         same = NamedNode(OWL.sameAs.value)
         type_predicate = f"({same}|^{same})?/{type_predicate}"
     if len(nodes) <= 1:
-        return [f"  ?{var} {type_predicate} {node} ." for node in nodes]
-    return [f"  VALUES ?{var}_type {{ {' '.join(str(node) for node in nodes)} }}",
-            f"  ?{var} {type_predicate} ?{var}_type ."]
+        lines = [f"  ?{var} {type_predicate} {node} ." for node in nodes]
+    else:
+        lines = [f"  VALUES ?{var}_type {{ {' '.join(str(node) for node in nodes)} }}",
+                 f"  ?{var} {type_predicate} ?{var}_type ."]
+    endpoint = plan.services.get(type_iri)  # a type only a KB group's remote member holds
+    return [service_line(endpoint, lines)] if endpoint is not None and lines else lines
 
 
 def _where(plan: Plan, indexes: list[int], options: ExecuteOptions, restrict: list[str] | None,
@@ -356,10 +401,14 @@ def _where(plan: Plan, indexes: list[int], options: ExecuteOptions, restrict: li
                 variables[slot.var] = variables.get(slot.var) or slot.type_iri
             else:
                 constants[slot.var] = slot.nodes
-    for var, nodes in constants.items():
-        lines.append(f"  VALUES ?{var} {{ {_nodes(plan, nodes)} }}")
+    values = {var: f"  VALUES ?{var} {{ {_nodes(plan, nodes)} }}" for var, nodes in constants.items()}
+    lines.extend(values.values())
+    aliases = alias_names(plan, indexes)
     for i in indexes:
-        lines.extend(_edge(plan.patterns[i], options))
+        lines.extend(_edge(_aliased(plan.patterns[i], aliases), options, plan, values))
+    same = NamedNode(OWL.sameAs.value)
+    for (i, end), name in aliases.items():  # the join also holds between a node's owl:sameAs names
+        lines.append(f"  ?{getattr(plan.patterns[i], end).var} ({same}|^{same})? ?{name} .")
     for var, type_iri in variables.items():
         lines.extend(_type_lines(plan, var, type_iri))
     lines.extend(_filter(plan, var) for var in variables)
@@ -370,7 +419,7 @@ def _where(plan: Plan, indexes: list[int], options: ExecuteOptions, restrict: li
             if flt.variable in variables else None
         if expression is not None:
             lines.append("  " + expression)
-    return lines, list(variables)
+    return (merge_service_lines(lines) if plan.services else lines), list(variables)
 
 
 def compile_query(plan: Plan, indexes: list[int], options: ExecuteOptions, *, tier: int, note: str = "",
@@ -388,6 +437,7 @@ def compile_query(plan: Plan, indexes: list[int], options: ExecuteOptions, *, ti
     if evidence:
         extra = [f"?{plan.target}_name"] if plan.blank_label is not None else []
         extra += [f"?{plan.patterns[i].head.var} ?{plan.patterns[i].tail.var}" for i in indexes]
+        extra += [f"?{name}" for name in alias_names(plan, indexes).values()]
         extra += [f"?p{i}" for i in indexes if plan.patterns[i].predicate is None]
         extra += [f"?d{i}" for i in indexes if options.undirected]
         projected = " ".join(dict.fromkeys(" ".join([*(f"?{v}" for v in variables), *extra]).split()))

@@ -39,7 +39,15 @@ from sparqlqa.errors import QueryError
 from sparqlqa.kb.identity import identity_of
 from sparqlqa.kb.records import QueryRecord
 from sparqlqa.kb.terms import is_node_key, term_key
-from sparqlqa.stages.compile import CompiledQuery, ExecuteOptions, Plan, compile_query, component, prepare
+from sparqlqa.stages.compile import (
+    CompiledQuery,
+    ExecuteOptions,
+    Plan,
+    alias_names,
+    compile_query,
+    component,
+    prepare,
+)
 from sparqlqa.stages.form_query import form_anchors, run_form, value_datatypes
 
 if TYPE_CHECKING:
@@ -197,6 +205,7 @@ def _evidence(kb: KnowledgeBase, plan: Plan, used: list[int], tier: int, options
     if answer is None:
         return found
     answer_key = _answer_key(plan)
+    aliases = alias_names(plan, used)
     wanted = set(targets)
     for row in answer.bindings():
         target = answer_key(row)
@@ -204,15 +213,18 @@ def _evidence(kb: KnowledgeBase, plan: Plan, used: list[int], tier: int, options
             continue
         bucket = found.setdefault(target, [])
         for i in used:
-            edge = _edge_of(plan, i, row, options)
+            edge = _edge_of(plan, i, row, options, aliases)
             if edge is not None and edge not in bucket and len(bucket) < MAX_EVIDENCE:
                 bucket.append(edge)
     return found
 
 
-def _edge_of(plan: Plan, index: int, row: dict[str, Any], options: ExecuteOptions) -> tuple[str, str, str] | None:
+def _edge_of(plan: Plan, index: int, row: dict[str, Any], options: ExecuteOptions,
+             aliases: dict[tuple[int, str], str] | None = None) -> tuple[str, str, str] | None:
     pattern = plan.patterns[index]
-    head, tail = row.get(pattern.head.var), row.get(pattern.tail.var)
+    names = aliases or {}
+    head = row.get(names.get((index, "head"), pattern.head.var))
+    tail = row.get(names.get((index, "tail"), pattern.tail.var))
     predicate = pattern.predicate if pattern.predicate is not None else row.get(f"p{index}")
     head_key, tail_key = term_key(head), term_key(tail)
     if head_key is None or tail_key is None or predicate is None:

@@ -60,6 +60,7 @@ def relevant_relations(question: str, relations: list[RelationInfo], embedder: A
 
 def _relation_line(rel: RelationInfo, schema: Schema, typed: bool, reverse: RelationInfo | None) -> str:
     aliases = f" (also: {', '.join(rel.aliases[:3])})" if rel.aliases else ""
+    aliases += f" [in {', '.join(rel.kbs)}]" if rel.kbs else ""  # a KB group: the member KBs that hold it
     other = f" (reverse: {reverse.label})" if reverse is not None and not _INVERSE_NAME.fullmatch(
         _local(reverse.iri)) else ""
     if not typed:  # the heading states the direction of every line: "head <relation> tail"

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, TypedDict
 
 from sparqlqa.embed.embedders import Embedder
 from sparqlqa.errors import LLMParseError, NotInCache, SparqlqaError
+from sparqlqa.kb.group import GroupKB
 from sparqlqa.kb.knowledge_base import KnowledgeBase
 from sparqlqa.kb.naming import display_name
 from sparqlqa.kb.node_text import fetch_labels, node_texts
@@ -288,6 +289,7 @@ def build_answer(ctx: AskContext, ranking: Ranking | None = None, texts: Mapping
     items = ranking.items if items is None else items
     with ctx.stage("answer"):
         labels = _describe(ctx, items, texts or {})
+        _provenance(ctx.kb, items)
     answer = Answer(question=ctx.question, kb=ctx.kb.name, strategy=ctx.strategy, items=list(items),
                     triplets=triplets, linked=linked, candidates=candidates, llm_calls=list(ctx.llm_calls),
                     queries=list(ctx.queries), notes=list(ctx.notes), timings_ms=dict(ctx.timings_ms),
@@ -309,6 +311,7 @@ def _describe(ctx: AskContext, items: Sequence[AnswerItem], texts: Mapping[str, 
         mentioned.extend(str(part) for triple in item.evidence_triples() for part in triple)
     keys = list(dict.fromkeys(mentioned))
     labels, types = fetch_labels(ctx.kb, node_keys(keys), sink=ctx.sink("labels"))
+    labels.update(_remote_labels(ctx.kb, [key for key in node_keys(keys) if key not in labels]))
     labels.update({key: display_name(key) for key in keys if not is_node_key(key)})
     for item in fresh:
         kinds = types.get(item.iri, [])
@@ -318,6 +321,33 @@ def _describe(ctx: AskContext, items: Sequence[AnswerItem], texts: Mapping[str, 
         snippet = texts.get(item.iri, "")
         item.snippet = snippet[: SNIPPET_CHARS - 1].rstrip() + "…" if len(snippet) > SNIPPET_CHARS else snippet
     return labels
+
+
+def _remote_labels(kb: KnowledgeBase, iris: list[str]) -> dict[str, str]:
+    """In a KB group with a remote member, the labels the endpoint gives nodes the local members do not name."""
+    if not iris or not isinstance(kb, GroupKB) or not kb.remote:
+        return {}
+    from sparqlqa.remote.labels import GroupLookup, lookup_for_kb
+
+    lookup = lookup_for_kb(kb)
+    return lookup.remote_labels(iris) if isinstance(lookup, GroupLookup) else {}
+
+
+#: the matched items of a KB group's answer whose evidence triples get their member KBs
+PROVENANCE_ITEMS = 20
+
+
+def _provenance(kb: KnowledgeBase, items: Sequence[AnswerItem]) -> None:
+    """In a KB group, which member states each evidence triple of the first matched items (in place)."""
+    if not isinstance(kb, GroupKB):
+        return
+    shown = [item for item in items if item.matched and item.evidence_triples()][:PROVENANCE_ITEMS]
+    triples = [triple for item in shown for triple in item.evidence_triples()]
+    if not triples:
+        return
+    found = dict(zip(triples, kb.provenance(triples)))
+    for item in shown:
+        item.evidence_kbs = [found.get(triple, []) for triple in item.evidence_triples()]
 
 
 def _meta(ctx: AskContext, ranking: Ranking) -> AnswerMeta:

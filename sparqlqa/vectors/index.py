@@ -63,6 +63,7 @@ from sparqlqa.vectors.index_files import (
     chunk_path,
     open_vectors,
 )
+from sparqlqa.vectors.member_vectors import prefill_from_members
 
 CHUNK_SIZE = 1024
 #: a fast embedder's chunks (``Embedder.fast``: a chunk takes about a second, not minutes, to redo)
@@ -286,6 +287,11 @@ class _DiskBuild:
         """Embed the chunks not done yet (or damaged), join them into ``vectors.npy``, load it."""
         if record is None or not (record.complete or record.chunk_size == self.chunk_size):
             record = self._start()
+            if prefill_from_members(self.kb, self.embedder, self.folder, record,
+                                    files.read_ids(self.folder, record.count)):  # a group: members' vectors
+                record.chunks_done = record.chunks
+                record.embedder = {**(record.embedder or {}), "dimension": record.dimension}
+                atomic_write_json(self.folder / PROGRESS_FILE, record.to_dict())
         ids = files.read_ids(self.folder, record.count)
         files.read_type_rows(self.folder, record.count)  # a damaged listing is found before embedding
         self._embed_chunks(record, ids)
