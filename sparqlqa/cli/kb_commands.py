@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -12,6 +12,9 @@ from sparqlqa.cli.output import KB_NAME, byte_progress, cell, console, note, pri
 from sparqlqa.cli.remote_options import ADD_HELP, endpoint_timeout_option
 from sparqlqa.errors import ConfigError
 from sparqlqa.kb.limits import DEFAULT_MAX_MEMORY_MB, DEFAULT_MAX_ROWS, DEFAULT_TIMEOUT_S, QueryLimits
+
+if TYPE_CHECKING:
+    from sparqlqa.kb.groups import SavedGroup
 
 
 def _parse_options(pairs: tuple[str, ...]) -> dict[str, Any]:
@@ -100,10 +103,13 @@ def kbs(ctx: click.Context, as_json: bool) -> None:
     from sparqlqa.kb.knowledge_base import scan_kbs
 
     scan = scan_kbs()
-    groups = _saved_groups()
+    from sparqlqa.kb.groups import saved_groups
+
+    groups = saved_groups()
     if as_json:
         print_json([*({**_manifest_summary(m), "broken": False} for m in scan.kbs),
-                    *({**b.to_dict(), "broken": True} for b in scan.broken), *groups])
+                    *({**b.to_dict(), "broken": True} for b in scan.broken),
+                    *(g.to_dict() for g in groups)])
         return
     if not scan.kbs and not scan.broken:
         note("no knowledge bases yet: create one with 'sparqlqa ingest FILE --kb NAME'")
@@ -121,19 +127,11 @@ def kbs(ctx: click.Context, as_json: bool) -> None:
     _print_groups(groups)
 
 
-def _saved_groups() -> list[dict[str, Any]]:
-    """The saved KB groups as ``kbs --json`` lists them (after the KBs, ``"group": true``)."""
-    from sparqlqa.kb.groups import broken_members, load_groups
-
-    return [{"name": name, "group": True, "members": members, "missing": (missing := broken_members(members)),
-             "broken": bool(missing)} for name, members in sorted(load_groups().items())]
-
-
-def _print_groups(groups: list[dict[str, Any]]) -> None:
+def _print_groups(groups: list[SavedGroup]) -> None:
     for group in groups:
-        line = f"group {group['name']}: {' + '.join(group['members'])}"
-        if group["missing"]:
-            click.secho(f"{line} (broken: no KB {', '.join(group['missing'])}; remove the group or "
+        line = f"group {group.name}: {' + '.join(group.members)}"
+        if group.missing:
+            click.secho(f"{line} (broken: no KB {', '.join(group.missing)}; remove the group or "
                         "re-create the KB)", fg="red")
         else:
             click.echo(line)

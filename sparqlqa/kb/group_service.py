@@ -32,6 +32,7 @@ from dataclasses import dataclass
 
 from pyoxigraph import BlankNode, NamedNode
 
+from sparqlqa.kb.records import QueryRecord
 from sparqlqa.kb.store import QueryResult
 
 #: a one-variable ``VALUES`` line of the query's outer group (the compiler's constants and restrictions):
@@ -142,7 +143,7 @@ def local_bindings(sparql: str, blocks: Sequence[ServiceBlock], local: LocalRunn
 
 
 def run_services(sparql: str, endpoints: Collection[str], remote: RemoteRunner,
-                 local: LocalRunner | None = None) -> tuple[str, list[dict[str, object]]]:
+                 local: LocalRunner | None = None) -> tuple[str, list[QueryRecord]]:
     """``sparql`` with each registered member's ``SERVICE`` block replaced by its rows (``remote`` runs
     them), and the history of the remote queries.  With ``local``, each block is sent with the bindings
     the local patterns give its variables (:func:`local_bindings`)."""
@@ -157,7 +158,7 @@ def run_services(sparql: str, endpoints: Collection[str], remote: RemoteRunner,
         bound = " ".join([*(line for var, line in values if var in used and line not in block.patterns),
                           *([joined[block.start]] if block.start in joined else [])])
         result = remote(block.endpoint, f"SELECT * WHERE {{ {bound + ' ' if bound else ''}{block.patterns} }}")
-        history.append({**result.history(), "service": block.endpoint})
+        history.append(result.history())  # its store names the endpoint
         parts += [sparql[at:block.start], "  " + values_table(result)]
         at = block.end
     parts.append(sparql[at:])

@@ -18,7 +18,9 @@ True
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from sparqlqa.errors import GroupError, GroupMemberNotFound, InvalidKBName, KBError
 from sparqlqa.kb.knowledge_base import kb_exists, kb_lock, kb_root, validate_kb_name
@@ -111,3 +113,25 @@ def groups_using(kb: str) -> list[str]:
 def broken_members(members: list[str]) -> list[str]:
     """The members that are no KB any more."""
     return [m for m in members if not kb_exists(m)]
+
+
+@dataclass(frozen=True)
+class SavedGroup:
+    """A saved group as ``kbs`` lists it: its name, members, and the members that are no KB any more."""
+
+    name: str
+    members: list[str]
+    missing: list[str]
+
+    @property
+    def broken(self) -> bool:
+        return bool(self.missing)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "group": True, "members": list(self.members), "missing": list(self.missing),
+                "broken": self.broken}
+
+
+def saved_groups() -> list[SavedGroup]:
+    """Every saved group, by name."""
+    return [SavedGroup(name, members, broken_members(members)) for name, members in sorted(load_groups().items())]

@@ -63,7 +63,7 @@ def test_a_local_kb_joined_with_a_virtuoso_member_answers_and_sends_only_reads(
         triplets = parse_arrow_triplets(arrow, "where were the directors of Inception born", group.schema)
         found = find_candidates(triplets, link_constants(triplets, group), group)
         assert found.iris(0) == [f"{EX}London"]  # Inception → Nolan here, Nolan → London on the endpoint
-        query = found.queries[-1]["query"]
+        query = found.queries[-1].query
     assert f"SERVICE <{remote_group}>" in query  # the saved query is the federated one
     assert sent and all(query_form(q) in ("SELECT", "ASK") for q in sent)
     assert all("SERVICE" not in q for q in sent)  # the endpoint is asked for its own part only

@@ -16,7 +16,8 @@
    does the vector ranking fill in, marked as fill-in, with a note.
 
 Its record (each attempt: the LLM's query, the query that ran, substitutions, rows, the problem) is
-``answer.meta["text2sparql_result"]``; ``answer.meta["answer_source"]`` says where the items came from.
+``answer.meta.records["text2sparql"]`` (a :class:`Text2SparqlRun`; ``text2sparql_result`` in the JSON);
+``answer.meta.answer_source`` says where the items came from (``query``, ``vector-fill-in``, ``pending``).
 """
 
 from __future__ import annotations
