@@ -75,6 +75,7 @@ def vocabulary(schema: Schema, schema_text: str, prefixes: dict[str, str], name_
     line on casting text to numbers follows).
 
     >>> from pyoxigraph import Literal
+    >>> from sparqlqa.kb.schema import RelationInfo, Schema
     >>> schema = Schema(relations=[RelationInfo("http://x.org/sales", "sales", 3, kind="literal")])
     >>> print(vocabulary(schema, "- sales", {"m": "http://x.org/"}, "http://x.org/name",
     ...                  lambda iri: Literal("1200000"))[0].splitlines()[1])
