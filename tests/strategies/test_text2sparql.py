@@ -390,6 +390,13 @@ def test_a_name_of_a_sameas_alias_becomes_the_canonical_node_s_name(small: Knowl
     assert [s.iri for s in attempt.substitutions] == [f"{EX}raman"]
 
 
+def test_an_alias_s_name_where_a_node_belongs_becomes_the_canonical_node(small: KnowledgeBase) -> None:
+    query = 'SELECT DISTINCT ?p WHERE { ?p dcterms:creator "P. Raman" }'
+    answer, _ = run(small, "Which books did P. Raman write?", reply(query, "?p"))
+    assert set(iris(answer)) == {f"{EX}b1", f"{EX}b2"}
+    assert f"<{EX}raman>" in answer.meta.records["text2sparql"].attempts[0].sparql
+
+
 def test_a_name_the_canonical_node_itself_has_is_left_as_written(small: KnowledgeBase) -> None:
     query = 'SELECT DISTINCT ?p WHERE { ?r rdfs:label "Priya Raman"@en . ?p dcterms:creator ?r }'
     answer, _ = run(small, "Which books did Priya Raman write?", reply(query, "?p"))

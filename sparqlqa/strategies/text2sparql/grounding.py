@@ -101,7 +101,8 @@ class _Grounder:
         return bool(self.kb.query(f"ASK {{ {pattern} }}").boolean)
 
     def link(self, text: str, type_iri: str | None) -> NodeMatch | None:
-        """The linker's best node; else the closest name within :data:`TYPO_CUTOFF` (a misspelling)."""
+        """The linker's best node; else the closest name within :data:`TYPO_CUTOFF` (a misspelling); the
+        canonical node of its ``owl:sameAs`` group, which the group's facts point at."""
         matches: list[NodeMatch] = []
         for written in dict.fromkeys((text, _QUALIFIER.sub("", text).strip() or text)):
             matches = self.by_name(written, type_iri)
@@ -111,7 +112,7 @@ class _Grounder:
             matches = link_one(self.lookup, text, type_iri, top=1, embedder=self.embedder)[0]
         if not matches:
             self.result.notes.append(f"text2sparql: no KB node matches {text!r}; left as written")
-        return matches[0] if matches else None
+        return replace(matches[0], iri=self.identity.canonical(matches[0].iri)) if matches else None
 
     def by_name(self, text: str, type_iri: str | None) -> list[NodeMatch]:
         """Names only (no embeddings): the linker, then the closest name within :data:`TYPO_CUTOFF`."""
@@ -210,7 +211,6 @@ class _Grounder:
         match = self.link(text, type_iri)
         if match is None:
             return
-        match = replace(match, iri=self.identity.canonical(match.iri))
         stored = _stored_name(self.kb, match.iri, [predicate, *sorted(self.names - {predicate})])
         if stored is None:
             self.result.notes.append(f"text2sparql: {text!r} links to <{match.iri}>, which has no stored name")
