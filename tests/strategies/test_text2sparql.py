@@ -330,3 +330,131 @@ def test_eval_with_recorded_answers_exports_imports_and_counts_calls(movies_kb, 
     assert done.exit_code == 0, done.output
     metrics = json.loads(done.stdout)["strategies"]["text2sparql"]
     assert metrics["metrics"]["hits@1"] == 1.0 and metrics["llm_per_question"]["calls"] == 1.0
+
+
+# -- names in FILTER comparisons, sameAs aliases, value examples in the prompt (tiny fixtures) ---------
+
+SMALL = """@prefix ex: <http://ex.org/> . @prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .
+@prefix owl: <http://www.w3.org/2002/07/owl#> . @prefix dcterms: <http://purl.org/dc/terms/> .
+@prefix xsd: <http://www.w3.org/2001/XMLSchema#> .
+ex:b1 a ex:Book ; rdfs:label "Copper Season"@en ; dcterms:creator ex:raman .
+ex:b2 a ex:Book ; rdfs:label "Iron Meadow"@en ; dcterms:creator ex:raman .
+ex:b3 a ex:Book ; rdfs:label "Salt Harbor"@en ; dcterms:creator ex:okafor .
+ex:raman a ex:Person ; rdfs:label "Priya Raman"@en ; ex:sales "1200000" ; ex:fee 25.5 ;
+    ex:born "1970-07-30"^^xsd:date .
+ex:raman_alias rdfs:label "P. Raman"@en ; owl:sameAs ex:raman .
+ex:okafor a ex:Person ; rdfs:label "Ada Okafor"@en ; ex:sales "900000" ; ex:fee 3.0 ; ex:born "1981-02-03"^^xsd:date .
+"""
+EX = "http://ex.org/"
+
+
+@pytest.fixture
+def small(tmp_path: Path) -> KnowledgeBase:
+    path = tmp_path / "small.ttl"
+    path.write_text(SMALL)
+    return ingest([path], kb="small")
+
+
+@pytest.mark.parametrize("condition", [
+    '?name IN ("Copper Season", "Iron Meadow")',  # plain strings; the labels are @en
+    '?name = "Copper Season" || "Iron Meadow" = ?name',
+    'STR(?name) IN ("Copper Season", "Iron Medow")',  # the lexical form compared, one misspelled
+    'LCASE(STR(?name)) IN ("copper season", "iron meadow")',  # matched case-insensitively already: left alone
+])
+def test_names_a_filter_compares_with_a_label_variable_are_linked(small: KnowledgeBase, condition: str) -> None:
+    query = f"SELECT DISTINCT ?book WHERE {{ ?book rdfs:label ?name . FILTER({condition}) }}"
+    answer, _ = run(small, "Which of Copper Season and Iron Meadow are books?", reply(query, "?book"))
+    assert set(iris(answer)) == {f"{EX}b1", f"{EX}b2"}
+    sparql = answer.meta.records["text2sparql"].attempts[0].sparql
+    if condition.startswith("?name"):
+        assert '"Copper Season"@en' in sparql and '"Iron Meadow"@en' in sparql
+    if condition.startswith("STR"):
+        assert '"Iron Meadow"' in sparql and "Medow" not in sparql and '"Iron Meadow"@en' not in sparql
+    if condition.startswith("LCASE"):
+        assert answer.meta.records["text2sparql"].attempts[0].substitutions == []
+
+
+def test_a_string_compared_with_a_variable_no_name_binds_is_left_alone(small: KnowledgeBase) -> None:
+    query = 'SELECT ?p WHERE { ?p ex:sales ?s . FILTER(?s = "Copper Season") }'
+    answer, _ = run(small, "Who sold Copper Season copies?", reply(query, "?p"), reply(query, "?p"))
+    assert all(not a.substitutions for a in answer.meta.records["text2sparql"].attempts)
+
+
+@pytest.mark.parametrize("written", ['"P. Raman"@en', '"P. Raman"', '"P Ramann"'])
+def test_a_name_of_a_sameas_alias_becomes_the_canonical_node_s_name(small: KnowledgeBase, written: str) -> None:
+    query = f"SELECT (COUNT(DISTINCT ?p) AS ?count) WHERE {{ ?r rdfs:label {written} . ?p dcterms:creator ?r }}"
+    answer, llm = run(small, "How many books did P. Raman write?", reply(query, "?count", "count"))
+    assert (answer.form, answer.value) == ("count", 2) and llm.remaining == 0
+    attempt = answer.meta.records["text2sparql"].attempts[0]
+    assert '"Priya Raman"@en' in attempt.sparql and "P. Raman" not in attempt.sparql
+    assert [s.iri for s in attempt.substitutions] == [f"{EX}raman"]
+
+
+def test_an_alias_s_name_where_a_node_belongs_becomes_the_canonical_node(small: KnowledgeBase) -> None:
+    query = 'SELECT DISTINCT ?p WHERE { ?p dcterms:creator "P. Raman" }'
+    answer, _ = run(small, "Which books did P. Raman write?", reply(query, "?p"))
+    assert set(iris(answer)) == {f"{EX}b1", f"{EX}b2"}
+    assert f"<{EX}raman>" in answer.meta.records["text2sparql"].attempts[0].sparql
+
+
+def test_a_name_the_canonical_node_itself_has_is_left_as_written(small: KnowledgeBase) -> None:
+    query = 'SELECT DISTINCT ?p WHERE { ?r rdfs:label "Priya Raman"@en . ?p dcterms:creator ?r }'
+    answer, _ = run(small, "Which books did Priya Raman write?", reply(query, "?p"))
+    assert set(iris(answer)) == {f"{EX}b1", f"{EX}b2"}
+    assert answer.meta.records["text2sparql"].attempts[0].substitutions == []
+
+
+def test_the_prompt_shows_one_stored_value_of_each_value_relation(small: KnowledgeBase) -> None:
+    from sparqlqa.strategies.text2sparql.prompts import CAST_LINE, build_prompt
+
+    prompt = build_prompt("Who sold the most?", small)
+    lines = prompt.splitlines()
+    assert any(line.startswith("- sales: ex:sales (a value such as \"") and line.endswith('", plain text)')
+               for line in lines)
+    assert any(line.startswith("- fee: ex:fee (a value such as ") and line.endswith(", xsd:decimal)")
+               and '"' not in line for line in lines)
+    assert any(line.startswith('- born: ex:born (a value such as "19') and line.endswith('", xsd:date)')
+               for line in lines)
+    assert CAST_LINE in lines and "PREFIX xsd: <http://www.w3.org/2001/XMLSchema#>" in lines
+    assert "- creator: dcterms:creator" in lines  # an object relation: no example
+
+
+def test_value_examples_are_read_once_per_kb(small: KnowledgeBase, monkeypatch: pytest.MonkeyPatch) -> None:
+    from sparqlqa.strategies.text2sparql.prompts import build_prompt
+
+    first = build_prompt("Who sold the most?", small)
+    monkeypatch.setattr(small, "query", lambda *a, **k: pytest.fail("a value example was read again"))
+    assert build_prompt("Who sold the most?", small) == first
+
+
+TRIPLES_PROMPT = (
+    'The knowledge graph has these node types and relations:\nRelations (each read head → tail, '
+    '"head <relation> tail"):\n- directed by\n- starred actors\n\nWritten in SPARQL:\n'
+    "- directed by: rel:directed_by\n- starred actors: rel:starred_actors\n- a node's name: rdfs:label\n\n"
+    "Prefixes:\nPREFIX rdfs: <http://www.w3.org/2000/01/rdf-schema#>\n"
+    "PREFIX rel: <https://sparqlqa.dev/kb/paths/relation/>\n\n"
+    "Write ONE SPARQL query (SELECT, or ASK for a yes/no question) that answers the question.\n"
+    '- Use only the relations and types listed, each in its listed direction: a line "r: A → B" means ?a r ?b '
+    "with ?a an A and ?b a B.\n"
+    '- Name an entity of the question through its name, spelled as in the question: ?e rdfs:label "Ridley Scott". '
+    "Do not make up IRIs for entities.\n"
+    "- Select the node that answers (with DISTINCT), not its name.\n"
+    "- How many → SELECT (COUNT(DISTINCT ?x) AS ?count); most, least, first, latest → ORDER BY … LIMIT 1; "
+    "comparisons, dates and numbers → FILTER.\n"
+    "- The prefixes above are declared already; write no SERVICE and no update.\n"
+    'Answer with one JSON object: {"sparql": "<the query>", "answer_variable": "?x", '
+    '"form": "list" | "count" | "boolean"}.\n\nQuestion: who directed Inception'
+)
+
+
+def test_a_kb_without_value_relations_gets_the_prompt_byte_for_byte_as_before(tmp_path: Path) -> None:
+    """PathQuestion / MetaQA KBs (ingested from triples) have no value relations: their recorded answers
+    stay valid only while their prompt stays as it was."""
+    from sparqlqa.strategies.text2sparql.prompts import build_prompt
+
+    path = tmp_path / "kb.tsv"
+    path.write_text("Inception\tdirected_by\tChristopher Nolan\nInception\tstarred_actors\tLeonardo DiCaprio\n"
+                    "Memento\tdirected_by\tChristopher Nolan\n")
+    kb = ingest([path], kb="paths")
+    assert all(rel.kind == "object" for rel in kb.schema.relations)
+    assert build_prompt("who directed Inception", kb) == TRIPLES_PROMPT

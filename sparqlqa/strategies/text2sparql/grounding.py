@@ -11,7 +11,12 @@ nothing in the KB and links it with the linker every strategy uses
 * a literal where a node belongs (the object of an object relation, or of a relation the schema does
   not know) becomes the linked node;
 * a subject or object IRI that no triple mentions becomes the linked node (its local name is the text
-  linked); a relation or type IRI the KB lacks becomes the relation or type the schema names so.
+  linked); a relation or type IRI the KB lacks becomes the relation or type the schema names so;
+* a string a FILTER compares with a variable a name predicate binds (``?b rdfs:label ?n .
+  FILTER(?n IN ("Copper Season"))``) is linked like a literal in a name position: it becomes the node's
+  stored name (``"Copper Season"@en``), or that name's lexical form where ``STR(?n)`` is compared;
+* a name stored only on an alias of an ``owl:sameAs`` group (:mod:`sparqlqa.kb.identity`) becomes the
+  canonical node's stored name, since the group's facts point at the canonical node.
 
 Every substitution is recorded (:class:`Substitution`); the query itself is rewritten by
 :func:`sparqlqa.strategies.text2sparql.query.substitute` from pyoxigraph terms.
@@ -20,11 +25,12 @@ Every substitution is recorded (:class:`Substitution`); the query itself is rewr
 from __future__ import annotations
 
 import re
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from pyoxigraph import Literal, NamedNode
 
+from sparqlqa.kb.identity import identity_of
 from sparqlqa.kb.labels import resolve_type
 from sparqlqa.kb.naming import name_from_iri
 from sparqlqa.kb.node_text import label_predicates
@@ -89,12 +95,14 @@ class _Grounder:
         self.relations = {rel.iri: rel for rel in schema.relations}
         self.result = Grounding()
         self.types: dict[str, str] = {}
+        self.identity = identity_of(kb)
 
     def exists(self, pattern: str) -> bool:
         return bool(self.kb.query(f"ASK {{ {pattern} }}").boolean)
 
     def link(self, text: str, type_iri: str | None) -> NodeMatch | None:
-        """The linker's best node; else the closest name within :data:`TYPO_CUTOFF` (a misspelling)."""
+        """The linker's best node; else the closest name within :data:`TYPO_CUTOFF` (a misspelling); the
+        canonical node of its ``owl:sameAs`` group, which the group's facts point at."""
         matches: list[NodeMatch] = []
         for written in dict.fromkeys((text, _QUALIFIER.sub("", text).strip() or text)):
             matches = self.by_name(written, type_iri)
@@ -104,7 +112,7 @@ class _Grounder:
             matches = link_one(self.lookup, text, type_iri, top=1, embedder=self.embedder)[0]
         if not matches:
             self.result.notes.append(f"text2sparql: no KB node matches {text!r}; left as written")
-        return matches[0] if matches else None
+        return replace(matches[0], iri=self.identity.canonical(matches[0].iri)) if matches else None
 
     def by_name(self, text: str, type_iri: str | None) -> list[NodeMatch]:
         """Names only (no embeddings): the linker, then the closest name within :data:`TYPO_CUTOFF`."""
@@ -181,7 +189,9 @@ class _Grounder:
         if self.exists(f"?s {NamedNode(predicate)} {term}"):
             if predicate in self.names:  # the nodes so named are the question's own
                 rows = self.kb.query(f"SELECT DISTINCT ?s WHERE {{ ?s {NamedNode(predicate)} {term} }} LIMIT 5").rows
-                self.result.topic.update(row[0].value for row in rows if isinstance(row[0], NamedNode))
+                named = [row[0].value for row in rows if isinstance(row[0], NamedNode)]
+                self.result.topic.update(named)
+                self.alias_name(key, str(value), predicate, named)
             return
         if predicate in self.names:
             self.name(key, str(value), predicate, self.types.get(str(subject)))
@@ -195,8 +205,9 @@ class _Grounder:
             self.result.topic.add(match.iri)
             self.record(str(value), "node", match)
 
-    def name(self, key: TermKey, text: str, predicate: str, type_iri: str | None) -> None:
-        """A name that matches no stored name: the linked node's own name, under a predicate it has."""
+    def name(self, key: TermKey, text: str, predicate: str, type_iri: str | None, *, lexical: bool = False) -> None:
+        """A name that matches no stored name: the linked node's own name, under a predicate it has (its
+        lexical form alone when ``lexical``: what ``STR(?name)`` is compared with)."""
         match = self.link(text, type_iri)
         if match is None:
             return
@@ -205,11 +216,45 @@ class _Grounder:
             self.result.notes.append(f"text2sparql: {text!r} links to <{match.iri}>, which has no stored name")
             return
         used, literal = stored
+        self.result.topic.add(match.iri)
+        if lexical:
+            literal = Literal(literal.value)
+            if literal_key(literal) == key:
+                return  # the stored name's lexical form, as written: nothing to replace
+        self.result.replacements[key] = literal
+        if used != predicate and not lexical:
+            self.result.predicates[key] = NamedNode(used)
+        self.record(text, "name", match)
+
+    def alias_name(self, key: TermKey, text: str, predicate: str, named: list[str]) -> None:
+        """A stored name only aliases of one ``owl:sameAs`` group have: the canonical node's stored name."""
+        canonical = {self.identity.canonical(iri) for iri in named}
+        if not self.identity or len(canonical) != 1 or canonical & set(named):
+            return
+        [iri] = canonical
+        stored = _stored_name(self.kb, iri, [predicate, *sorted(self.names - {predicate})])
+        if stored is None or literal_key(stored[1]) == key:
+            return
+        used, literal = stored
         self.result.replacements[key] = literal
         if used != predicate:
             self.result.predicates[key] = NamedNode(used)
-        self.result.topic.add(match.iri)
-        self.record(text, "name", match)
+        self.result.topic.add(iri)
+        self.record(text, "name", iri=iri, label=literal.value, method="sameAs")
+
+    def compared(self, variable: Any, value: Any, lexical: bool, binding: dict[str, tuple[Any, str]]) -> None:
+        """A string a FILTER compares with ``variable``: linked as a name when a name predicate binds it."""
+        bound = binding.get(str(variable))
+        if bound is None:
+            return
+        subject, predicate = bound
+        key = literal_key(value)
+        if key in self.result.replacements:
+            return
+        if not lexical:
+            self.literal(subject, predicate, value)
+        else:
+            self.name(key, str(value), predicate, self.types.get(str(subject)), lexical=True)
 
 
 def _oxigraph_literal(value: Any) -> Literal:
@@ -243,6 +288,10 @@ def ground(kb: KnowledgeBase, query: ReadQuery, *, embedder: Embedder | None = N
             grounder.types.setdefault(str(s), str(o))
     for s, p, o in query.patterns:
         grounder.pattern(s, p, o)
+    binding = {str(o): (s, str(p)) for s, p, o in query.patterns
+               if isinstance(o, Variable) and isinstance(p, URIRef) and str(p) in grounder.names}
+    for variable, value, lexical in query.compared:
+        grounder.compared(variable, value, lexical, binding)
     return grounder.result
 
 

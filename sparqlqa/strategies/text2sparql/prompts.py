@@ -13,10 +13,14 @@ Written in SPARQL:
 
 from __future__ import annotations
 
+import json
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from pyoxigraph import Literal, NamedNode
+
 from sparqlqa.kb.node_text import label_predicates
-from sparqlqa.kb.vocab import kb_prefixes, prefixed_name
+from sparqlqa.kb.vocab import XSD, kb_prefixes, prefixed_name
 from sparqlqa.stages.schema_prompt import SCHEMA_PROMPT_TOKENS, schema_prompt
 
 if TYPE_CHECKING:
@@ -24,7 +28,8 @@ if TYPE_CHECKING:
     from sparqlqa.kb.knowledge_base import KnowledgeBase
     from sparqlqa.kb.schema import Schema
 
-__all__ = ["FORMS", "QUERY_SCHEMA", "SYSTEM_PROMPT", "build_prompt", "repair_prompt", "vocabulary"]
+__all__ = ["FORMS", "QUERY_SCHEMA", "SYSTEM_PROMPT", "build_prompt", "repair_prompt", "value_example",
+           "vocabulary"]
 
 FORMS = ("list", "count", "boolean")
 #: the JSON the LLM answers with
@@ -52,11 +57,30 @@ RULES = (
     'Answer with one JSON object: {{"sparql": "<the query>", "answer_variable": "?x", '
     '"form": "list" | "count" | "boolean"}}.'
 )
+#: the line added under the value relations' examples: stored text compares and sorts as text
+CAST_LINE = ("- a value stored as plain text compares and sorts as text: cast a number first, "
+             "xsd:decimal(STR(?v)), before comparing or ordering it")
+#: the longest example value shown (longer ones are cut)
+EXAMPLE_CHARS = 40
+_NUMERIC = frozenset(XSD[name].value for name in (
+    "decimal", "double", "float", "integer", "int", "long", "short", "byte", "nonNegativeInteger",
+    "positiveInteger", "negativeInteger", "nonPositiveInteger", "unsignedInt", "unsignedLong"))
+_TEXT = frozenset({XSD.string.value, "http://www.w3.org/1999/02/22-rdf-syntax-ns#langString"})
 
 
 def vocabulary(schema: Schema, schema_text: str, prefixes: dict[str, str], name_predicate: str,
-               ) -> tuple[str, set[str]]:
-    """How the relations and types ``schema_text`` shows are written in SPARQL, and the prefixes used."""
+               example: Callable[[str], Literal | None] | None = None) -> tuple[str, set[str]]:
+    """How the relations and types ``schema_text`` shows are written in SPARQL, and the prefixes used;
+    a value relation shown gets the stored value ``example`` gives for its IRI, with its datatype (and a
+    line on casting text to numbers follows).
+
+    >>> from pyoxigraph import Literal
+    >>> from sparqlqa.kb.schema import RelationInfo, Schema
+    >>> schema = Schema(relations=[RelationInfo("http://x.org/sales", "sales", 3, kind="literal")])
+    >>> print(vocabulary(schema, "- sales", {"m": "http://x.org/"}, "http://x.org/name",
+    ...                  lambda iri: Literal("1200000"))[0].splitlines()[1])
+    - sales: m:sales (a value such as "1200000", plain text)
+    """
     used: set[str] = set()
 
     def written(iri: str) -> str:
@@ -68,17 +92,48 @@ def vocabulary(schema: Schema, schema_text: str, prefixes: dict[str, str], name_
 
     shown = schema_text.splitlines()
     lines = ["Written in SPARQL:"]
+    values = 0
     for rel in schema.relations:
         if any(line == f"- {rel.label}" or line.startswith((f"- {rel.label}:", f"- {rel.label} "))
                for line in shown):
-            lines.append(f"- {rel.label}: {written(rel.iri)}")
+            stored = example(rel.iri) if example is not None and rel.kind == "literal" else None
+            values += stored is not None
+            shown_as = f" ({_example_text(stored, written)})" if stored is not None else ""
+            lines.append(f"- {rel.label}: {written(rel.iri)}{shown_as}")
     types_line = next((line for line in shown if line.startswith("Node types:")), "")
     kinds = [f"{info.label} {written(info.iri)}" for info in schema.types
              if len(schema.types) > 1 and info.label in types_line]
     if kinds:
         lines.append(f"- node types (?x {written(schema.type_predicate)} T): {', '.join(kinds)}")
     lines.append(f"- a node's name: {written(name_predicate)}")
+    if values:
+        lines.append(CAST_LINE)
+        written(XSD.decimal.value)
     return "\n".join(lines), used
+
+
+def _example_text(value: Literal, written: Callable[[str], str]) -> str:
+    """``a value such as "1200000", plain text`` / ``a value such as 25.5, xsd:decimal``."""
+    lexical = value.value if len(value.value) <= EXAMPLE_CHARS else value.value[:EXAMPLE_CHARS] + "…"
+    datatype = value.datatype.value
+    if value.language:
+        kind = f"text @{value.language}"
+    elif datatype in _TEXT:
+        kind = "plain text"
+    else:
+        kind = written(datatype)
+    shown = lexical if datatype in _NUMERIC and not value.language else json.dumps(lexical, ensure_ascii=False)
+    return f"a value such as {shown}, {kind}"
+
+
+def value_example(kb: KnowledgeBase, relation: str) -> Literal | None:
+    """One value ``relation`` holds, as stored (None when it holds no literal): one bounded read
+    (``LIMIT 1``), remembered by the opened KB."""
+    def build() -> Literal | None:
+        rows = kb.query(f"SELECT ?v WHERE {{ ?s {NamedNode(relation)} ?v FILTER(isLiteral(?v)) }} LIMIT 1").rows
+        return rows[0][0] if rows and isinstance(rows[0][0], Literal) else None
+
+    return kb.remember(("text2sparql-value-example", relation), build)
 
 
 def _context(question: str, kb: KnowledgeBase, embedder: Embedder | None) -> tuple[str, str]:
@@ -86,7 +141,7 @@ def _context(question: str, kb: KnowledgeBase, embedder: Embedder | None) -> tup
     prefixes = kb_prefixes(kb)
     schema_text = schema_prompt(kb.schema, question, budget_tokens=SCHEMA_PROMPT_TOKENS, embedder=embedder)
     name_p = label_predicates(kb)[0]
-    words, used = vocabulary(kb.schema, schema_text, prefixes, name_p)
+    words, used = vocabulary(kb.schema, schema_text, prefixes, name_p, lambda iri: value_example(kb, iri))
     declared = "\n".join(f"PREFIX {name}: <{prefixes[name]}>" for name in sorted(used))
     name = prefixed_name(name_p, prefixes) or f"<{name_p}>"
     sections = ["The knowledge graph has these node types and relations:\n" + schema_text, words]

@@ -59,6 +59,9 @@ class ReadQuery:
     simple: bool = False
     #: the variable a plain ``COUNT(?x)`` counts (one aggregate, no GROUP BY), without ``?``
     counted: str | None = None
+    #: string literals a FILTER compares with a variable (``?v = "x"``, ``?v IN ("x", "y")``, ``STR(?v) = "x"``):
+    #: (variable, literal, whether the variable's lexical form is compared, through ``STR``)
+    compared: list[tuple[Any, Any, bool]] = field(default_factory=list)
 
 
 def read_query(raw: str, prefixes: Mapping[str, str]) -> ReadQuery:
@@ -98,11 +101,13 @@ def _algebra(text: str, form: str) -> ReadQuery:
         return ReadQuery(text=text, form=form, opaque=True)
     patterns: list[tuple[Any, Any, Any]] = []
     names: list[str] = []
-    _walk(algebra, patterns, names)
+    compared: list[tuple[Any, Any, bool]] = []
+    _walk(algebra, patterns, names, compared)
     variables = [str(v) for v in algebra.get("PV") or []]
     simple = names.count("BGP") == 1 and not set(names) & {"LeftJoin", "Union", "Minus", "ToMultiSet", "Graph"}
     return ReadQuery(text=text, form=form, patterns=patterns, variables=variables, ordered="OrderBy" in names,
-                     aggregate="AggregateJoin" in names, simple=simple, counted=_counted(algebra))
+                     aggregate="AggregateJoin" in names, simple=simple, counted=_counted(algebra),
+                     compared=list(dict.fromkeys(compared)))
 
 
 def _counted(algebra: Any) -> str | None:
@@ -149,18 +154,49 @@ def counted_items(text: str, variable: str) -> str | None:
     return None
 
 
-def _walk(node: Any, patterns: list[tuple[Any, Any, Any]], names: list[str]) -> None:
+def _walk(node: Any, patterns: list[tuple[Any, Any, Any]], names: list[str],
+          compared: list[tuple[Any, Any, bool]]) -> None:
     from rdflib.plugins.sparql.parserutils import CompValue
 
     if isinstance(node, CompValue):
         names.append(node.name)
         if node.name == "BGP":
             patterns.extend(tuple(t) for t in node.triples)
+        if node.name == "RelationalExpression":
+            compared.extend(_comparison(node))
         for value in node.values():
-            _walk(value, patterns, names)
+            _walk(value, patterns, names, compared)
     elif isinstance(node, (list, tuple)):
         for value in node:
-            _walk(value, patterns, names)
+            _walk(value, patterns, names, compared)
+
+
+def _comparison(node: Any) -> list[tuple[Any, Any, bool]]:
+    """The string literals an ``=``, ``!=``, ``IN`` or ``NOT IN`` compares with a variable (or ``STR`` of one),
+    either side; a comparison through any other function (``LCASE``) is left out."""
+    from rdflib import Literal as RLiteral
+    from rdflib import Variable
+
+    def variable(side: Any) -> tuple[Any, bool] | None:
+        if isinstance(side, Variable):
+            return side, False
+        if getattr(side, "name", None) == "Builtin_STR" and isinstance(side.get("arg"), Variable):
+            return side.get("arg"), True
+        return None
+
+    def strings(side: Any) -> list[Any]:
+        found = side if isinstance(side, list) else [side]
+        return [t for t in found if isinstance(t, RLiteral) and literal_key(t)[3] == ""]
+
+    op, left, right = node.get("op"), node.get("expr"), node.get("other")
+    if op not in ("=", "!=", "IN", "NOT IN"):
+        return []
+    pairs = [(left, right)] if op in ("IN", "NOT IN") else [(left, right), (right, left)]
+    for side, other in pairs:
+        found = variable(side)
+        if found is not None:
+            return [(found[0], literal, found[1]) for literal in strings(other)]
+    return []
 
 
 def out_and_back(query: ReadQuery) -> list[tuple[Any, Any]]:
