@@ -44,17 +44,23 @@ def remote_group(people_graph: str) -> str:
     return people_graph
 
 
-@pytest.mark.virtuoso
-def test_a_local_kb_joined_with_a_virtuoso_member_answers_and_sends_only_reads(
-        remote_group: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    sent: list[str] = []
+@pytest.fixture
+def sent(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Every query the endpoint stores send, in order (recorded at the transport's door)."""
+    queries: list[str] = []
     real = EndpointStore._execute
 
     def recording(self: EndpointStore, sparql: str, form: str):  # type: ignore[no-untyped-def]
-        sent.append(sparql)
+        queries.append(sparql)
         return real(self, sparql, form)
 
     monkeypatch.setattr(EndpointStore, "_execute", recording)
+    return queries
+
+
+@pytest.mark.virtuoso
+def test_a_local_kb_joined_with_a_virtuoso_member_answers_and_sends_only_reads(
+        remote_group: str, sent: list[str], tmp_path: Path) -> None:
     with open_kb("films+people") as group:
         assert isinstance(group, GroupKB) and group.remote == {remote_group: "people"}
         born = group.schema.relation("born in")
@@ -115,7 +121,7 @@ def people_endpoint(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[
 
 
 def test_ask_4step_on_a_group_with_a_remote_member(people_endpoint: tuple[str, list[str]], tmp_path: Path,
-                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+                                                   sent: list[str]) -> None:
     """The whole pipeline: the LLM's triplets name a relation and a city only the endpoint holds."""
     from sparqlqa.llm import FakeLLM
     from sparqlqa.stages.audit import save_sparql
@@ -132,14 +138,6 @@ def test_ask_4step_on_a_group_with_a_remote_member(people_endpoint: tuple[str, l
     url, graphs = people_endpoint
     ingest([FIXTURES / "group_films.ttl"], kb="films")
     add_remote_kb("people", url, "generic", default_graphs=graphs, timeout=30)
-    sent: list[str] = []
-    real = EndpointStore._execute
-
-    def recording(self: EndpointStore, sparql: str, form: str):  # type: ignore[no-untyped-def]
-        sent.append(sparql)
-        return real(self, sparql, form)
-
-    monkeypatch.setattr(EndpointStore, "_execute", recording)
     answer = ask("films+people", "Which films were directed by people born in South Shields?",
                  llm=FakeLLM([triplets]), rerank="none", k=5)
     saved = save_sparql(answer, tmp_path / "rq", stages=["sparql"])

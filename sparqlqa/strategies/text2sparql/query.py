@@ -142,15 +142,21 @@ def counted_items(text: str, variable: str) -> str | None:
     toks = tokens(text)
     select = next((t for t in toks if t.kind == "word" and t.text.upper() == "SELECT"), None)
     start = next((n for n, t in enumerate(toks) if t.kind == "other" and t.text == "{"), None)
-    if select is None or start is None:
+    close = _closing_brace(toks, start) if start is not None else None
+    if select is None or start is None or close is None:
         return None
+    group = text[toks[start].start: close.start + 1]
+    return f"{text[:select.start]}SELECT DISTINCT ?{variable} WHERE {group}"
+
+
+def _closing_brace(toks: list[Token], start: int) -> Token | None:
+    """The ``}`` that closes the ``{`` at ``toks[start]`` (``None`` when the braces do not balance)."""
     depth = 0
     for token in toks[start:]:
         if token.kind == "other" and token.text in "{}":
             depth += 1 if token.text == "{" else -1
             if depth == 0:
-                group = text[toks[start].start: token.start + 1]
-                return f"{text[:select.start]}SELECT DISTINCT ?{variable} WHERE {group}"
+                return token
     return None
 
 
@@ -230,16 +236,11 @@ def add_filter(text: str, conditions: list[str]) -> str:
     """``text`` with ``FILTER(condition)`` lines at the end of its outermost group (the WHERE clause)."""
     toks = tokens(text)
     start = next((n for n, t in enumerate(toks) if t.kind == "other" and t.text == "{"), None)
-    if start is None or not conditions:
+    close = _closing_brace(toks, start) if start is not None else None
+    if close is None or not conditions:
         return text
-    depth = 0
-    for token in toks[start:]:
-        if token.kind == "other" and token.text in "{}":
-            depth += 1 if token.text == "{" else -1
-            if depth == 0:
-                added = "".join(f" FILTER({condition})" for condition in conditions)
-                return f"{text[:token.start].rstrip()}{added} {text[token.start:]}"
-    return text
+    added = "".join(f" FILTER({condition})" for condition in conditions)
+    return f"{text[:close.start].rstrip()}{added} {text[close.start:]}"
 
 
 # --- keys of constants ----------------------------------------------------------------------------
