@@ -374,6 +374,14 @@ def test_names_a_filter_compares_with_a_label_variable_are_linked(small: Knowled
         assert answer.meta.records["text2sparql"].attempts[0].substitutions == []
 
 
+def test_names_a_values_block_gives_a_label_variable_are_linked(small: KnowledgeBase) -> None:
+    query = 'SELECT DISTINCT ?book WHERE { VALUES ?name { "Copper Season" "Iron Medow" } ?book rdfs:label ?name . }'
+    answer, _ = run(small, "Which of Copper Season and Iron Meadow are books?", reply(query, "?book"))
+    assert set(iris(answer)) == {f"{EX}b1", f"{EX}b2"}
+    sparql = answer.meta.records["text2sparql"].attempts[0].sparql
+    assert '"Copper Season"@en' in sparql and '"Iron Meadow"@en' in sparql and "Medow" not in sparql
+
+
 def test_a_string_compared_with_a_variable_no_name_binds_is_left_alone(small: KnowledgeBase) -> None:
     query = 'SELECT ?p WHERE { ?p ex:sales ?s . FILTER(?s = "Copper Season") }'
     answer, _ = run(small, "Who sold Copper Season copies?", reply(query, "?p"), reply(query, "?p"))

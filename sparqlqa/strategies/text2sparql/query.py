@@ -170,11 +170,21 @@ def _walk(node: Any, patterns: list[tuple[Any, Any, Any]], names: list[str],
             patterns.extend(tuple(t) for t in node.triples)
         if node.name == "RelationalExpression":
             compared.extend(_comparison(node))
+        if node.name == "values":  # VALUES ?name { "Avatar" "Titanic" }: each string is the variable's value
+            compared.extend(_values_strings(node))
         for value in node.values():
             _walk(value, patterns, names, compared)
     elif isinstance(node, (list, tuple)):
         for value in node:
             _walk(value, patterns, names, compared)
+
+
+def _values_strings(node: Any) -> list[tuple[Any, Any, bool]]:
+    """The plain string literals a ``VALUES`` block gives a variable, as (variable, literal, False)."""
+    from rdflib import Literal as RLiteral
+
+    return [(var, term, False) for row in node.get("res") or [] for var, term in row.items()
+            if isinstance(term, RLiteral) and literal_key(term)[3] == ""]
 
 
 def _comparison(node: Any) -> list[tuple[Any, Any, bool]]:
