@@ -427,6 +427,21 @@ def test_the_prompt_shows_one_stored_value_of_each_value_relation(small: Knowled
     assert "- creator: dcterms:creator" in lines  # an object relation: no example
 
 
+def test_the_prompt_names_the_name_predicate_the_data_uses(tmp_path: Path) -> None:
+    from sparqlqa.strategies.text2sparql.prompts import build_prompt
+
+    path = tmp_path / "lib.ttl"
+    path.write_text('@prefix s: <http://schema.org/> . @prefix ex: <http://example.com/lib/> .\n'
+                    'ex:b1 a s:Book ; s:name "Copper Season" ; s:author ex:p1 .\n'
+                    'ex:p1 a s:Person ; s:name "Ines Okafor" .\n')
+    kb = ingest([path], kb="lib")
+    prompt = build_prompt("Who wrote Copper Season?", kb)
+    assert "- a node's name: schema:name" in prompt and '?e schema:name "Ridley Scott"' in prompt
+    answer, _ = run(kb, "Who wrote Copper Season?",
+                    reply('SELECT ?a WHERE { ?b schema:name "Copper Season" . ?b schema:author ?a }', "?a"))
+    assert iris(answer) == ["http://example.com/lib/p1"]
+
+
 def test_value_examples_are_read_once_per_kb(small: KnowledgeBase, monkeypatch: pytest.MonkeyPatch) -> None:
     from sparqlqa.strategies.text2sparql.prompts import build_prompt
 

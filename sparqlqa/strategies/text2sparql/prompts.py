@@ -136,11 +136,31 @@ def value_example(kb: KnowledgeBase, relation: str) -> Literal | None:
     return kb.remember(("text2sparql-value-example", relation), build)
 
 
+#: the relations whose subjects show which label predicate names the KB's nodes
+NAME_PROBE_RELATIONS = 20
+
+
+def name_predicate(kb: KnowledgeBase) -> str:
+    """The name predicate the prompt names: the first of the KB's label predicates that names the subjects
+    of its relations (one bounded ``ASK`` each, remembered), so a schema.org file is asked by
+    ``schema:name``, not by the ``rdfs:label`` only its vocabulary nodes carry; the first one otherwise."""
+    def build() -> str:
+        candidates = label_predicates(kb)
+        relations = " ".join(str(NamedNode(rel.iri)) for rel in kb.schema.relations[:NAME_PROBE_RELATIONS])
+        if not relations:
+            return candidates[0]
+        used = (p for p in candidates
+                if kb.query(f"ASK {{ VALUES ?r {{ {relations} }} ?s ?r ?x . ?s {NamedNode(p)} ?o }}").boolean)
+        return next(used, candidates[0])
+
+    return kb.remember("text2sparql-name-predicate", build)
+
+
 def _context(question: str, kb: KnowledgeBase, embedder: Embedder | None) -> tuple[str, str]:
     """The schema, vocabulary and prefix sections, and the name predicate as written."""
     prefixes = kb_prefixes(kb)
     schema_text = schema_prompt(kb.schema, question, budget_tokens=SCHEMA_PROMPT_TOKENS, embedder=embedder)
-    name_p = label_predicates(kb)[0]
+    name_p = name_predicate(kb)
     words, used = vocabulary(kb.schema, schema_text, prefixes, name_p, lambda iri: value_example(kb, iri))
     declared = "\n".join(f"PREFIX {name}: <{prefixes[name]}>" for name in sorted(used))
     name = prefixed_name(name_p, prefixes) or f"<{name_p}>"
