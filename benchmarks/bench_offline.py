@@ -97,6 +97,12 @@ def oracle(kb: KnowledgeBase, item: Item) -> set[str]:
     return {normalize_label(row[0].value) for row in kb.query(query).rows if row[0] is not None}
 
 
+def _chosen(answer: Any) -> list[dict[str, Any]] | None:
+    """The offline step's chosen readings, as JSON (``meta.offline.chosen``)."""
+    reasons = answer.meta.offline
+    return reasons.to_dict().get("chosen") if reasons is not None else None
+
+
 def percentile(values: list[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))] if ordered else float("nan")
@@ -117,7 +123,7 @@ def evaluate(kb: KnowledgeBase, items: list[Item], *, brackets: bool, check_orac
         top = normalize_label(answer.top.label) if answer.top else ""
         reached = oracle(kb, item) if check_oracle else gold
         rows.append({"hit": top in gold, "ms": latency, "any": bool(reached & gold),
-                     "all": gold <= reached, "path": ((answer.meta.offline or {}).get("chosen") or [{}])[0]})
+                     "all": gold <= reached, "path": (_chosen(answer) or [{}])[0]})
         if number % 50 == 0:
             print(f"  {number}/{len(items)} hits@1 so far {sum(r['hit'] for r in rows) / len(rows):.3f}",
                   file=sys.stderr, flush=True)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Mapping
 from contextlib import nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -322,19 +321,23 @@ def _print_triplets_and_links(answer: Answer, out: Any) -> None:
         out.print(f"   {safe(line)}", highlight=False, markup=False)
 
 
-def _offline_lines(details: Mapping[str, Any] | None, shown: int = 5) -> list[str]:
-    """The offline step's reasoning: mentions found, paths considered with scores, readings chosen."""
-    if not details:
+def _offline_lines(reasons: object, shown: int = 5) -> list[str]:
+    """The offline step's reasoning (an ``OfflineReasons``): mentions found, paths considered with scores,
+    readings chosen."""
+    from sparqlqa.strategies.offline.reasons import OfflineReasons
+
+    if not isinstance(reasons, OfflineReasons) or reasons.empty:
         return []
-    lines = ["mentions: " + ("; ".join(f"{m['text']!r} ({m['method']}, {m['score']}, {len(m['nodes'])} node(s))"
-                                      for m in details.get("mentions", [])) or "none")]
-    for mention, paths in details.get("paths", {}).items():
+    lines = ["mentions: " + ("; ".join(f"{m.text!r} ({m.method}, {round(m.score, 3)}, {len(m.nodes[:5])} node(s))"
+                                      for m in reasons.mentions) or "none")]
+    for mention, paths in reasons.paths.items():
         lines.append(f"paths from {mention!r}:")
         for path in paths[:shown]:
-            parts = ", ".join(f"{k} {v:+.3f}" for k, v in path.get("parts", {}).items())
-            lines.append(f"  {path['score']:+.4f}  {path['path']}  ({path['count']} node(s); {parts})")
-    for choice in details.get("chosen", []):
-        lines.append(f"chosen: {choice['reading']}  score {choice['score']}, confidence {choice['confidence']}")
+            parts = ", ".join(f"{k} {round(v, 4):+.3f}" for k, v in path.parts.items())
+            lines.append(f"  {round(path.score, 4):+.4f}  {path.arrows()}  ({path.count} node(s); {parts})")
+    for choice in reasons.chosen:
+        sure = f", confidence {round(choice.confidence, 4)}" if choice.confidence is not None else ""
+        lines.append(f"chosen: {choice.reading}  score {round(choice.score, 4)}{sure}")
     return lines
 
 

@@ -194,10 +194,15 @@ class AnswerMeta(JsonRecord):
         return source if isinstance(source, str) else None
 
     @property
-    def offline(self) -> Mapping[str, Any] | None:
-        """The offline strategy's reasons (JSON-ready: ``mentions``, ``paths``, ``chosen``)."""
+    def offline(self) -> JsonRecord | None:
+        """The offline strategy's reasons, why it read the question as it did: an
+        :class:`~sparqlqa.strategies.offline.reasons.OfflineReasons`, read by attribute (``form``, ``order``,
+        ``filters``, ``mentions``, ``paths``, ``chosen[i].reading`` / ``.score`` / ``.confidence``,
+        ``elapsed_ms``); its ``to_dict()`` is the JSON ``meta.offline``.  Typed here by its base
+        (``stages`` sits below ``strategies``); ``meta.offline["chosen"]`` still reads the JSON form,
+        deprecated.  ``None`` when another strategy answered."""
         details = self.extra.get("offline")
-        return details if isinstance(details, Mapping) else None
+        return details if isinstance(details, JsonRecord) else None
 
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {"strategy": self.strategy, "k": self.k, "rerank": self.rerank, "llm": self.llm,

@@ -172,7 +172,7 @@ def test_offline_answers_every_form(films: KnowledgeBase, onnx: None, case: dict
 
 def test_inverse_questions_are_not_read_out_and_back(films: KnowledgeBase, onnx: None) -> None:
     answer = ask(films, "Who was born in New York City?", strategy="offline", rerank="none")
-    chosen = answer.meta.offline["chosen"][0]["reading"]
+    chosen = answer.meta.offline.chosen[0].reading
     assert chosen == "'New York City' <-birth place-" and answer.items[0].tier == 0
     assert "New York City" not in [i.label for i in answer.items if i.source == "filtered"]
 

@@ -13,6 +13,7 @@ from sparqlqa.llm import FakeLLM, LLMRequest
 from sparqlqa.stages.answer import AnswerMeta, Ranking
 from sparqlqa.stages.rerank import RerankResult
 from sparqlqa.strategies.ask import ask
+from sparqlqa.strategies.offline.reasons import OfflineReasons
 
 QUESTION = "Which films did Ridley Scott direct?"
 TRIPLETS = {"triplets": [{"head": {"kind": "variable", "text": "?x1", "type": "movie"}, "relation": "directed by",
@@ -61,5 +62,9 @@ def test_every_query_is_a_record_and_its_json_is_the_record(answer: Answer) -> N
 
 def test_offline_and_model_entries_keep_their_json_keys(movies_kb: KnowledgeBase) -> None:
     offline = ask(movies_kb, QUESTION, strategy="offline")
-    assert offline.meta.offline is not None and offline.meta.offline["chosen"]
+    reasons = offline.meta.offline
+    assert isinstance(reasons, OfflineReasons) and reasons.chosen and reasons.chosen[0].confidence is not None
+    assert offline.to_dict()["meta"]["offline"] == reasons.to_dict() == offline.triplets.to_dict()["offline"]
+    with pytest.warns(DeprecationWarning, match=r"OfflineReasons\['chosen'\]"):
+        assert offline.meta.offline["chosen"] == reasons.to_dict()["chosen"]
     assert list(offline.to_dict()["meta"])[-3:] == ["offline", "exact", "topic"]

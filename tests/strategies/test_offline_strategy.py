@@ -36,8 +36,8 @@ def test_one_hop_triplets(movies_kb: KnowledgeBase) -> None:
     assert [(str(x.head.text), x.relation_iri, x.tail.text) for x in t.triplets] == [
         ("?x", f"{REL}directed_by", "Ridley Scott")]
     assert t.target == "?x" and 0 < t.triplets[0].confidence <= 1
-    assert t.details["mentions"][0]["text"] == "Ridley Scott"
-    assert t.details["paths"]["Ridley Scott"][0]["path"] == "<-directed_by-"
+    assert t.details.mentions[0].text == "Ridley Scott"
+    assert t.details.paths["Ridley Scott"][0].arrows() == "<-directed_by-"
     assert t.to_dict()["offline"]["chosen"][0]["reading"].startswith("'Ridley Scott'")
 
 
@@ -48,7 +48,7 @@ def test_two_hops_end_to_end_with_evidence(movies_kb: KnowledgeBase) -> None:
     top = answer.items[0]
     assert top.tier == 0 and top.evidence is not None and len(top.evidence.triples) == 2
     assert [q.stage for q in answer.queries].count("sparql") >= 1
-    assert answer.meta.offline["paths"]["Harrison Ford"][0]["path"] == "<-starred_actors--directed_by->"
+    assert answer.meta.offline.paths["Harrison Ford"][0].arrows() == "<-starred_actors--directed_by->"
 
 
 def test_conjunction_of_two_mentions(movies_kb: KnowledgeBase) -> None:

@@ -112,7 +112,7 @@ def test_a_plural_names_only_class_like_values(football: KnowledgeBase) -> None:
 def test_a_named_value_is_the_constant_of_its_relation(football: KnowledgeBase, onnx: None) -> None:
     counted = _ask(football, "How many forwards are there?")
     assert (counted.form, counted.value) == ("count", 2)
-    assert counted.meta.offline["chosen"][0]["reading"] == "'forwards' <-position-"
+    assert counted.meta.offline.chosen[0].reading == "'forwards' <-position-"
     assert _exact(_ask(football, "Who are the goalkeepers?")) == {"Tiago Souza", "Yuto Tanaka"}
     both = _ask(football, "How many goalkeepers play for Fjord United?")
     assert (both.form, both.value) == ("count", 1)  # the value's own hop AND the club's
@@ -136,7 +136,7 @@ def test_yes_no_on_a_value_the_node_lacks_is_no(dishes: KnowledgeBase, onnx: Non
 def test_the_main_verb_alone_says_no_round_trip(football: KnowledgeBase, onnx: None) -> None:
     """"what position does X **play**": not the positions of X's club-mates (``plays for`` out and back)."""
     answer = _ask(football, "What position does Marco Alvarez play?")
-    assert answer.meta.offline["chosen"][0]["reading"] == "'Marco Alvarez' -position->"
+    assert answer.meta.offline.chosen[0].reading == "'Marco Alvarez' -position->"
     assert _exact(answer) == {"Forward"}
 
 

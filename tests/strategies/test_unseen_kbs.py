@@ -43,7 +43,7 @@ def test_worldcup_inverse_twins_are_walked_backwards(worldcup: tuple[KnowledgeBa
     assert len(twins) == 5 and all(twin == f"{base}_inverse" for twin, base in twins.items())
     assert not set(twins) & set(object_relation_iris(kb.schema))
     answer = ask(kb, "which player in AFC_Ajax is from Netherlands ?", strategy="offline", rerank="none")
-    path = answer.meta.offline["chosen"][0]["reading"]
+    path = answer.meta.offline.chosen[0].reading
     assert "inverse" not in path and answer.items[0].tier == 0
 
 

@@ -8,8 +8,9 @@
 3. the best path becomes a chain of triplets ending in the target variable (close runners-up become
    ``alternatives``), and the normal pipeline (SPARQL, vector ranking, evidence) runs unchanged.
 
-Why it chose what it chose is in :attr:`OfflineTriplets.details` (mentions, paths with scores,
-chosen path), copied to ``Answer.meta.offline`` by the strategy.
+Why it chose what it chose is in :attr:`OfflineTriplets.details`, an
+:class:`~sparqlqa.strategies.offline.reasons.OfflineReasons` (mentions, paths with scores, chosen readings),
+copied to ``Answer.meta.offline`` by the strategy.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 from pyoxigraph import NamedNode
@@ -32,6 +33,7 @@ from sparqlqa.strategies.offline.form_triplets import ValueRelation, add_form, b
 from sparqlqa.strategies.offline.forms import FormCue, detect_form
 from sparqlqa.strategies.offline.mentions import PLACEHOLDER, Mention, detect_mentions, mask_all, words_of
 from sparqlqa.strategies.offline.paths import RelationPath, SelfChaining, ValueClasses, enumerate_paths
+from sparqlqa.strategies.offline.reasons import ChosenReading, OfflineReasons
 from sparqlqa.strategies.offline.scoring import QuestionScorer, RelationVectors, has_round_trip
 from sparqlqa.strategies.pipeline import note_topic
 
@@ -56,12 +58,12 @@ SHOWN_PATHS = 8
 class OfflineTriplets(Triplets):
     """:class:`Triplets` plus the offline step's reasons (``details``) and its exact node links."""
 
-    details: dict[str, Any] = field(default_factory=dict)
+    details: OfflineReasons = field(default_factory=OfflineReasons)
     links: dict[str, list[NodeMatch]] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         data = super().to_dict()
-        data["offline"] = self.details
+        data["offline"] = self.details.to_dict()
         return data
 
 
@@ -273,14 +275,14 @@ def _confidences(choices: list[Choice], temperature: float = 0.05) -> list[float
 
 
 def _details(mentions: list[Mention], considered: dict[str, list[RelationPath]], choices: list[Choice],
-             confidences: list[float], elapsed_ms: float) -> dict[str, Any]:
-    return {
-        "mentions": [m.to_dict() for m in mentions],
-        "paths": {text: [p.to_dict() for p in paths[:SHOWN_PATHS]] for text, paths in considered.items()},
-        "chosen": [{"reading": c.describe(), "score": round(c.score, 4), "confidence": round(conf, 4)}
-                   for c, conf in zip(choices[: 1 + MAX_ALTERNATIVES], confidences)],
-        "elapsed_ms": round(elapsed_ms, 3),
-    }
+             confidences: list[float], elapsed_ms: float) -> OfflineReasons:
+    return OfflineReasons(
+        mentions=list(mentions),
+        paths={text: list(paths[:SHOWN_PATHS]) for text, paths in considered.items()},
+        chosen=[ChosenReading(c.describe(), c.score, conf)
+                for c, conf in zip(choices[: 1 + MAX_ALTERNATIVES], confidences)],
+        elapsed_ms=elapsed_ms,
+    )
 
 
 def offline_triplets(question: str, kb: KnowledgeBase, *, embedder: Embedder | None = None,
@@ -293,7 +295,7 @@ def offline_triplets(question: str, kb: KnowledgeBase, *, embedder: Embedder | N
     if len(question.split()) > MAX_QUESTION_WORDS:
         return OfflineTriplets(question=question, triplets=[], target=None, requirements=[], source="offline",
                                notes=[f"offline triplets: the question has more than {MAX_QUESTION_WORDS} words; "
-                                      "ranked by vectors only"], llm_calls=[], details={})
+                                      "ranked by vectors only"], llm_calls=[])
     started = time.perf_counter()
     embedder = embedder or get_embedder()
     settings = settings or ScoringSettings()
@@ -339,8 +341,8 @@ def _form_reading(question: str, kb: KnowledgeBase, cue: FormCue, mentions: list
     """The readings a path from one name does not give: a comparison of named choices ("A or B"), a
     yes/no on one name's own value ("was X released in 2010") or between two names, an ordering or filter
     over a node type no name is given for."""
-    details: dict[str, Any] = {"form": cue.form, "order": cue.order and cue.order.word,
-                               "filters": [f.phrase for f in cue.filters]}
+    details = OfflineReasons(form=cue.form, order=cue.order.word if cue.order is not None else None,
+                             filters=[f.phrase for f in cue.filters])
     if cue.choices:
         return _named_reading(question, cue, cue.choices, index, relations, values, details)
     named = [m for m in mentions if m.nodes and m.looks_like_a_name]
@@ -354,7 +356,7 @@ def _form_reading(question: str, kb: KnowledgeBase, cue: FormCue, mentions: list
 
 
 def _typed_reading(question: str, kb: KnowledgeBase, cue: FormCue, relations: RelationVectors,
-                   values: list[ValueRelation], details: dict[str, Any]) -> OfflineTriplets | None:
+                   values: list[ValueRelation], details: OfflineReasons) -> OfflineTriplets | None:
     """An ordering or filter over the node type the question names ("which **stadium** has the largest
     capacity"); when it names none ("**who** scored the most goals" on a KB without a person type), over
     the things that have the value its words choose, typed by that value's one subject type if it has one."""
@@ -371,7 +373,7 @@ def _typed_reading(question: str, kb: KnowledgeBase, cue: FormCue, relations: Re
 
 
 def _named_reading(question: str, cue: FormCue, named: list[Mention], index: LabelIndex, relations: RelationVectors,
-                   values: list[ValueRelation], details: dict[str, Any]) -> OfflineTriplets | None:
+                   values: list[ValueRelation], details: OfflineReasons) -> OfflineTriplets | None:
     """The named nodes themselves are the target's choices; the form compares their values."""
     result = _empty(question, details)
     targets: set[str] = set()
@@ -386,7 +388,7 @@ def _named_reading(question: str, cue: FormCue, named: list[Mention], index: Lab
 
 def _pair_reading(question: str, kb: KnowledgeBase, mentions: list[Mention], index: LabelIndex,
                   relations: RelationVectors, settings: ScoringSettings,
-                  details: dict[str, Any]) -> OfflineTriplets | None:
+                  details: OfflineReasons) -> OfflineTriplets | None:
     """A yes/no between two names: the path from one, the other the choice the ``ASK`` tests."""
     chaining = lambda: kb_statistic(kb, "self-chaining hops", lambda: SelfChaining(kb))  # noqa: E731
     reading = boolean_reading(question, kb, mentions, index, relations, settings, chaining,
@@ -398,12 +400,11 @@ def _pair_reading(question: str, kb: KnowledgeBase, mentions: list[Mention], ind
     label = index.label_of(other.nodes[0]) or other.text
     result.links.setdefault(label, []).append(NodeMatch(other.nodes[0], label, other.score, other.method))
     result.form.form, result.form.choices = "boolean", [label]
-    result.details = {**details, "chosen": [{"reading": f"{source.text!r} {path.text} = {label!r}?",
-                                              "score": round(path.score, 4)}]}
+    result.details = replace(details, chosen=[ChosenReading(f"{source.text!r} {path.text} = {label!r}?", path.score)])
     return result
 
 
-def _empty(question: str, details: dict[str, Any]) -> OfflineTriplets:
+def _empty(question: str, details: OfflineReasons) -> OfflineTriplets:
     return OfflineTriplets(question=question, triplets=[], target="?x", requirements=[], source="offline",
                            notes=[], llm_calls=[], details=details)
 
