@@ -24,6 +24,7 @@ from sparqlqa.kb.naming import display_name
 from sparqlqa.kb.records import JsonRecord, QueryRecord
 from sparqlqa.kb.terms import is_value_key
 from sparqlqa.stages.rerank import RerankResult
+from sparqlqa.stages.table import Table
 
 if TYPE_CHECKING:
     from sparqlqa.llm import LLMCall
@@ -241,10 +242,14 @@ class Answer:
     labels: dict[str, str] = field(default_factory=dict)
     meta: AnswerMeta = field(default_factory=AnswerMeta)
     pending_llm: list[str] = field(default_factory=list)
-    #: the answer's form: "list" | "count" | "boolean" (:mod:`sparqlqa.stages.forms`); ``value``: the count
-    #: (an int) or the yes/no (a bool) for those forms, None for a list
+    #: the answer's form: "list" | "count" | "boolean" | "value" | "table" (:mod:`sparqlqa.stages.forms`);
+    #: ``value``: the count (an int), the yes/no (a bool) or the one value's lexical form (a str) for those
+    #: forms, None for a list or a table
     form: str = "list"
-    value: int | bool | None = None
+    value: int | bool | str | None = None
+    #: the answer as a table (:class:`~sparqlqa.stages.table.Table`): every answer has one — a query's own
+    #: columns and rows, or its items as one column, its count or yes/no as one cell (:func:`answer_table`)
+    table: Table | None = None
 
     @property
     def headline(self) -> str:
@@ -270,6 +275,7 @@ class Answer:
             "form": self.form,
             "value": self.value,
             "headline": self.headline,
+            "table": (self.table or answer_table(self)).to_dict(),
             "items": [item.to_dict(rank, self.labels) for rank, item in enumerate(self.items, start=1)],
             "triplets": to_jsonable(self.triplets),
             "linked": to_jsonable(self.linked),
@@ -352,6 +358,8 @@ def headline(answer: Answer) -> str:
     >>> headline(Answer("q", "kb", "offline", items=[a], form="boolean", value=True))
     'yes — Alien'
     """
+    if answer.form in ("value", "table") and answer.table is not None:
+        return _table_headline(answer.table)
     matched = [i for i in answer.items if i.source == "filtered"]
     shown = matched or answer.items
     if answer.form == "boolean":
@@ -371,6 +379,41 @@ def headline(answer: Answer) -> str:
     if len(matched) == 1 or not matched:
         return shown[0].label
     return f"{len(matched)} {_plural(noun, len(matched))}: {_listing(matched)}"
+
+
+def _table_headline(table: Table) -> str:
+    """A value answer's value, or a table's size and first rows: "3 rows: Joe, 52; Ann, 41; …"."""
+    rows = table.text_rows()
+    if not rows:
+        return "no answer found"
+    if len(rows) == 1 and table.width == 1:
+        return rows[0][0]
+    shown = "; ".join(", ".join(row) for row in rows[:HEADLINE_ITEMS])
+    more = len(rows) - min(len(rows), HEADLINE_ITEMS)
+    return f"{len(rows)} {'row' if len(rows) == 1 else 'rows'}: {shown}" + (f"; … ({more} more)" if more > 0 else "")
+
+
+def answer_table(answer: Answer) -> Table:
+    """The table of an answer that has no query table: a count or yes/no as one cell, a list as one column
+    of its matched items (of every item, marked not matched, when none matched), in the answer's order.
+
+    >>> a = AnswerItem("http://x/a", "Alien", None, 1.0, 0, "filtered", None, "", type_label="film")
+    >>> answer_table(Answer("q", "kb", "offline", items=[a])).to_dict()["rows"]
+    [['http://x/a']]
+    >>> answer_table(Answer("q", "kb", "offline", form="count", value=3)).text_rows()
+    [['3']]
+    """
+    if answer.form == "count":
+        return Table.of_count(int(answer.value or 0))
+    if answer.form == "boolean":
+        return Table.of_boolean(bool(answer.value))
+    matched = [i for i in answer.items if i.matched]
+    shown = matched or answer.items
+    types = [i.type_label for i in shown if i.type_label]
+    noun = max(set(types), key=types.count) if types else "answer"
+    ordered = answer.candidates is not None and answer.candidates.ordered
+    table = Table.of_keys(noun, [i.iri for i in shown], ordered=ordered, matched=bool(matched) or not shown)
+    return table.named({i.iri: i.label for i in shown if i.label})
 
 
 def _name(iri: str, labels: Mapping[str, str]) -> str:

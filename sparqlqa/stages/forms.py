@@ -26,14 +26,17 @@ from typing import Any
 
 from pyoxigraph import Literal, NamedNode
 
-__all__ = ["FORMS", "FORM_EXAMPLE", "FORM_RULE", "FORM_SCHEMA", "OPERATORS", "XSD", "AnswerForm", "OrderBy",
-           "ValueFilter",
+__all__ = ["ANSWER_FORMS", "FORMS", "FORM_EXAMPLE", "FORM_RULE", "FORM_SCHEMA", "OPERATORS", "XSD", "AnswerForm",
+           "OrderBy", "ValueFilter",
            "filter_expression", "form_from_data", "form_from_lines", "is_date_type", "is_numeric_type",
            "order_clause"]
 
 XSD = "http://www.w3.org/2001/XMLSchema#"
-#: the answer forms
+#: the answer forms the triplets' JSON may ask for
 FORMS = ("list", "count", "boolean")
+#: every form an :class:`~sparqlqa.stages.answer.Answer` may have: a list of nodes or values, a count, a yes/no,
+#: one value ("the population of Aruba", "the average age"), a table (several columns, per-group figures)
+ANSWER_FORMS = ("list", "count", "boolean", "value", "table")
 #: comparison operators a filter may use (anything else is dropped with a note)
 OPERATORS = (">", ">=", "<", "<=", "=", "!=")
 _NUMERIC = {"integer", "decimal", "double", "float", "int", "long", "short", "byte", "nonNegativeInteger",

@@ -22,10 +22,11 @@ from sparqlqa.kb.node_text import fetch_labels, node_texts
 from sparqlqa.kb.records import QueryRecord
 from sparqlqa.kb.terms import is_node_key, is_value_key, node_keys, value_datatype
 from sparqlqa.llm.context import llm_context
-from sparqlqa.stages.answer import Answer, AnswerItem, AnswerMeta, StageRecord, exact_first
+from sparqlqa.stages.answer import Answer, AnswerItem, AnswerMeta, StageRecord, answer_table, exact_first
 from sparqlqa.stages.answer_form import shape_answer
 from sparqlqa.stages.ranking import Ranking, rank_candidates, vector_search
 from sparqlqa.stages.rerank import rerank
+from sparqlqa.stages.table import Table
 
 if TYPE_CHECKING:
     from sparqlqa.llm import LLM, LLMCall
@@ -276,7 +277,8 @@ def _rescore(top: Sequence[AnswerItem], index: int, position: int, scores: dict[
 
 def build_answer(ctx: AskContext, ranking: Ranking | None = None, texts: Mapping[str, str] | None = None, *,
                  items: list[AnswerItem] | None = None, triplets: Triplets | None = None,
-                 linked: LinkedConstants | None = None, candidates: Candidates | None = None) -> Answer:
+                 linked: LinkedConstants | None = None, candidates: Candidates | None = None,
+                 table: Table | None = None) -> Answer:
     """The one place an :class:`Answer` is made, for every strategy.
 
     The items are ``ranking.items`` (or ``items``: FiSKE's model-knowledge answers), the scored nodes
@@ -284,17 +286,21 @@ def build_answer(ctx: AskContext, ranking: Ranking | None = None, texts: Mapping
     evidence labels in one lookup).  Then the form's value and order (:func:`shape_answer`, when the
     SPARQL stage ran) and the last word on the items (:func:`settle`).  ``ctx.records`` become
     ``meta.records`` (JSON ``<stage>_result``), ``ctx.meta`` the strategy's own ``meta.extra``.
+    ``table``: the query's own table (several columns, aggregates), its node cells named in the same
+    lookup; without one the answer's table is its items, count or yes/no (:func:`answer_table`).
     """
     ranking = ranking if ranking is not None else Ranking(query_text=ctx.question, items=[])
     items = ranking.items if items is None else items
     with ctx.stage("answer"):
-        labels = _describe(ctx, items, texts or {})
+        labels = _describe(ctx, items, texts or {}, table.node_keys() if table is not None else [])
         _provenance(ctx.kb, items)
     answer = Answer(question=ctx.question, kb=ctx.kb.name, strategy=ctx.strategy, items=list(items),
                     triplets=triplets, linked=linked, candidates=candidates, llm_calls=list(ctx.llm_calls),
                     queries=list(ctx.queries), notes=list(ctx.notes), timings_ms=dict(ctx.timings_ms),
                     labels=labels, meta=_meta(ctx, ranking), pending_llm=list(ctx.pending))
-    return settle(ctx, shape_answer(answer))
+    answer = settle(ctx, shape_answer(answer))
+    answer.table = table.named(labels) if table is not None else answer_table(answer)
+    return answer
 
 
 def waiting_answer(ctx: AskContext) -> Answer:
@@ -303,10 +309,12 @@ def waiting_answer(ctx: AskContext) -> Answer:
     return build_answer(ctx)
 
 
-def _describe(ctx: AskContext, items: Sequence[AnswerItem], texts: Mapping[str, str]) -> dict[str, str]:
-    """Label, type and snippet on each unlabelled item, in place; returns the labels of every IRI they name."""
+def _describe(ctx: AskContext, items: Sequence[AnswerItem], texts: Mapping[str, str],
+              cells: Sequence[str] = ()) -> dict[str, str]:
+    """Label, type and snippet on each unlabelled item, in place; returns the labels of every IRI they name
+    (and of ``cells``, a table's node cells)."""
     fresh = [item for item in items if not item.label]
-    mentioned = [item.iri for item in fresh]
+    mentioned = [item.iri for item in fresh] + list(cells)
     for item in fresh:
         mentioned.extend(str(part) for triple in item.evidence_triples() for part in triple)
     keys = list(dict.fromkeys(mentioned))
