@@ -19,6 +19,7 @@ from sparqlqa.cli.output import (
     note,
     print_json,
     safe,
+    safe_field,
     warning,
 )
 from sparqlqa.cli.remote_options import endpoint_timeout, endpoint_timeout_option
@@ -29,11 +30,17 @@ if TYPE_CHECKING:
     from sparqlqa.kb.knowledge_base import KnowledgeBase
     from sparqlqa.kb.records import QueryRecord
     from sparqlqa.stages.answer import Answer
+    from sparqlqa.stages.table import Table
     from sparqlqa.vectors.index import IndexSummary
 
 RERANK_CHOICES = ("listwise", "pointwise", "none")
 #: ``--topic`` (``sparqlqa.strategies.pipeline.TOPIC_MODES``)
 TOPIC_CHOICES = ("auto", "exclude", "keep")
+
+#: ``ask --format``: the answer's table as comma- or tab-separated rows
+TABLE_FORMATS = {"csv": ",", "tsv": "\t"}
+#: the forms the terminal shows as their table (a value answer: its one cell) instead of ranked items
+TABLE_FORMS = ("value", "table")
 
 #: exit status of ``ask`` when the question names no node of the KB (answers are vector-only); README table
 NO_NODE_EXIT = 3
@@ -120,6 +127,9 @@ def _open_target(words: tuple[str, ...], endpoint: str | None, profile: str) -> 
 @device_option
 @click.option("--top", type=click.IntRange(min=1), default=10, show_default=True, help="Answers shown.")
 @click.option("--json", "as_json", is_flag=True, help="Print the whole answer as JSON.")
+@click.option("--format", "table_format", type=click.Choice(tuple(TABLE_FORMATS)),
+              help="Write only the answer's table on stdout, every row, as CSV or TSV (a count or yes/no is one "
+              "cell): a header of column names, IRIs in node columns, each followed by its <column>_name.")
 @click.option("--explain", is_flag=True, help="Print each stage's result as a readable trace.")
 @click.option("--save-sparql", "save_dir", type=click.Path(file_okay=False, path_type=Path),
               help="Write every executed query as a commented .rq file into this folder.")
@@ -135,7 +145,7 @@ def _open_target(words: tuple[str, ...], endpoint: str | None, profile: str) -> 
               "exclude = always left out; keep = answers like any other node.")
 def ask(words: tuple[str, ...], endpoint: str | None, profile_name: str, llm_spec: str | None,
         llm_cache: str | None, k: int, rerank: str, strategy: str | None, embedder_spec: str | None, top: int,
-        as_json: bool, explain: bool, save_dir: Path | None, quiet: bool, plain: bool,
+        as_json: bool, table_format: str | None, explain: bool, save_dir: Path | None, quiet: bool, plain: bool,
         call_budget: int | None, timeout_s: float | None, exact: bool = False, topic: str = "auto") -> None:
     """Answer QUESTION over knowledge base NAME (or over a SPARQL endpoint with --endpoint).
 
@@ -147,6 +157,7 @@ def ask(words: tuple[str, ...], endpoint: str | None, profile_name: str, llm_spe
     from sparqlqa.embed.embedders import get_embedder
     from sparqlqa.strategies.ask import ask as run_ask
 
+    _check_format(table_format, as_json=as_json, plain=plain, explain=explain)
     with endpoint_timeout(timeout_s):
         target, question = _open_target(words, endpoint, profile_name)
         with target as kb:
@@ -158,9 +169,12 @@ def ask(words: tuple[str, ...], endpoint: str | None, profile_name: str, llm_spe
             prefixes = kb_prefixes(kb)
     saved = _save(answer, save_dir, prefixes) if save_dir is not None else []
     _warn_if_unnarrowed(answer)
-    if as_json:
-        print_json(answer.to_dict())
-        if not quiet:  # stdout stays pure JSON; the notes go to stderr
+    if as_json or table_format:
+        if table_format:
+            click.echo(delimited(answer_rows(answer), TABLE_FORMATS[table_format]), nl=False)
+        else:
+            print_json(answer.to_dict())
+        if not quiet:  # stdout stays pure JSON or rows; the notes go to stderr
             for text in answer.notes:
                 note(f"note: {text}")
     else:
@@ -169,6 +183,16 @@ def ask(words: tuple[str, ...], endpoint: str | None, profile_name: str, llm_spe
         note(f"saved {len(saved)} SPARQL file(s) to {save_dir}")
     if unnarrowed(answer):
         sys.exit(NO_NODE_EXIT)
+
+
+def _check_format(table_format: str | None, *, as_json: bool, plain: bool, explain: bool) -> None:
+    """``--format`` writes only rows on stdout: it goes with none of the other outputs."""
+    from sparqlqa.errors import ConfigError
+
+    others = [flag for flag, given in (("--json", as_json), ("--plain", plain), ("--explain", explain)) if given]
+    if table_format and others:
+        raise ConfigError(f"--format {table_format} writes only the answer's rows: it cannot go with "
+                          + " or ".join(others), hint=f'sparqlqa ask NAME "question" --format {table_format}')
 
 
 def _save(answer: Answer, directory: Path, prefixes: dict[str, str]) -> list[Path]:
@@ -188,8 +212,13 @@ def show_answer(answer: Answer, *, top: int = 10, explain: bool = False, quiet: 
     out = console()
     if explain:
         print_trace(answer, out)
+    tabular = answer.form in TABLE_FORMS
     if plain:
-        click.echo(answers_tsv(answer, top))
+        click.echo(delimited(answer_rows(answer), "\t") if tabular else answers_tsv(answer, top) + "\n", nl=False)
+    elif answer.form == "value":
+        out.print(cell(answer.headline))  # the value itself: "41.5", "1979-05-25"
+    elif tabular:
+        out.print(table_view(answer, top))
     else:
         out.print(cell(answer.headline))  # "3 films: …", "4 films: …", "yes — <evidence>", "no — …"
         out.print(answers_table(answer, top))
@@ -239,6 +268,95 @@ def answers_table(answer: Answer, top: int) -> Any:
     if not answer.items:
         table.add_row("", "(no answer)", "", "", "", "")
     return table
+
+
+def answer_rows(answer: Answer) -> Table:
+    """The answer's table: its query's own, or its items as one column, its count or yes/no as one cell."""
+    from sparqlqa.stages.answer import answer_table
+
+    return answer.table or answer_table(answer)
+
+
+def _numeric(table: Table, index: int) -> bool:
+    """Whether every bound cell of column ``index`` is a number (xsd:integer, decimal, double, …)."""
+    from sparqlqa.kb.terms import is_value_key, value_datatype
+    from sparqlqa.stages.forms import is_numeric_type
+
+    cells = [key for key in table.column(table.columns[index].name) if key is not None]
+    return bool(cells) and all(is_value_key(key) and is_numeric_type(value_datatype(key)) for key in cells)
+
+
+def table_view(answer: Answer, top: int) -> Any:
+    """A table answer as a rich table: the columns' headings, node cells by name, numbers right-aligned; the
+    first ``top`` rows, the caption says how many there are and how to get them all."""
+    from rich.table import Table as RichTable
+
+    table = answer_rows(answer)
+    view = RichTable(title=cell(f"{answer.question}  [{answer.strategy}]"), title_justify="left",
+                     caption_justify="left")
+    for index, column in enumerate(table.columns):
+        view.add_column(cell(column.heading), overflow="fold",
+                        justify="right" if _numeric(table, index) else "left")
+    for row in table.text_rows()[:top]:
+        view.add_row(*(cell(text) for text in row))
+    total = len(table.rows)
+    caption = [f"{total} {'row' if total == 1 else 'rows'}" + (" (in the query's order)" if table.ordered else "")]
+    if total > top:
+        caption.append(f"the first {top} shown: --top N shows more, --format csv writes them all")
+    if table.truncated:
+        caption.append("cut short at the row limit")
+    view.caption = cell("; ".join(caption), style="dim")
+    if not table.rows:
+        view.add_row(*(["(no answer)"] + [""] * (table.width - 1)))
+    return view
+
+
+def delimited(table: Table, separator: str) -> str:
+    """A table as CSV (``separator`` ``,``) or TSV (a tab) for scripts: a header of column names, then every
+    row; a node column holds IRIs and is followed by ``<column>_name`` (the node's name), a value column
+    holds lexical forms; an unbound cell is empty.  A TSV field has its tabs and line breaks made spaces."""
+    lines = [_header(table), *_fields(table)]
+    if separator == "\t":
+        return "".join("\t".join(safe(text) for text in line) + "\n" for line in lines)
+    import csv
+    import io
+
+    buffer = io.StringIO()
+    csv.writer(buffer, delimiter=separator, lineterminator="\n").writerows(
+        [safe_field(text) for text in line] for line in lines)
+    return buffer.getvalue()
+
+
+def _header(table: Table) -> list[str]:
+    names = [column.name for column in table.columns]
+    header: list[str] = []
+    for column in table.columns:
+        header.append(column.name)
+        if column.kind == "node":
+            header.append(_free_name(f"{column.name}_name", names + header))
+    return header
+
+
+def _fields(table: Table) -> list[list[str]]:
+    rows = []
+    for keys, lexical in zip(table.rows, table.lexical_rows()):
+        fields: list[str] = []
+        for column, key, value in zip(table.columns, keys, lexical):
+            fields.append(value or "")
+            if column.kind == "node":
+                fields.append(table.text(key))
+        rows.append(fields)
+    return rows
+
+
+def _free_name(name: str, taken: list[str]) -> str:
+    """``name``, or ``name_2``, ``name_3``, … when a column already has it."""
+    number = 1
+    candidate = name
+    while candidate in taken:
+        number += 1
+        candidate = f"{name}_{number}"
+    return candidate
 
 
 def answers_tsv(answer: Answer, top: int) -> str:

@@ -83,6 +83,19 @@ def safe(text: object) -> str:
     return str(text).translate(_CONTROLS)
 
 
+#: :data:`_CONTROLS` less tab and line breaks: a CSV field keeps them (quoted), so the data stays the data
+_FIELD_CONTROLS = {c: s for c, s in _CONTROLS.items() if c not in (0x09, 0x0A, 0x0D)}
+
+
+def safe_field(text: object) -> str:
+    r"""Text for one CSV field: like :func:`safe`, but tabs and line breaks stay (the CSV writer quotes them).
+
+    >>> safe_field("two\nlines \x1b[31m")
+    'two\nlines ␛[31m'
+    """
+    return str(text).translate(_FIELD_CONTROLS)
+
+
 def cell(text: object, style: str = "") -> Any:
     """:func:`safe` text as a rich ``Text`` (a table cell or title that rich does not read as markup)."""
     from rich.text import Text
