@@ -5,8 +5,8 @@ thread bounded by the service's time limit (its queries are stopped then, see
 :meth:`~sparqlqa.serve.service.Service.bounded_work`); our errors (an update sent to ``sparql``, an
 unknown KB) come back as MCP tool errors (``isError``) with the hint, never as a crash.
 ``ask`` returns a compact answer for agents: ranked items with their evidence, the SPARQL
-of each tier that narrowed them, notes and timings (``detail=true`` adds the whole
-``Answer.to_dict()``).
+of each tier that narrowed them, the answer's table (at most :data:`TABLE_ROWS` rows), notes and
+timings (``detail=true`` adds the whole ``Answer.to_dict()``).
 """
 
 from __future__ import annotations
@@ -51,8 +51,12 @@ def _text(value: Any, kind: TextKind, field: str) -> str:
         raise ToolError(exc.full_message()) from None
 
 
+#: rows of an answer's table an agent gets at most (a longer one is cut: ``truncated``, ``total_rows``)
+TABLE_ROWS = 200
+
+
 def compact(answer: Answer, top: int) -> dict[str, Any]:
-    """The parts of an answer an agent needs: items, evidence, the SPARQL of each tier."""
+    """The parts of an answer an agent needs: items, evidence, the SPARQL of each tier, the table."""
     data = answer.to_dict()
     items = [{key: item[key] for key in ("rank", "iri", "label", "type_label", "score", "tier", "source",
                                          "matched", "evidence_text")} for item in data["items"][:top]]
@@ -62,9 +66,20 @@ def compact(answer: Answer, top: int) -> dict[str, Any]:
         sparql = [{"tier": None, "note": q.get("stage", ""), "sparql": q.get("query", "")}
                   for q in data["queries"] if q.get("stage") in ("sparql", "explore")]
     return {"question": data["question"], "kb": data["kb"], "strategy": data["strategy"], "form": data["form"],
-            "value": data["value"], "headline": data["headline"], "items": items,
+            "value": data["value"], "headline": data["headline"], "table": _table(data["table"]), "items": items,
             "sparql": sparql, "notes": data["notes"], "llm_calls": len(data["llm_calls"]),
             "timings_ms": data["timings_ms"]}
+
+
+def _table(table: dict[str, Any]) -> dict[str, Any]:
+    """The answer's table (``Answer.to_dict()["table"]``), its rows cut at :data:`TABLE_ROWS`."""
+    rows = table["rows"]
+    if len(rows) <= TABLE_ROWS:
+        return {**table, "total_rows": len(rows)}
+    kept = rows[:TABLE_ROWS]
+    shown = {key for row in kept for key in row}
+    names = {key: name for key, name in table["names"].items() if key in shown}
+    return {**table, "rows": kept, "names": names, "truncated": True, "total_rows": len(rows)}
 
 
 def build_server(service: Service, *, verbose: bool = False) -> FastMCP:
@@ -79,8 +94,10 @@ def build_server(service: Service, *, verbose: bool = False) -> FastMCP:
         """Answer a natural-language question over knowledge base `kb`.
 
         Returns ranked items (IRI, label, score, tier: 0 = satisfies every triplet pattern) with their
-        evidence triples, and the SPARQL query of each tier that narrowed them.  `strategy`: offline
-        (no LLM), 4step, fiske, text2sparql, vss (default: the server's).  `detail`: add the whole answer record.
+        evidence triples, the SPARQL query of each tier that narrowed them, and `table`: the answer as
+        columns and rows (IRIs for nodes, named in `names`; lexical forms for values; a count is one cell).
+        `strategy`: offline (no LLM), 4step, fiske, text2sparql, vss (default: the server's).  `detail`: add
+        the whole answer record.
         `matched` is false for fill-in (similar to the question, but not satisfying the query); `exact`:
         return only matched items.
         """
