@@ -121,3 +121,56 @@ def test_the_page_asks_for_the_token_when_the_api_needs_one(movies_kb: Any, chro
         wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, "#kb option[value='movies']"))
         chrome.find_element(By.ID, "question").send_keys(QUESTION, Keys.ENTER)
         wait.until(lambda d: len(d.find_elements(By.CSS_SELECTOR, "#answers li.answer")) >= 3)
+
+
+def test_a_table_answer_renders_as_a_table_that_sorts(movies_ttl: Path, chrome: Any, tmp_path: Path,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """The film-table strategy's answer (film, director, budget; the hostile film's budget 9): an HTML table,
+    node cells named and linked to their IRI, headings that sort (numbers as numbers, again to reverse)."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+    from table_strategy import BUDGETS, film_table_strategy, ingest_movies_with_budgets
+
+    extra = tmp_path / "hostile.ttl"
+    extra.write_text(EXTRA + "ex:hostile rel:budget 9 .\n", "utf-8")
+    ingest_movies_with_budgets(movies_ttl, tmp_path, extra)
+    with running(Service(ServeSettings(kbs=("movies",), strategy=film_table_strategy(monkeypatch)))) as url:
+        chrome.get(url + "/")
+        wait = WebDriverWait(chrome, 30)
+        wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, "#kb option[value='movies']"))
+        chrome.find_element(By.ID, "question").send_keys("films, their directors and budgets")
+        chrome.find_element(By.ID, "ask").click()
+        wait.until(lambda d: len(d.find_elements(By.CSS_SELECTOR, "#answer-table tbody tr")) == len(BUDGETS) + 1)
+
+        def column(n: int) -> list[str]:
+            return [e.text for e in chrome.find_elements(By.CSS_SELECTOR, f"#answer-table tbody td:nth-child({n})")]
+
+        heads = chrome.find_elements(By.CSS_SELECTOR, "#answer-table thead th")
+        assert [h.text for h in heads] == ["film", "director", "budget"]
+        budgets = sorted([*BUDGETS.values(), "9"], key=float)
+        assert column(3) == budgets[::-1]  # the query's order: ORDER BY DESC(?budget)
+        first = chrome.find_element(By.CSS_SELECTOR, "#answer-table tbody tr td:nth-child(1) a")
+        assert first.text == "Avatar" and first.get_attribute("href") == "https://example.org/movies/avatar"
+        assert first.get_attribute("title") == "https://example.org/movies/avatar"
+        assert column(2)[0] == "James Cameron" and HOSTILE in column(1)
+        assert chrome.find_element(By.CSS_SELECTOR, "#answer-table tbody td:nth-child(3)").get_attribute(
+            "class") == "num"
+        assert not chrome.find_element(By.ID, "answers").is_displayed()
+        assert f"{len(BUDGETS) + 1} rows (film-table)" in chrome.find_element(By.ID, "status").text
+        assert "in the query's order" in chrome.find_element(By.ID, "table-note").text
+        assert "ORDER BY DESC(?budget)" in chrome.find_element(By.CSS_SELECTOR, "#sparql pre.sparql").text
+
+        heads[2].click()  # budget, ascending: 9 before 11 before 103 (as text "103" < "11" < "9")
+        wait.until(lambda d: heads[2].get_attribute("aria-sort") == "ascending")
+        assert column(3) == budgets and "sorted by budget, ascending" in chrome.find_element(By.ID, "table-note").text
+        chrome.save_screenshot(str(tmp_path / "table.png"))
+        heads[2].click()
+        wait.until(lambda d: heads[2].get_attribute("aria-sort") == "descending")
+        assert column(3) == budgets[::-1] and heads[0].get_attribute("aria-sort") is None
+        heads[0].click()  # film names, ascending; each row moves whole
+        wait.until(lambda d: heads[0].get_attribute("aria-sort") == "ascending")
+        films = [name for name in column(1) if name != HOSTILE]
+        assert films == sorted(films, key=str.casefold) and column(2)[column(1).index("Avatar")] == "James Cameron"
+        assert chrome.execute_script("return window.pwned === undefined")
+        assert not chrome.find_elements(By.CSS_SELECTOR, "#answer-table img, #answer-table script")
+    assert (tmp_path / "table.png").stat().st_size > 10_000
