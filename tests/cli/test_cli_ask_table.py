@@ -94,6 +94,10 @@ def test_the_film_table_strategy_prints_a_table_and_its_query(runner: CliRunner,
     assert [[cell.strip() for cell in row.strip("│").split("│")] for row in rows] == [list(r) for r in BY_BUDGET]
     assert "│    237 │" in out and "│   18.5 │" in out  # right-aligned
     assert "7 rows (in the query's order)" in out and QUERY in out
+    plain, _ = _ask(runner, "--plain")  # the rows tab-separated with full IRIs, then the bare SPARQL
+    lines = plain.splitlines()
+    assert lines[0] == "film\tfilm_name\tdirector\tdirector_name\tbudget"
+    assert lines[1] == f"{EX}avatar\tAvatar\t{EX}james_cameron\tJames Cameron\t237" and QUERY in plain
 
 
 # --- --format csv|tsv --------------------------------------------------------------------------------
