@@ -20,10 +20,10 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from timing import median_seconds  # noqa: E402
+from timing import median_seconds
 
-from sparqlqa.kb.limits import QueryLimits, Scope  # noqa: E402
-from sparqlqa.kb.query_pool import QueryPool, check_query  # noqa: E402
+from sparqlqa.kb.limits import QueryLimits, Scope
+from sparqlqa.kb.query_pool import QueryPool, check_query
 
 MOVIES = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "movies.ttl"
 

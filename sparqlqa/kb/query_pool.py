@@ -45,7 +45,13 @@ aborts); ``SPARQLQA_WORKER_STDERR=1`` lets it through when debugging.
 
 In-memory stores (tests, rdflib graphs) cannot be shared with another process; :func:`run_in_process`
 streams their rows with the same row cap and checks the deadline between rows.  That bounds what
-streams; it cannot stop a query that computes everything before its first row.
+streams; it cannot stop a query that computes everything before its first row.  An untrusted query on
+such a store (text2sparql over ``KnowledgeBase.in_memory``) is first read by :func:`check_query`: its
+parser crash, a runaway that needs no data (``VALUES`` products) and a SERVICE stay in the worker, and only
+then does it run here.  A worker cannot hold that store without a copy of its data, which would go stale
+as the caller changes the store (tests do) and cost a load per worker; an in-memory store exists only in
+the caller's own Python process (the CLI, ``serve`` and ``mcp`` open every KB from disk), so what remains
+there (a runaway that needs the data, a ``SERVICE SILENT`` past the guard) is the caller's own.
 """
 
 from __future__ import annotations

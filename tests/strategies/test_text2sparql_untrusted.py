@@ -18,7 +18,9 @@ from sparqlqa.ingest import ingest
 from sparqlqa.kb.knowledge_base import KnowledgeBase
 from sparqlqa.kb.limits import QueryLimits
 from sparqlqa.llm import FakeLLM
+from sparqlqa.stages.answer import Answer
 from sparqlqa.strategies.ask import ask
+from sparqlqa.strategies.text2sparql.strategy import Attempt, Text2SparqlRun
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 DEEP = "SELECT ?f WHERE " + "{" * 6000 + " ?f dbo:director ?d " + "}" * 6000
@@ -37,8 +39,10 @@ def canary() -> Iterator[FakeSparqlServer]:
         yield server
 
 
-def attempts(answer):  # type: ignore[no-untyped-def]
-    return answer.meta.records["text2sparql"].attempts
+def attempts(answer: Answer) -> list[Attempt]:
+    run = answer.meta.records["text2sparql"]
+    assert isinstance(run, Text2SparqlRun)
+    return run.attempts
 
 
 def reply(sparql: str, variable: str | None = "?f", form: str = "list") -> dict[str, object]:
@@ -57,7 +61,7 @@ def test_a_query_nested_6000_deep_is_a_clean_error_and_this_process_lives(films:
     llm = FakeLLM([reply(DEEP)])
     answer = ask(films, "Which films did Nolan direct?", strategy="text2sparql", llm=llm)
     [attempt] = attempts(answer)
-    assert "nested" in attempt.problem and answer.meta.answer_source == "vector-fill-in"
+    assert "nested" in (attempt.problem or "") and answer.meta.answer_source == "vector-fill-in"
     assert llm.remaining == 0
     again = ask(films, "Which films did Nolan direct?", strategy="text2sparql", llm=FakeLLM([reply(
         'SELECT ?f WHERE { ?f dbo:director ?d . ?d rdfs:label "Christopher Nolan"@en }')]))
