@@ -64,8 +64,14 @@ def deny_network(library: str = LIBRARY) -> str | None:
         return f"seccomp is Linux only (this is {sys.platform})"
     try:
         lib = ctypes.CDLL(library, use_errno=True)
+        return _filter(lib)
     except OSError as exc:
         return f"{library} cannot be loaded ({exc})"
+    except AttributeError as exc:  # a library without one of the functions
+        return f"{library} is not a usable libseccomp ({exc})"
+
+
+def _filter(lib: ctypes.CDLL) -> str | None:
     lib.seccomp_init.restype = ctypes.c_void_p
     lib.seccomp_init.argtypes = [ctypes.c_uint32]
     lib.seccomp_rule_add_array.argtypes = [ctypes.c_void_p, ctypes.c_uint32, ctypes.c_int, ctypes.c_uint,
