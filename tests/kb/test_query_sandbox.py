@@ -128,7 +128,7 @@ def test_checking_a_query_never_reaches_the_network(canary: FakeSparqlServer) ->
     check_query("SELECT * WHERE { ?s ?p ?o } ORDER BY ?s", scope())
 
 
-def test_a_query_nested_6000_deep_is_a_clean_error_here(canary: FakeSparqlServer) -> None:
+def test_a_query_nested_6000_deep_is_a_clean_error_here() -> None:
     with pytest.raises(QueryError, match="nested"):
         check_query(DEEP, scope())
     check_query("ASK { ?s ?p ?o }", scope())  # a fresh worker answers next
