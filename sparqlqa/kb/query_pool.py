@@ -27,35 +27,59 @@ an interpreter start (a fraction of a second), paid once: idle workers stay open
 concurrent query, at most ``size``), so a normal query pays a socket round trip and the pickling of
 its rows (``benchmarks/bench_query_bounds.py`` measures it).
 
+**No network.**  A worker cannot open a socket (a seccomp filter, :mod:`sparqlqa.kb.sandbox`, set before it
+reads a query), so a SERVICE the guard misread fails in Oxigraph and sends nothing.  A store that allows
+SERVICE hosts (``Store.allow_service``: ``--allow-service``, a profile) runs its queries in a separate pool
+started with ``network=True``, whose workers keep the network (a filter cannot tell one host from another).
+Where the filter cannot be set (not Linux, no ``libseccomp.so.2``) one warning is logged per process and
+the guard is the only line.
+
+**Checking untrusted SPARQL.**  :func:`check_query` reads a query with Oxigraph (a user's, an LLM's) in a
+worker of one pool of the process whose store is empty and in memory, under the scope's deadline and
+memory limit: a query nested thousands of groups deep overflows the parser's stack there, not the
+server's; one that computes millions of ``VALUES`` rows is killed at the deadline; a SERVICE meets the
+filter.
+
 A worker's stderr goes to ``/dev/null`` (a failed allocation in Rust prints a line before the process
 aborts); ``SPARQLQA_WORKER_STDERR=1`` lets it through when debugging.
 
 In-memory stores (tests, rdflib graphs) cannot be shared with another process; :func:`run_in_process`
 streams their rows with the same row cap and checks the deadline between rows.  That bounds what
-streams; it cannot stop a query that computes everything before its first row.
+streams; it cannot stop a query that computes everything before its first row.  An untrusted query on
+such a store (text2sparql over ``KnowledgeBase.in_memory``) is first read by :func:`check_query`: its
+parser crash, a runaway that needs no data (``VALUES`` products) and a SERVICE stay in the worker, and only
+then does it run here.  A worker cannot hold that store without a copy of its data, which would go stale
+as the caller changes the store (tests do) and cost a load per worker; an in-memory store exists only in
+the caller's own Python process (the CLI, ``serve`` and ``mcp`` open every KB from disk), so what remains
+there (a runaway that needs the data, a ``SERVICE SILENT`` past the guard) is the caller's own.
 """
 
 from __future__ import annotations
 
+import logging
 import os
+import signal
 import socket
 import subprocess
 import sys
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
 from sparqlqa.errors import QueryError, QueryTimeout, QueryTooLarge, StoreUnavailable
-from sparqlqa.kb.limits import Scope
+from sparqlqa.kb.limits import QueryLimits, Scope, current
 from sparqlqa.kb.query_errors import syntax_error
 
 #: concurrent queries (worker processes) per store, unless the store says otherwise
 DEFAULT_WORKERS = 4
 #: the worker's exit codes read as "it ran out of memory" (Rust aborts on a failed allocation)
 _MEMORY_DEATHS = (-6, 134)
+log = logging.getLogger(__name__)
+#: set once the missing network filter was reported (one warning per process)
+_UNSANDBOXED_WARNED = threading.Event()
 
 
 @dataclass
@@ -80,17 +104,18 @@ def _worker_env() -> dict[str, str]:
 class _Worker:
     """One worker process and our end of its socket."""
 
-    def __init__(self, path: Path, deadline: float) -> None:
+    def __init__(self, path: Path | None, deadline: float, *, network: bool = False) -> None:
         ours, theirs = socket.socketpair()
         stderr = None if os.environ.get("SPARQLQA_WORKER_STDERR") == "1" else subprocess.DEVNULL
+        where = str(path) if path is not None else "an empty store"
         try:
             self.process = subprocess.Popen(
                 [sys.executable, "-c", "from sparqlqa.kb.query_worker import main; main()", str(theirs.fileno()),
-                 str(path)], pass_fds=(theirs.fileno(),), env=_worker_env(), stdin=subprocess.DEVNULL,
-                stdout=subprocess.DEVNULL, stderr=stderr, close_fds=True)
+                 str(path or ""), *(["network"] if network else [])], pass_fds=(theirs.fileno(),),
+                env=_worker_env(), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=stderr, close_fds=True)
         except OSError as exc:
             ours.close()
-            raise StoreUnavailable(str(path), f"cannot start a query worker: {exc}") from exc
+            raise StoreUnavailable(where, f"cannot start a query worker: {exc}") from exc
         finally:
             theirs.close()
         self.conn = Connection(ours.detach())
@@ -98,14 +123,18 @@ class _Worker:
             message = _receive(self, deadline)
         except _Died as died:
             self.kill()
-            raise StoreUnavailable(str(path), f"a query worker ended while opening it (exit code {died.exitcode})"
+            raise StoreUnavailable(where, f"a query worker ended while opening it (exit code {died.exitcode})"
                                    ) from None
         except BaseException:
             self.kill()
             raise
         if message[0] != "ready":
             self.kill()
-            raise StoreUnavailable(str(path), f"a query worker could not open it: {message[-1]}")
+            raise StoreUnavailable(where, f"a query worker could not open it: {message[-1]}")
+        #: "on" (no network), "off" (allowed SERVICE hosts), or why the network filter could not be set
+        self.sandbox: str = message[2]
+        if self.sandbox not in ("on", "off"):
+            _warn_unsandboxed(self.sandbox)
 
     def kill(self) -> None:
         """SIGKILL (nothing to clean up: the store is open read-only) and reap it."""
@@ -122,6 +151,13 @@ class _Worker:
             return self.process.wait(timeout=5)
         except subprocess.TimeoutExpired:
             return None
+
+
+def _warn_unsandboxed(reason: str) -> None:
+    if not _UNSANDBOXED_WARNED.is_set():
+        _UNSANDBOXED_WARNED.set()
+        log.warning("query workers keep the network: %s; only the SERVICE guard stands between a query and "
+                    "the network", reason)
 
 
 class _Stopped(Exception):
@@ -148,11 +184,14 @@ def _receive(worker: _Worker, deadline: float) -> tuple[Any, ...]:
 
 
 class QueryPool:
-    """Worker processes answering queries on the on-disk store at ``path`` (at most ``size`` at once)."""
+    """Worker processes answering queries on the on-disk store at ``path`` (at most ``size`` at once;
+    ``path`` ``None``: an empty store, to check queries); ``network``: the workers may open sockets (a
+    store whose SERVICE hosts are allowed), else they cannot (:mod:`sparqlqa.kb.sandbox`)."""
 
-    def __init__(self, path: Path, size: int = DEFAULT_WORKERS) -> None:
+    def __init__(self, path: Path | None, size: int = DEFAULT_WORKERS, *, network: bool = False) -> None:
         self.path = path
         self.size = max(1, size)
+        self.network = network
         self._idle: list[_Worker] = []
         self._live = 0
         self._closed = False
@@ -175,6 +214,9 @@ class QueryPool:
         except _Died as died:
             if died.exitcode in _MEMORY_DEATHS:
                 raise QueryTooLarge("memory", limits.max_memory_mb) from None
+            if died.exitcode == -signal.SIGSEGV:
+                raise QueryError("the query worker crashed reading the query (signal 11; a query nested "
+                                 "thousands of levels deep does this)", hint="nest fewer groups") from None
             raise QueryError(f"the query worker ended unexpectedly (exit code {died.exitcode})",
                              hint="run the query again; if it keeps happening, narrow it") from None
         finally:
@@ -217,7 +259,7 @@ class QueryPool:
                     raise QueryTimeout(scope.limits.timeout_s, waited=True)
                 self._cond.wait(left)
         try:
-            return _Worker(self.path, scope.deadline)
+            return _Worker(self.path, scope.deadline, network=self.network)
         except _Stopped:
             self._forget()
             raise QueryTimeout(scope.limits.timeout_s) from None
@@ -255,6 +297,27 @@ class QueryPool:
     def workers(self) -> int:
         """Worker processes alive now."""
         return self._live
+
+
+_CHECKER: list[tuple[int, QueryPool]] = []  # (the process that started it, the pool): forks start their own
+_CHECKER_LOCK = threading.Lock()
+
+
+def check_query(sparql: str, scope: Scope | None = None) -> None:
+    """Read ``sparql`` (untrusted: a user's, an LLM's) with Oxigraph in a worker without network whose store is
+    empty, under ``scope`` (or the current one; else the default limits): :class:`~sparqlqa.errors.SparqlSyntaxError`,
+    :class:`~sparqlqa.errors.QueryTimeout`, :class:`~sparqlqa.errors.QueryTooLarge` or
+    :class:`~sparqlqa.errors.QueryError` (it failed, even on no data: a SERVICE meeting the filter)."""
+    scope = scope or current() or Scope(QueryLimits(), time.monotonic() + QueryLimits().timeout_s)
+    _checker().run(sparql, Scope(replace(scope.limits, max_rows=1, truncate=True), scope.deadline))
+
+
+def _checker() -> QueryPool:
+    """The process's pool of checking workers (started on first use; its workers end with the process)."""
+    with _CHECKER_LOCK:
+        if not _CHECKER or _CHECKER[0][0] != os.getpid():
+            _CHECKER[:] = [(os.getpid(), QueryPool(None, DEFAULT_WORKERS))]
+        return _CHECKER[0][1]
 
 
 def _error(kind: str, message: str, sparql: str, scope: Scope) -> QueryError:

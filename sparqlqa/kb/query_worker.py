@@ -35,24 +35,29 @@ ORPHAN_CHECK_SECONDS = 0.5
 
 
 def main() -> None:
-    """Entry point of a worker process: ``python -c '...main()' FD PATH`` (FD: its end of the socket pair)."""
+    """Entry point of a worker process: ``python -c '...main()' FD PATH [network]`` (FD: its end of the
+    socket pair; PATH empty: an empty in-memory store; ``network``: keep the network, for allowed SERVICEs)."""
     from multiprocessing.connection import Connection
 
     fd, path = int(sys.argv[1]), sys.argv[2]
-    serve(Connection(fd), path)
+    serve(Connection(fd), path, network=sys.argv[3:] == ["network"])
 
 
-def serve(conn: Connection, path: str) -> None:
-    """Answer queries on the store at ``path`` until the parent closes the pipe or sends ``None``."""
+def serve(conn: Connection, path: str, *, network: bool = False) -> None:
+    """Answer queries on the store at ``path`` (``""``: an empty one) until the parent closes the pipe or
+    sends ``None``; without ``network``, no socket can be opened from here on."""
+    from sparqlqa.kb.sandbox import deny_network
+
+    sandbox = "off" if network else deny_network() or "on"  # first: before any thread or query
     from pyoxigraph import Store
 
     _detach()
     try:
-        store = Store.read_only(path)
+        store = Store.read_only(path) if path else Store()
     except OSError as exc:
         conn.send(("error", "open", str(exc)))
         return
-    conn.send(("ready", os.getpid()))
+    conn.send(("ready", os.getpid(), sandbox))
     start = resident()
     while True:
         try:

@@ -147,7 +147,9 @@ class OxigraphStore(Store):
 
     Queries see the union of all graphs as their default graph, so data loaded
     from N-Quads or TriG is found without ``GRAPH`` clauses.  Bounded queries on a
-    store on disk run in up to ``query_workers`` worker processes at once.
+    store on disk run in up to ``query_workers`` worker processes at once, which cannot open a socket
+    unless the store allows SERVICE hosts (:attr:`Store.allow_service`: then a separate pool's workers keep
+    the network, :mod:`sparqlqa.kb.sandbox`).
     """
 
     kind = "oxigraph"
@@ -157,7 +159,8 @@ class OxigraphStore(Store):
         self.oxstore = oxstore
         self.path = path
         self.query_workers = DEFAULT_WORKERS
-        self._pool: QueryPool | None = None
+        self._pool: QueryPool | None = None  # workers without network
+        self._network_pool: QueryPool | None = None  # workers for a run that allows SERVICE hosts
 
     @classmethod
     def in_memory(cls) -> OxigraphStore:
@@ -187,10 +190,18 @@ class OxigraphStore(Store):
         if self.path is None:
             outcome = run_in_process(self.oxstore, sparql, scope)
         else:
-            if self._pool is None:
-                self._pool = QueryPool(self.path, self.query_workers)
-            outcome = self._pool.run(sparql, scope)
+            outcome = self._workers(self.path).run(sparql, scope)
         return _result(sparql, form, outcome)
+
+    def _workers(self, path: Path) -> QueryPool:
+        """The pool for this run: without network, unless SERVICE hosts are allowed now."""
+        if self.allow_service:
+            if self._network_pool is None:
+                self._network_pool = QueryPool(path, self.query_workers, network=True)
+            return self._network_pool
+        if self._pool is None:
+            self._pool = QueryPool(path, self.query_workers)
+        return self._pool
 
     def _execute_here(self, sparql: str, form: str) -> QueryResult:
         """Unbounded, in this process: the KB's own scans (indexes, schema), never a client's query."""
@@ -212,9 +223,10 @@ class OxigraphStore(Store):
         return f"oxigraph:{self.path}" if self.path else "oxigraph:memory"
 
     def close(self) -> None:
-        if self._pool is not None:
-            self._pool.close()
-            self._pool = None
+        for pool in (self._pool, self._network_pool):
+            if pool is not None:
+                pool.close()
+        self._pool = self._network_pool = None
 
     def __len__(self) -> int:
         return len(self.oxstore)

@@ -2,7 +2,9 @@
 
 :func:`read_query` declares the KB's prefixes the query uses but leaves undeclared, refuses updates and
 SERVICE calls (:mod:`sparqlqa.kb.sparql_guard`, :mod:`sparqlqa.kb.service_guard`), lets Oxigraph's parser
-check the syntax (its error made readable by :mod:`sparqlqa.kb.query_errors`) and rdflib's algebra give the
+check the syntax (its error made readable by :mod:`sparqlqa.kb.query_errors`) in a query worker, never in
+this process (:func:`sparqlqa.kb.query_pool.check_query`: no network, the request's deadline and memory
+limit, an empty store), and rdflib's algebra give the
 query's triple patterns.  :func:`substitute` rewrites constants token by token: each replacement is the
 N-Triples form of a pyoxigraph term, never text the LLM wrote; everything else stays as written, so the
 saved ``.rq`` reads like the LLM's query.
@@ -25,7 +27,7 @@ from typing import Any
 
 from pyoxigraph import Literal, NamedNode
 
-from sparqlqa.errors import QueryError
+from sparqlqa.errors import QueryError, SparqlSyntaxError
 from sparqlqa.kb.query_errors import syntax_error
 from sparqlqa.kb.service_guard import Token, check_service, tokens
 from sparqlqa.kb.sparql_guard import query_form
@@ -79,15 +81,16 @@ def read_query(raw: str, prefixes: Mapping[str, str]) -> ReadQuery:
 
 
 def _check_syntax(text: str, *, added: int) -> None:
-    """Oxigraph's parser on the query (against an empty store: nothing is read, nothing is fetched)."""
-    from pyoxigraph import Store
+    """Oxigraph's parser on the query, in a worker (an empty store without network, the current scope's
+    deadline and memory): a crash, a runaway or a SERVICE there is a :class:`QueryError` here."""
+    from sparqlqa.kb.query_pool import check_query
 
     try:
-        Store().query(text)
-    except SyntaxError as exc:
-        raise syntax_error(text, exc, skip_lines=added) from None
-    except OSError:  # evaluation, not parsing, failed: the KB's own run will say what went wrong
-        return
+        check_query(text)
+    except SparqlSyntaxError as exc:
+        if added == 0 or exc.line == 0:
+            raise
+        raise syntax_error(text, exc.parser_message, skip_lines=added) from None
 
 
 def _algebra(text: str, form: str) -> ReadQuery:
