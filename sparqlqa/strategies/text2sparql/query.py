@@ -202,7 +202,7 @@ def _walk(node: Any, patterns: list[tuple[Any, Any, Any]], names: list[str],
     if isinstance(node, CompValue):
         names.append(node.name)
         if node.name == "BGP":
-            patterns.extend(tuple(t) for t in node.triples)
+            patterns.extend(tuple(_unescaped(term) for term in t) for t in node.triples)
         if node.name == "RelationalExpression":
             compared.extend(_comparison(node))
             if node.get("op") in ("!=", "NOT IN"):
@@ -214,6 +214,14 @@ def _walk(node: Any, patterns: list[tuple[Any, Any, Any]], names: list[str],
     elif isinstance(node, (list, tuple)):
         for value in node:
             _walk(value, patterns, names, compared)
+
+
+def _unescaped(term: Any) -> Any:
+    """rdflib keeps a prefixed name's escapes in its IRI (``:singer\\#name`` → ``…singer\\#name``); an IRI
+    has no backslash, so each escape is the character it escapes."""
+    from rdflib import URIRef
+
+    return URIRef(_PN_ESCAPE.sub(r"\1", str(term))) if isinstance(term, URIRef) and "\\" in term else term
 
 
 def _values_strings(node: Any) -> list[tuple[Any, Any, bool]]:
