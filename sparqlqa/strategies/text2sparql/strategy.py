@@ -1,7 +1,7 @@
 """The ``text2sparql`` strategy: the LLM writes the whole SPARQL query from the schema, made robust.
 
-1. One LLM call (:mod:`~sparqlqa.strategies.text2sparql.prompts`) returns ``{"sparql", "answer_variable",
-   "form"}``.
+1. One LLM call (:mod:`~sparqlqa.strategies.text2sparql.prompts`) returns ``{"sparql", "columns", "form"}``
+   (an older ``answer_variable`` is read as one column).
 2. The query is read by real parsers, updates and SERVICE refused
    (:func:`~sparqlqa.strategies.text2sparql.query.read_query`).
 3. Names it wrote as literals or guessed IRIs are linked to KB nodes and substituted as terms
@@ -9,11 +9,14 @@
 4. It runs through :meth:`KnowledgeBase.query` inside the request's bounds, recorded as stage ``sparql``;
    where a path goes out and back along one relation a FILTER keeps its two ends apart
    (:func:`~sparqlqa.strategies.text2sparql.query.out_and_back`), unless that leaves no answer.
-5. A syntax error (an unknown prefix included), a form that returns no answers, or no rows: one repair
-   call gets the query and what went wrong, and its query goes through 2–4 again.  One repair at most.
-6. The rows are the answer (``source="filtered"``): node IRIs and literal values of the answer variable;
-   ``COUNT`` → form count with its value, ``ASK`` → form boolean.  Only when no query ran to an answer
-   does the vector ranking fill in, marked as fill-in, with a note.
+5. A syntax error (an unknown prefix included), a form that returns no answers, or no rows where rows
+   were expected (not a count of 0, an aggregate over nothing, nor a negative question's empty answer):
+   one repair call gets the query and what went wrong, and its query goes through 2–4 again.  One repair
+   at most.
+6. The rows are the answer (``source="filtered"``), its table the query's named columns (:func:`shape`):
+   several → form table, one ``COUNT`` → count, one other aggregate → value, one column → list (node
+   IRIs and literal values: the items), ``ASK`` → boolean.  Only when no query ran to an answer does the
+   vector ranking fill in, marked as fill-in, with a note.
 
 Its record (each attempt: the LLM's query, the query that ran, substitutions, rows, the problem) is
 ``answer.meta.records["text2sparql"]`` (a :class:`Text2SparqlRun`; ``text2sparql_result`` in the JSON);
