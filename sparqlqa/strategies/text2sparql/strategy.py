@@ -228,7 +228,8 @@ def run_query(ctx: AskContext, attempt: Attempt, read: ReadQuery, grounding: Gro
 
 def _why_empty(ctx: AskContext, read: ReadQuery, grounding: Grounding) -> str:
     """What the repair prompt is told besides "0 rows": the names linked, the patterns nothing matches."""
-    lines = [f"\n- {s.written!r} was linked to the node {s.label!r} <{s.iri}>" for s in grounding.substitutions]
+    lines = [f"\n- {s.written!r} was linked to the stored value {s.label!r} of <{s.iri}>" if s.position == "value"
+             else f"\n- {s.written!r} was linked to the node {s.label!r} <{s.iri}>" for s in grounding.substitutions]
     try:
         lines += [f"\n- no triple matches the pattern {{ {text} }} (check the relation and its direction)"
                   for text in unmatched(ctx.kb, read, grounding)]
