@@ -145,6 +145,7 @@ def test_the_question_s_own_node_is_left_out_with_topic_exclude(films: Knowledge
     assert f"{DBR}Inception" in iris(kept)  # topic auto: the query returned it, so it stays
     answer, _ = run(films, "Which other films did the director of Inception make?", reply(query), topic="exclude")
     assert set(iris(answer)) == NOLAN_FILMS - {f"{DBR}Inception"}
+    assert {row[0] for row in answer.table.lexical_rows()} == set(iris(answer))  # the table is the items
 
 
 def test_a_path_out_and_back_along_one_relation_keeps_its_ends_apart(films: KnowledgeBase) -> None:

@@ -319,7 +319,9 @@ class Shaped:
 
 def shape(attempt: Attempt) -> Shaped:
     """Several columns → ``table``; one COUNT cell → ``count``; one cell of another aggregate (or a value
-    the LLM called one) → ``value``; one column → ``list`` (or the count / yes-no the LLM asked of it)."""
+    the LLM called one) → ``value``; one column → ``list`` (or the count / yes-no the LLM asked of it).
+    A list of values keeps the query's rows (repeats included); a list of nodes is its items, as the
+    question's own nodes and ``--exact`` leave them (:func:`~sparqlqa.strategies.pipeline.settle`)."""
     result = attempt.result
     assert result is not None
     if result.form == "ASK":
@@ -341,7 +343,8 @@ def shape(attempt: Attempt) -> Shaped:
         return Shaped("count", len(keys), keys, None)
     if attempt.form == "boolean":
         return Shaped("boolean", bool(keys), keys, None)
-    return Shaped("list", None, keys, table)
+    nodes = bool(table.columns) and table.columns[0].kind == "node"
+    return Shaped("list", None, keys, None if nodes else table)  # nodes: the items' table (named, settled)
 
 
 def answer_from_rows(ctx: AskContext, attempt: Attempt, attempts: list[Attempt]) -> Answer:
