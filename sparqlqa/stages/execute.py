@@ -92,10 +92,11 @@ class Candidates:
     elapsed_ms: float = 0.0
     #: the target is a value (a literal, e.g. a date): items may be value keys (:mod:`sparqlqa.kb.terms`)
     target_is_value: bool = False
-    #: the answer form (:mod:`sparqlqa.stages.forms`): "list" | "count" | "boolean"; ``value`` the count
-    #: or the yes/no from the form query; ``ordered``: ``items`` are in the order the question asks for
+    #: the answer form (:mod:`sparqlqa.stages.forms`): "list" | "count" | "boolean" | "value" | "table";
+    #: ``value`` the count, the yes/no or the one value (its lexical form); ``ordered``: ``items`` are in the
+    #: order the question asks for
     form: str = "list"
-    value: int | bool | None = None
+    value: int | bool | str | None = None
     ordered: bool = False
     #: the nodes the form's choices named ("A or B", the node a yes/no asks about): answers, never dropped
     choices: list[str] = field(default_factory=list)

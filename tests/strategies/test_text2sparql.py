@@ -145,6 +145,7 @@ def test_the_question_s_own_node_is_left_out_with_topic_exclude(films: Knowledge
     assert f"{DBR}Inception" in iris(kept)  # topic auto: the query returned it, so it stays
     answer, _ = run(films, "Which other films did the director of Inception make?", reply(query), topic="exclude")
     assert set(iris(answer)) == NOLAN_FILMS - {f"{DBR}Inception"}
+    assert {row[0] for row in answer.table.lexical_rows()} == set(iris(answer))  # the table is the items
 
 
 def test_a_path_out_and_back_along_one_relation_keeps_its_ends_apart(films: KnowledgeBase) -> None:
@@ -461,18 +462,24 @@ TRIPLES_PROMPT = (
     "with ?a an A and ?b a B.\n"
     '- Name an entity of the question through its name, spelled as in the question: ?e rdfs:label "Ridley Scott". '
     "Do not make up IRIs for entities.\n"
-    "- Select the node that answers (with DISTINCT), not its name.\n"
-    "- How many → SELECT (COUNT(DISTINCT ?x) AS ?count); most, least, first, latest → ORDER BY … LIMIT 1; "
-    "comparisons, dates and numbers → FILTER.\n"
+    "- When the question asks for things, select the node (with DISTINCT), not its name: it will be named; "
+    "when it asks for values (a date, a figure), select the value.\n"
+    '- Select one variable per column the question asks for, in its order ("names and ages" → ?name ?age), '
+    "and no other.\n"
+    "- How many → (COUNT(DISTINCT ?x) AS ?count); average, total, largest, smallest → (AVG(?v) AS ?avg), SUM, MAX, "
+    "MIN, each with AS; for each, per → GROUP BY the group's columns, HAVING to keep some groups; most, least, "
+    "first, latest, top k → ORDER BY … LIMIT 1 or k (a subquery where a figure depends on another); none, never, "
+    "without → FILTER NOT EXISTS { … } or MINUS; comparisons, dates and numbers → FILTER.\n"
     "- The prefixes above are declared already; write no SERVICE and no update.\n"
-    'Answer with one JSON object: {"sparql": "<the query>", "answer_variable": "?x", '
-    '"form": "list" | "count" | "boolean"}.\n\nQuestion: who directed Inception'
+    'Answer with one JSON object: {"sparql": "<the query>", "columns": ["?x", …] (the selected variables that '
+    'answer, in order), "form": "list" (one column) | "count" (one COUNT) | "value" (one figure) | '
+    '"table" (several columns) | "boolean" (ASK)}.\n\nQuestion: who directed Inception'
 )
 
 
-def test_a_kb_without_value_relations_gets_the_prompt_byte_for_byte_as_before(tmp_path: Path) -> None:
-    """PathQuestion / MetaQA KBs (ingested from triples) have no value relations: their recorded answers
-    stay valid only while their prompt stays as it was."""
+def test_a_kb_without_value_relations_gets_its_prompt_byte_for_byte(tmp_path: Path) -> None:
+    """PathQuestion / MetaQA KBs (ingested from triples) have no value relations: their prompt is this text
+    (issue 34 changed it: columns, aggregates, five forms); recorded answers stay valid only while it stays so."""
     from sparqlqa.strategies.text2sparql.prompts import build_prompt
 
     path = tmp_path / "kb.tsv"

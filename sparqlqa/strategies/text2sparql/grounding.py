@@ -15,6 +15,9 @@ nothing in the KB and links it with the linker every strategy uses
 * a string a FILTER compares with a variable a name predicate binds (``?b rdfs:label ?n .
   FILTER(?n IN ("Copper Season"))``) is linked like a literal in a name position: it becomes the node's
   stored name (``"Copper Season"@en``), or that name's lexical form where ``STR(?n)`` is compared;
+* a text a value relation does not store as written (``?s ex:country "france"``, or a FILTER or VALUES
+  comparing it with a variable that relation binds) becomes the stored value that reads the same (up to
+  case or language tag) or is its misspelling: in a graph mapped from tables names are such values;
 * a name stored only on an alias of an ``owl:sameAs`` group (:mod:`sparqlqa.kb.identity`) becomes the
   canonical node's stored name, since the group's facts point at the canonical node.
 
@@ -62,7 +65,7 @@ class Substitution:
     """One constant replaced before the query ran: as written, where it stood, what replaced it."""
 
     written: str
-    position: str  # "name" | "node" | "relation" | "type"
+    position: str  # "name" | "node" | "relation" | "type" | "value"
     iri: str
     label: str
     method: str
@@ -198,7 +201,8 @@ class _Grounder:
             return
         rel = self.relations.get(predicate)
         if rel is not None and rel.kind == "literal":
-            return  # a value the KB does not hold (a date, a number): nothing to link
+            self.value(key, value, predicate)  # a text the relation stores otherwise; a date or number: none
+            return
         match = self.link(str(value), rel.range if rel else None)
         if match is not None:
             self.result.replacements[key] = NamedNode(match.iri)
@@ -242,8 +246,24 @@ class _Grounder:
         self.result.topic.add(iri)
         self.record(text, "name", iri=iri, label=literal.value, method="sameAs")
 
+    def value(self, key: TermKey, value: Any, predicate: str, *, lexical: bool = False) -> None:
+        """A text a value relation does not store as written: the value it stores that reads the same
+        (another language tag or case) or is its misspelling (:data:`TYPO_CUTOFF`); left alone otherwise."""
+        if key[3] or key in self.result.replacements:
+            return  # a typed literal (a number, a date): nothing to link
+        stored = closest_value(str(value), stored_values(self.kb, predicate))
+        if stored is None:
+            return
+        found = Literal(stored.value) if lexical else stored
+        if literal_key(found) == key:
+            return
+        self.result.replacements[key] = found
+        self.record(str(value), "value", iri=predicate, label=stored.value, method="stored value",
+                    score=1.0 if stored.value.casefold() == str(value).casefold() else TYPO_CUTOFF)
+
     def compared(self, variable: Any, value: Any, lexical: bool, binding: dict[str, tuple[Any, str]]) -> None:
-        """A string a FILTER compares with ``variable``: linked as a name when a name predicate binds it."""
+        """A string a FILTER compares with ``variable``: linked as a name when a name predicate binds it, as
+        a stored value when a value relation does."""
         bound = binding.get(str(variable))
         if bound is None:
             return
@@ -251,10 +271,50 @@ class _Grounder:
         key = literal_key(value)
         if key in self.result.replacements:
             return
-        if not lexical:
+        if predicate not in self.names:
+            term = Literal(str(value)) if lexical else _oxigraph_literal(value)
+            if self.exists(f"?s {NamedNode(predicate)} {term}"):
+                return
+            self.value(key, value, predicate, lexical=lexical)
+        elif not lexical:
             self.literal(subject, predicate, value)
         else:
             self.name(key, str(value), predicate, self.types.get(str(subject)), lexical=True)
+
+
+#: the most distinct values of one relation a written text is compared with
+VALUE_CHOICES = 5000
+
+
+def stored_values(kb: KnowledgeBase, predicate: str) -> list[Literal]:
+    """The distinct text values ``predicate`` stores (at most :data:`VALUE_CHOICES`), read once per opened KB."""
+    def build() -> list[Literal]:
+        rows = kb.query(f"SELECT DISTINCT ?v WHERE {{ ?s {NamedNode(predicate)} ?v . FILTER(isLiteral(?v)) }} "
+                        f"LIMIT {VALUE_CHOICES}").rows
+        return [row[0] for row in rows if isinstance(row[0], Literal) and not literal_key(row[0])[3]]
+
+    found: list[Literal] = kb.remember(("text2sparql-stored-values", predicate), build)
+    return found
+
+
+def closest_value(text: str, values: list[Literal]) -> Literal | None:
+    """The stored value that reads as ``text`` (up to case), else the one closest to it within
+    :data:`TYPO_CUTOFF` (rapidfuzz ratio); ``None`` when none is.
+
+    >>> closest_value("france", [Literal("France"), Literal("Frankfurt")]).value
+    'France'
+    >>> closest_value("Joe Sharpe", [Literal("Joe Sharp")]).value, closest_value("Spain", [Literal("France")])
+    ('Joe Sharp', None)
+    """
+    from rapidfuzz import fuzz, process
+
+    wanted = text.casefold().strip()
+    same = [v for v in values if v.value.casefold().strip() == wanted]
+    if same:
+        return same[0]
+    best = process.extractOne(wanted, [v.value.casefold() for v in values], scorer=fuzz.ratio,
+                              score_cutoff=TYPO_CUTOFF * 100)
+    return values[best[2]] if best is not None else None
 
 
 def _oxigraph_literal(value: Any) -> Literal:
@@ -288,8 +348,11 @@ def ground(kb: KnowledgeBase, query: ReadQuery, *, embedder: Embedder | None = N
             grounder.types.setdefault(str(s), str(o))
     for s, p, o in query.patterns:
         grounder.pattern(s, p, o)
+    values = {iri for iri, rel in grounder.relations.items() if rel.kind == "literal"}
     binding = {str(o): (s, str(p)) for s, p, o in query.patterns
-               if isinstance(o, Variable) and isinstance(p, URIRef) and str(p) in grounder.names}
+               if isinstance(o, Variable) and isinstance(p, URIRef) and str(p) in values}
+    binding.update({str(o): (s, str(p)) for s, p, o in query.patterns
+                    if isinstance(o, Variable) and isinstance(p, URIRef) and str(p) in grounder.names})
     for variable, value, lexical in query.compared:
         grounder.compared(variable, value, lexical, binding)
     return grounder.result

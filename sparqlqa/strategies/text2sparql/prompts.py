@@ -1,6 +1,9 @@
 """The text2sparql prompts: the question, the KB's schema (the budgeted text 4step's triplet prompt
 uses, :func:`sparqlqa.stages.schema_prompt.schema_prompt`), how its relations, types and names are
-written in SPARQL, and the prefixes; the LLM answers with one query as JSON (:data:`QUERY_SCHEMA`).
+written in SPARQL, and the prefixes; the LLM answers with one query and the answer's columns as JSON
+(:data:`QUERY_SCHEMA`).  How entities are named and selected depends on the data (:func:`rules`): through
+the name predicate where one names the KB's nodes (select things, they will be named), through the KB's
+own value relations where none does (a graph mapped from tables: select the name and value columns).
 The repair prompt adds the failing query and what went wrong.
 
 >>> from sparqlqa.kb.schema import RelationInfo, Schema
@@ -28,35 +31,60 @@ if TYPE_CHECKING:
     from sparqlqa.kb.knowledge_base import KnowledgeBase
     from sparqlqa.kb.schema import Schema
 
-__all__ = ["FORMS", "QUERY_SCHEMA", "SYSTEM_PROMPT", "build_prompt", "repair_prompt", "value_example",
-           "vocabulary"]
+__all__ = ["FORMS", "QUERY_SCHEMA", "SYSTEM_PROMPT", "build_prompt", "name_predicate", "repair_prompt", "rules",
+           "value_example", "vocabulary"]
 
-FORMS = ("list", "count", "boolean")
-#: the JSON the LLM answers with
+FORMS = ("list", "count", "boolean", "value", "table")
+#: the JSON the LLM answers with (an older answer's ``answer_variable`` is still read, as one column)
 QUERY_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
         "sparql": {"type": "string", "minLength": 1},
-        "answer_variable": {"type": ["string", "null"]},
+        "columns": {"type": "array", "items": {"type": "string"}},
         "form": {"type": "string", "enum": list(FORMS)},
     },
     "required": ["sparql"],
 }
-SYSTEM_PROMPT = ("You write SPARQL 1.1 queries that answer questions from a knowledge graph. You never answer "
-                 "from your own knowledge: the query, run on the graph, finds the answer.")
-RULES = (
+SYSTEM_PROMPT = ("You write SPARQL 1.1 queries that answer questions from a knowledge graph, tables of figures "
+                 "included. You never answer from your own knowledge: the query, run on the graph, finds the answer.")
+HEAD = (
     "Write ONE SPARQL query (SELECT, or ASK for a yes/no question) that answers the question.\n"
     "- Use only the relations and types listed, each in its listed direction: a line \"r: A → B\" means "
     "?a r ?b with ?a an A and ?b a B.\n"
+)
+#: how entities are named and selected where a name predicate names the KB's nodes
+NAMED_NODES = (
     "- Name an entity of the question through its name, spelled as in the question: ?e {name} \"Ridley Scott\". "
     "Do not make up IRIs for entities.\n"
-    "- Select the node that answers (with DISTINCT), not its name.\n"
-    "- How many → SELECT (COUNT(DISTINCT ?x) AS ?count); most, least, first, latest → ORDER BY … LIMIT 1; "
-    "comparisons, dates and numbers → FILTER.\n"
-    "- The prefixes above are declared already; write no SERVICE and no update.\n"
-    'Answer with one JSON object: {{"sparql": "<the query>", "answer_variable": "?x", '
-    '"form": "list" | "count" | "boolean"}}.'
+    "- When the question asks for things, select the node (with DISTINCT), not its name: it will be named; "
+    "when it asks for values (a date, a figure), select the value.\n"
 )
+#: … and where no name predicate names them: names are values of their own relations (a name column)
+VALUE_NAMES = (
+    "- Nodes are named by their value relations (a name, a title): match an entity through them, spelled as in "
+    "the question: ?e <its name relation> \"Ridley Scott\". Do not make up IRIs for entities.\n"
+    "- Select the names and values the question asks for, as the data stores them, not the nodes.\n"
+)
+TAIL = (
+    "- Select one variable per column the question asks for, in its order (\"names and ages\" → ?name ?age), "
+    "and no other.\n"
+    "- How many → (COUNT(DISTINCT ?x) AS ?count); average, total, largest, smallest → (AVG(?v) AS ?avg), SUM, MAX, "
+    "MIN, each with AS; for each, per → GROUP BY the group's columns, HAVING to keep some groups; most, least, "
+    "first, latest, top k → ORDER BY … LIMIT 1 or k (a subquery where a figure depends on another); none, never, "
+    "without → FILTER NOT EXISTS {{ … }} or MINUS; comparisons, dates and numbers → FILTER.\n"
+    "- The prefixes above are declared already; write no SERVICE and no update.\n"
+    'Answer with one JSON object: {{"sparql": "<the query>", "columns": ["?x", …] (the selected variables that '
+    'answer, in order), "form": "list" (one column) | "count" (one COUNT) | "value" (one figure) | '
+    '"table" (several columns) | "boolean" (ASK)}}.'
+)
+
+
+def rules(name: str | None) -> str:
+    """The rules of the query call; ``name``: the predicate naming the KB's nodes, as written (``None``: none does)."""
+    naming = NAMED_NODES.format(name=name) if name is not None else VALUE_NAMES
+    return HEAD + naming + TAIL.format()
+
+
 #: the line added under the value relations' examples: stored text compares and sorts as text
 CAST_LINE = ("- a value stored as plain text compares and sorts as text: cast a number first, "
              "xsd:decimal(STR(?v)), before comparing or ordering it")
@@ -68,11 +96,11 @@ _NUMERIC = frozenset(XSD[name].value for name in (
 _TEXT = frozenset({XSD.string.value, "http://www.w3.org/1999/02/22-rdf-syntax-ns#langString"})
 
 
-def vocabulary(schema: Schema, schema_text: str, prefixes: dict[str, str], name_predicate: str,
+def vocabulary(schema: Schema, schema_text: str, prefixes: dict[str, str], name_predicate: str | None,
                example: Callable[[str], Literal | None] | None = None) -> tuple[str, set[str]]:
     """How the relations and types ``schema_text`` shows are written in SPARQL, and the prefixes used;
     a value relation shown gets the stored value ``example`` gives for its IRI, with its datatype (and a
-    line on casting text to numbers follows).
+    line on casting text to numbers follows).  ``name_predicate``: the one naming nodes (``None``: none does).
 
     >>> from pyoxigraph import Literal
     >>> from sparqlqa.kb.schema import RelationInfo, Schema
@@ -105,7 +133,8 @@ def vocabulary(schema: Schema, schema_text: str, prefixes: dict[str, str], name_
              if len(schema.types) > 1 and info.label in types_line]
     if kinds:
         lines.append(f"- node types (?x {written(schema.type_predicate)} T): {', '.join(kinds)}")
-    lines.append(f"- a node's name: {written(name_predicate)}")
+    if name_predicate is not None:
+        lines.append(f"- a node's name: {written(name_predicate)}")
     if values:
         lines.append(CAST_LINE)
         written(XSD.decimal.value)
@@ -140,30 +169,32 @@ def value_example(kb: KnowledgeBase, relation: str) -> Literal | None:
 NAME_PROBE_RELATIONS = 20
 
 
-def name_predicate(kb: KnowledgeBase) -> str:
+def name_predicate(kb: KnowledgeBase) -> str | None:
     """The name predicate the prompt names: the first of the KB's label predicates that names the subjects
     of its relations (one bounded ``ASK`` each, remembered), so a schema.org file is asked by
-    ``schema:name``, not by the ``rdfs:label`` only its vocabulary nodes carry; the first one otherwise."""
-    def build() -> str:
+    ``schema:name``, not by the ``rdfs:label`` only its vocabulary nodes carry.  ``None`` when none does
+    (a graph mapped from tables: its nodes are named by their own value relations, a name column)."""
+    def build() -> str | None:
         candidates = label_predicates(kb)
         relations = " ".join(str(NamedNode(rel.iri)) for rel in kb.schema.relations[:NAME_PROBE_RELATIONS])
         if not relations:
             return candidates[0]
         used = (p for p in candidates
                 if kb.query(f"ASK {{ VALUES ?r {{ {relations} }} ?s ?r ?x . ?s {NamedNode(p)} ?o }}").boolean)
-        return next(used, candidates[0])
+        return next(used, None)
 
-    return kb.remember("text2sparql-name-predicate", build)
+    found: str | None = kb.remember("text2sparql-name-predicate", build)
+    return found
 
 
-def _context(question: str, kb: KnowledgeBase, embedder: Embedder | None) -> tuple[str, str]:
-    """The schema, vocabulary and prefix sections, and the name predicate as written."""
+def _context(question: str, kb: KnowledgeBase, embedder: Embedder | None) -> tuple[str, str | None]:
+    """The schema, vocabulary and prefix sections, and the name predicate as written (``None``: none names nodes)."""
     prefixes = kb_prefixes(kb)
     schema_text = schema_prompt(kb.schema, question, budget_tokens=SCHEMA_PROMPT_TOKENS, embedder=embedder)
     name_p = name_predicate(kb)
     words, used = vocabulary(kb.schema, schema_text, prefixes, name_p, lambda iri: value_example(kb, iri))
     declared = "\n".join(f"PREFIX {name}: <{prefixes[name]}>" for name in sorted(used))
-    name = prefixed_name(name_p, prefixes) or f"<{name_p}>"
+    name = None if name_p is None else prefixed_name(name_p, prefixes) or f"<{name_p}>"
     sections = ["The knowledge graph has these node types and relations:\n" + schema_text, words]
     if declared:
         sections.append("Prefixes:\n" + declared)
@@ -173,7 +204,7 @@ def _context(question: str, kb: KnowledgeBase, embedder: Embedder | None) -> tup
 def build_prompt(question: str, kb: KnowledgeBase, *, embedder: Embedder | None = None) -> str:
     """The user message of the query call."""
     context, name = _context(question, kb, embedder)
-    return "\n\n".join([context, RULES.format(name=name), f"Question: {question.strip()}"])
+    return "\n\n".join([context, rules(name), f"Question: {question.strip()}"])
 
 
 def repair_prompt(question: str, kb: KnowledgeBase, query: str, problem: str, *,
@@ -181,7 +212,7 @@ def repair_prompt(question: str, kb: KnowledgeBase, query: str, problem: str, *,
     """The user message of the one repair call: the same context, the failing query and what went wrong."""
     context, name = _context(question, kb, embedder)
     return "\n\n".join([
-        context, RULES.format(name=name), f"Question: {question.strip()}",
+        context, rules(name), f"Question: {question.strip()}",
         f"This query was written for the question:\n{query.strip()}",
         f"It failed: {problem.strip()}",
         "Write a corrected query (check the relation names, their direction and the entity names).",

@@ -64,6 +64,11 @@ class ReadQuery:
     #: string literals a FILTER compares with a variable (``?v = "x"``, ``?v IN ("x", "y")``, ``STR(?v) = "x"``):
     #: (variable, literal, whether the variable's lexical form is compared, through ``STR``)
     compared: list[tuple[Any, Any, bool]] = field(default_factory=list)
+    #: each projected variable an aggregate binds (``(AVG(?a) AS ?avg)``), with the aggregate (``avg``)
+    aggregates: dict[str, str] = field(default_factory=dict)
+    #: the query has GROUP BY / a negation (``NOT EXISTS``, ``MINUS``, ``!``, ``!=``, ``NOT IN``)
+    grouped: bool = False
+    negated: bool = False
 
 
 def read_query(raw: str, prefixes: Mapping[str, str]) -> ReadQuery:
@@ -110,7 +115,37 @@ def _algebra(text: str, form: str) -> ReadQuery:
     simple = names.count("BGP") == 1 and not set(names) & {"LeftJoin", "Union", "Minus", "ToMultiSet", "Graph"}
     return ReadQuery(text=text, form=form, patterns=patterns, variables=variables, ordered="OrderBy" in names,
                      aggregate="AggregateJoin" in names, simple=simple, counted=_counted(algebra),
-                     compared=list(dict.fromkeys(compared)))
+                     compared=list(dict.fromkeys(compared)), aggregates=_aggregates(algebra, variables),
+                     grouped=_grouped(algebra), negated=bool(_NEGATIONS & set(names)))
+
+
+#: algebra nodes that negate (a ``!=`` or ``NOT IN`` is named by :func:`_walk`)
+_NEGATIONS = frozenset({"Minus", "Builtin_NOTEXISTS", "UnaryNot", "NotEquals"})
+
+
+def _nodes(node: Any) -> Iterator[Any]:
+    """Every algebra node under ``node`` (itself included), depth first."""
+    if hasattr(node, "name") and hasattr(node, "values"):
+        yield node
+        for value in node.values():
+            yield from _nodes(value)
+    elif isinstance(node, (list, tuple)):
+        for value in node:
+            yield from _nodes(value)
+
+
+def _aggregates(algebra: Any, projected: list[str]) -> dict[str, str]:
+    """The projected variables an aggregate binds, each with the aggregate's name (``count``, ``avg``, …;
+    the ``SAMPLE`` rdflib adds for a GROUP BY variable left out)."""
+    kinds = {str(node.get("res")): node.name.removeprefix("Aggregate_").lower()
+             for node in _nodes(algebra) if node.name.startswith("Aggregate_")}
+    bound = {str(node.get("var")): kinds.get(str(node.get("expr")), "")
+             for node in _nodes(algebra) if node.name == "Extend"}
+    return {name: bound[name] for name in projected if bound.get(name) not in (None, "", "sample")}
+
+
+def _grouped(algebra: Any) -> bool:
+    return any(node.name == "Group" and node.get("expr") for node in _nodes(algebra))
 
 
 def _counted(algebra: Any) -> str | None:
@@ -170,9 +205,11 @@ def _walk(node: Any, patterns: list[tuple[Any, Any, Any]], names: list[str],
     if isinstance(node, CompValue):
         names.append(node.name)
         if node.name == "BGP":
-            patterns.extend(tuple(t) for t in node.triples)
+            patterns.extend(tuple(_unescaped(term) for term in t) for t in node.triples)
         if node.name == "RelationalExpression":
             compared.extend(_comparison(node))
+            if node.get("op") in ("!=", "NOT IN"):
+                names.append("NotEquals")
         if node.name == "values":  # VALUES ?name { "Avatar" "Titanic" }: each string is the variable's value
             compared.extend(_values_strings(node))
         for value in node.values():
@@ -180,6 +217,14 @@ def _walk(node: Any, patterns: list[tuple[Any, Any, Any]], names: list[str],
     elif isinstance(node, (list, tuple)):
         for value in node:
             _walk(value, patterns, names, compared)
+
+
+def _unescaped(term: Any) -> Any:
+    """rdflib keeps a prefixed name's escapes in its IRI (``:singer\\#name`` → ``…singer\\#name``); an IRI
+    has no backslash, so each escape is the character it escapes."""
+    from rdflib import URIRef
+
+    return URIRef(_PN_ESCAPE.sub(r"\1", str(term))) if isinstance(term, URIRef) and "\\" in term else term
 
 
 def _values_strings(node: Any) -> list[tuple[Any, Any, bool]]:

@@ -1,7 +1,7 @@
 """The ``text2sparql`` strategy: the LLM writes the whole SPARQL query from the schema, made robust.
 
-1. One LLM call (:mod:`~sparqlqa.strategies.text2sparql.prompts`) returns ``{"sparql", "answer_variable",
-   "form"}``.
+1. One LLM call (:mod:`~sparqlqa.strategies.text2sparql.prompts`) returns ``{"sparql", "columns", "form"}``
+   (an older ``answer_variable`` is read as one column).
 2. The query is read by real parsers, updates and SERVICE refused
    (:func:`~sparqlqa.strategies.text2sparql.query.read_query`).
 3. Names it wrote as literals or guessed IRIs are linked to KB nodes and substituted as terms
@@ -9,11 +9,14 @@
 4. It runs through :meth:`KnowledgeBase.query` inside the request's bounds, recorded as stage ``sparql``;
    where a path goes out and back along one relation a FILTER keeps its two ends apart
    (:func:`~sparqlqa.strategies.text2sparql.query.out_and_back`), unless that leaves no answer.
-5. A syntax error (an unknown prefix included), a form that returns no answers, or no rows: one repair
-   call gets the query and what went wrong, and its query goes through 2–4 again.  One repair at most.
-6. The rows are the answer (``source="filtered"``): node IRIs and literal values of the answer variable;
-   ``COUNT`` → form count with its value, ``ASK`` → form boolean.  Only when no query ran to an answer
-   does the vector ranking fill in, marked as fill-in, with a note.
+5. A syntax error (an unknown prefix included), a form that returns no answers, or no rows where rows
+   were expected (not a count of 0, an aggregate over nothing, nor a negative question's empty answer):
+   one repair call gets the query and what went wrong, and its query goes through 2–4 again.  One repair
+   at most.
+6. The rows are the answer (``source="filtered"``), its table the query's named columns (:func:`shape`):
+   several → form table, one ``COUNT`` → count, one other aggregate → value, one column → list (node
+   IRIs and literal values: the items), ``ASK`` → boolean.  Only when no query ran to an answer does the
+   vector ranking fill in, marked as fill-in, with a note.
 
 Its record (each attempt: the LLM's query, the query that ran, substitutions, rows, the problem) is
 ``answer.meta.records["text2sparql"]`` (a :class:`Text2SparqlRun`; ``text2sparql_result`` in the JSON);
@@ -32,6 +35,7 @@ from sparqlqa.kb.vocab import kb_prefixes
 from sparqlqa.llm.context import llm_context
 from sparqlqa.stages.answer import AnswerItem
 from sparqlqa.stages.ranking import Ranking
+from sparqlqa.stages.table import Table
 from sparqlqa.strategies.base import Strategy, strategies
 from sparqlqa.strategies.pipeline import AskContext, build_answer, rank, rerank_top
 from sparqlqa.strategies.text2sparql import prompts
@@ -64,10 +68,11 @@ class Pending(Exception):
 
 @dataclass(frozen=True)
 class Draft:
-    """The LLM's answer, read from its JSON: the query as written, its answer variable (no ``?``), its form."""
+    """The LLM's answer, read from its JSON: the query as written, its answer columns (no ``?``), its form.
+    An older answer's ``answer_variable`` is read as its one column."""
 
     sparql: str
-    answer_variable: str = ""
+    columns: tuple[str, ...] = ()
     form: str = "list"
 
     @classmethod
@@ -76,8 +81,16 @@ class Draft:
         if not isinstance(data, dict):
             return None
         form = data.get("form") if data.get("form") in prompts.FORMS else "list"
+        named = data.get("columns")
+        written = named if isinstance(named, list) else [data.get("answer_variable")]
+        columns = (str(c).strip().lstrip("?$") for c in written if c)
         return cls(sparql=str(data.get("sparql", "")), form=str(form),
-                   answer_variable=str(data.get("answer_variable") or "").lstrip("?$"))
+                   columns=tuple(dict.fromkeys(c for c in columns if c)))
+
+    @property
+    def answer_variable(self) -> str:
+        """The first column: the one whose answers are the items."""
+        return self.columns[0] if self.columns else ""
 
 
 @dataclass
@@ -87,25 +100,24 @@ class Attempt:
     written: str
     answer_variable: str = ""
     form: str = "list"
+    #: the answer columns the LLM named (its first is ``answer_variable``)
+    columns: list[str] = field(default_factory=list)
     sparql: str = ""
     substitutions: list[Substitution] = field(default_factory=list)
     rows: int | None = None
     problem: str | None = None
-    #: the problem is one the repair call may fix (syntax, unknown prefix, no SELECT/ASK, no rows)
+    #: the problem is one the repair call may fix (syntax, unknown prefix, no SELECT/ASK, no rows expected)
     repairable: bool = False
     result: QueryResult | None = None
     grounding: Grounding | None = None
-    #: the query aggregates (COUNT) / orders its rows (ORDER BY), as the parsed algebra says
-    aggregate: bool = False
-    ordered: bool = False
-    #: the variable a plain COUNT counts (its items are listed by a second query)
-    counted: str | None = None
+    #: the query as the parsed algebra reads it (aggregates, order, grouping, negation)
+    read: ReadQuery | None = None
     #: the FILTER conditions added to keep the ends of an out-and-back path apart
     kept_apart: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"written": self.written, "answer_variable": self.answer_variable, "form": self.form,
-                "sparql": self.sparql, "substitutions": [s.to_dict() for s in self.substitutions],
+        return {"written": self.written, "answer_variable": self.answer_variable, "columns": self.columns,
+                "form": self.form, "sparql": self.sparql, "substitutions": [s.to_dict() for s in self.substitutions],
                 "kept_apart": self.kept_apart, "rows": self.rows, "problem": self.problem}
 
 
@@ -165,12 +177,12 @@ class TextToSparql(Strategy):
         """Read, link and run the query of ``draft``; problems are recorded on the attempt, never raised."""
         if draft is None:
             return None
-        attempt = Attempt(written=draft.sparql, form=draft.form, answer_variable=draft.answer_variable)
+        attempt = Attempt(written=draft.sparql, form=draft.form, answer_variable=draft.answer_variable,
+                          columns=list(draft.columns))
         read: ReadQuery | None = None
         try:
             with ctx.stage("sparql"):
-                read = read_query(attempt.written, kb_prefixes(ctx.kb))
-            attempt.aggregate, attempt.ordered, attempt.counted = read.aggregate, read.ordered, read.counted
+                read = attempt.read = read_query(attempt.written, kb_prefixes(ctx.kb))
             if read.opaque:
                 ctx.note("text2sparql: rdflib could not read the query's triple patterns; its names were not linked")
             with ctx.stage("linking"):
@@ -216,7 +228,8 @@ def run_query(ctx: AskContext, attempt: Attempt, read: ReadQuery, grounding: Gro
 
 def _why_empty(ctx: AskContext, read: ReadQuery, grounding: Grounding) -> str:
     """What the repair prompt is told besides "0 rows": the names linked, the patterns nothing matches."""
-    lines = [f"\n- {s.written!r} was linked to the node {s.label!r} <{s.iri}>" for s in grounding.substitutions]
+    lines = [f"\n- {s.written!r} was linked to the stored value {s.label!r} of <{s.iri}>" if s.position == "value"
+             else f"\n- {s.written!r} was linked to the node {s.label!r} <{s.iri}>" for s in grounding.substitutions]
     try:
         lines += [f"\n- no triple matches the pattern {{ {text} }} (check the relation and its direction)"
                   for text in unmatched(ctx.kb, read, grounding)]
@@ -235,16 +248,18 @@ def _failed_call(llm: LLM, prompt: str, exc: LLMParseError) -> LLMCall:
 
 
 def _check_rows(attempt: Attempt) -> None:
-    """An empty answer is a problem the repair call may fix (a false ASK is an answer)."""
+    """An empty answer where rows were expected is a problem the repair call may fix.  A false ASK, a count
+    of 0, an aggregate over nothing and no rows for a negative question (NOT EXISTS, MINUS, ``!=``) are answers."""
     result = attempt.result
     if result is None or result.form == "ASK":
         return
     attempt.rows = len(result.rows)
-    keys = answer_keys(result, attempt.answer_variable)
-    if not keys:
-        attempt.problem, attempt.repairable = "the query returned 0 rows", True
-    elif attempt.aggregate and len(keys) == 1 and _number(keys[0]) == 0:
-        attempt.problem, attempt.repairable = "the query counted 0 matches", True
+    if any(answer_keys(result, column) for column in answer_columns(result, attempt)):
+        return
+    read = attempt.read
+    if read is not None and (read.negated or (read.aggregates and not read.grouped)):
+        return
+    attempt.problem, attempt.repairable = "the query returned 0 rows", True
 
 
 def record_query(ctx: AskContext, attempt: Attempt) -> None:
@@ -261,6 +276,16 @@ def answer_variable(result: QueryResult, wanted: str) -> str | None:
     if wanted in result.variables:
         return wanted
     return result.variables[0] if result.variables else None
+
+
+def answer_columns(result: QueryResult, attempt: Attempt) -> list[str]:
+    """The answer's columns: those the LLM named that the query projects, in its order; else (it named none
+    the query projects) the answer variable alone, as an older one-variable answer read."""
+    named = [column for column in attempt.columns if column in result.variables]
+    if named:
+        return named
+    first = answer_variable(result, attempt.answer_variable)
+    return [first] if first is not None else []
 
 
 def answer_keys(result: QueryResult, wanted: str) -> list[str]:
@@ -281,39 +306,67 @@ def _number(key: str) -> float | None:
         return None
 
 
-def shape(attempt: Attempt) -> tuple[str, int | bool | None, list[str]]:
-    """The form, its value and the answer keys of a query that ran."""
+@dataclass
+class Shaped:
+    """A query's answer: its form and value, the keys of its first column (the items), its table
+    (``None``: made from the items, the count or the yes/no)."""
+
+    form: str
+    value: int | bool | str | None
+    keys: list[str]
+    table: Table | None
+
+
+def shape(attempt: Attempt) -> Shaped:
+    """Several columns → ``table``; one COUNT cell → ``count``; one cell of another aggregate (or a value
+    the LLM called one) → ``value``; one column → ``list`` (or the count / yes-no the LLM asked of it).
+    A list of values keeps the query's rows (repeats included); a list of nodes is its items, as the
+    question's own nodes and ``--exact`` leave them (:func:`~sparqlqa.strategies.pipeline.settle`)."""
     result = attempt.result
     assert result is not None
     if result.form == "ASK":
-        return "boolean", bool(result.boolean), []
-    keys = answer_keys(result, attempt.answer_variable)
-    count = _number(keys[0]) if attempt.aggregate and len(keys) == 1 else None
-    if count is not None and count == int(count) and attempt.form != "list":
-        return "count", int(count), []
+        return Shaped("boolean", bool(result.boolean), [], Table.from_result(result))
+    read = attempt.read or ReadQuery(text=result.query, form=result.form)
+    columns = answer_columns(result, attempt)
+    table = Table.from_result(result, columns, aggregates=read.aggregates, ordered=read.ordered)
+    keys = answer_keys(result, columns[0]) if columns else []
+    if table.width > 1:
+        return Shaped("table", None, keys, table)
+    cell = table.rows[0][0] if len(table.rows) == 1 else None
+    aggregate = read.aggregates.get(columns[0]) if columns else None
+    count = _number(cell) if cell is not None and aggregate == "count" and attempt.form != "list" else None
+    if count is not None and count == int(count):
+        return Shaped("count", int(count), [], table)
+    if cell is not None and is_value_key(cell) and (aggregate or attempt.form == "value"):
+        return Shaped("value", value_text(cell), keys, table)
     if attempt.form == "count":
-        return "count", len(keys), keys
+        return Shaped("count", len(keys), keys, None)
     if attempt.form == "boolean":
-        return "boolean", bool(keys), keys
-    return "list", None, keys
+        return Shaped("boolean", bool(keys), keys, None)
+    nodes = bool(table.columns) and table.columns[0].kind == "node"
+    return Shaped("list", None, keys, None if nodes else table)  # nodes: the items' table (named, settled)
 
 
 def answer_from_rows(ctx: AskContext, attempt: Attempt, attempts: list[Attempt]) -> Answer:
-    """The query's rows as the answer: every item matched (``filtered``), in the query's order."""
+    """The query's rows as the answer: every item matched (``filtered``), in the query's order; its table."""
     from sparqlqa.stages.execute import Candidate, Candidates, Evidence
 
-    form, value, keys = shape(attempt)
-    if form == "count" and not keys and attempt.counted:
-        keys = counted_keys(ctx, attempt, attempt.counted)
+    shaped = shape(attempt)
+    keys = shaped.keys
+    counted = attempt.read.counted if attempt.read is not None else None
+    if shaped.form == "count" and not keys and counted:
+        keys = counted_keys(ctx, attempt, counted)
     if attempt.grounding is not None:
         ctx.topic_iris.update(attempt.grounding.topic)
     items = [AnswerItem.ranked(key, 1.0 - n / (len(keys) + 1), "filtered", tier=0) for n, key in enumerate(keys)]
+    ordered = attempt.read is not None and attempt.read.ordered
     candidates = Candidates(target=attempt.answer_variable or None,
                             items=[Candidate(key, 0, 1, Evidence()) for key in keys],
                             target_is_value=any(is_value_key(key) for key in keys),
-                            form=form, value=value, ordered=attempt.ordered)
+                            form=shaped.form, value=shaped.value, ordered=ordered)
     ranking = Ranking(query_text=ctx.question, items=items)
-    return finish(ctx, attempts, "query", ranking, rerank_top(ctx, ranking, enabled=False), candidates=candidates)
+    return finish(ctx, attempts, "query", ranking, rerank_top(ctx, ranking, enabled=False), candidates=candidates,
+                  table=shaped.table)
 
 
 def counted_keys(ctx: AskContext, attempt: Attempt, variable: str) -> list[str]:
@@ -332,11 +385,12 @@ def counted_keys(ctx: AskContext, attempt: Attempt, variable: str) -> list[str]:
 
 
 def finish(ctx: AskContext, attempts: list[Attempt], source: str, ranking: Ranking | None = None,
-           texts: dict[str, str] | None = None, *, candidates: Candidates | None = None) -> Answer:
+           texts: dict[str, str] | None = None, *, candidates: Candidates | None = None,
+           table: Table | None = None) -> Answer:
     """The answer, by the one builder, with the run's record in ``meta``."""
     ctx.records["text2sparql"] = Text2SparqlRun(attempts, source)
     ctx.meta["answer_source"] = source
-    return build_answer(ctx, ranking, texts, candidates=candidates)
+    return build_answer(ctx, ranking, texts, candidates=candidates, table=table)
 
 
 @dataclass
