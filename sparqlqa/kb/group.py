@@ -45,7 +45,7 @@ import shutil
 import threading
 import uuid
 from collections.abc import Iterator, Sequence
-from contextlib import AbstractContextManager
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import replace
 from datetime import datetime, timezone
 from pathlib import Path
@@ -68,7 +68,7 @@ from sparqlqa.kb.knowledge_base import (
     open_kb,
     retire_generation,
 )
-from sparqlqa.kb.limits import QueryLimits
+from sparqlqa.kb.limits import QueryLimits, unbounded
 from sparqlqa.kb.profile import DEFAULT_PROFILE, Profile
 from sparqlqa.kb.schema import Schema, compute_schema
 from sparqlqa.kb.store import OxigraphStore, QueryResult
@@ -125,6 +125,8 @@ class GroupKB(KnowledgeBase):
 
         One ``VALUES`` lookup per member over at most :data:`MAX_PROVENANCE_TRIPLES` triples (the rest
         get ``[]``); a blank node matches any node in its place (blank node ids are each store's own).
+        A local member answers it in this process: our own query, built from terms, a few hundred index
+        probes, so a served group starts no query worker per member (only its own, for the request's queries).
         """
         wanted = list(dict.fromkeys(triples))[:MAX_PROVENANCE_TRIPLES]
         rows = [_values_row(i, t) for i, t in enumerate(wanted)]
@@ -134,7 +136,10 @@ class GroupKB(KnowledgeBase):
             return [found.get(t, []) for t in triples]
         sparql = f"SELECT DISTINCT ?i WHERE {{ VALUES (?i ?s ?p ?o) {{ {values} }} ?s ?p ?o }}"
         for name in self.members:
-            for (index,) in self.member(name).query(sparql).rows:
+            member = self.member(name)
+            with nullcontext() if member.is_remote else unbounded():
+                rows = member.query(sparql).rows
+            for (index,) in rows:
                 if isinstance(index, Literal):
                     found[wanted[int(index.value)]].append(name)
         return [list(dict.fromkeys(found.get(t, []))) for t in triples]
