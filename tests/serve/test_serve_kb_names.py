@@ -127,7 +127,8 @@ def _use(opened: OpenKBs, name: str, stamp: str = "g1") -> Any:
 def test_open_kbs_prefers_evicting_idle_entries_and_closes_each_kb_once() -> None:
     opened = OpenKBs(capacity=2)
     a = _use(opened, "a")
-    with opened.using("b", lambda: "g1", lambda: FakeKB("b")) as b:  # type: ignore[arg-type,return-value]
+    with opened.using("b", lambda: "g1", lambda: FakeKB("b")) as held:  # type: ignore[arg-type,return-value]
+        b: Any = held
         _use(opened, "a")  # a is the most recently used; b, in use, the least
         c = _use(opened, "c")  # evicts a (idle), not b (busy)
         assert opened.names() == ["b", "c"] and a.closed == 1 and b.closed == 0
