@@ -400,7 +400,7 @@ def build_index(kb: KnowledgeBase, embedder: Embedder, *, progress: Progress | N
     only it is damaged, only the damaged chunks of an unfinished build.  ``rebuild``: discard the index
     first.  An index that cannot be written (permissions, a full disk) is a :class:`NodeIndexError`.
 
-    One build or load of a folder at a time, across processes and threads (a lock file beside it): the
+    One build or load of a folder at a time, across processes and threads (a lock file in ``artifacts/``): the
     folder belongs to the KB's generation, whose folder its canonical name picked
     (:func:`~sparqlqa.kb.knowledge_base.canonical_kb_name`), so every spelling of a group waits for the one
     build and then loads what it wrote.
@@ -409,7 +409,8 @@ def build_index(kb: KnowledgeBase, embedder: Embedder, *, progress: Progress | N
     if root is None:
         return _build_in_memory(kb, embedder, progress)
     size = chunk_size or (FAST_CHUNK_SIZE if embedder.fast else CHUNK_SIZE)
-    with exclusive_lock(root / f".lock-{embedder.model_id}", required=False):  # one builder per folder
+    lock = root.parent / f".lock-embeddings-{embedder.model_id}"  # beside embeddings/: that holds indexes only
+    with exclusive_lock(lock, required=False):  # one builder per folder
         return _DiskBuild(kb, embedder, root / embedder.model_id, size, progress, warn or _log_warning,
                           rebuild).run()
 
