@@ -138,8 +138,8 @@ class GroupKB(KnowledgeBase):
         for name in self.members:
             member = self.member(name)
             with nullcontext() if member.is_remote else unbounded():
-                rows = member.query(sparql).rows
-            for (index,) in rows:
+                stated = member.query(sparql).rows
+            for (index,) in stated:
                 if isinstance(index, Literal):
                     found[wanted[int(index.value)]].append(name)
         return [list(dict.fromkeys(found.get(t, []))) for t in triples]
