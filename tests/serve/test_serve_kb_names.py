@@ -162,3 +162,20 @@ def test_open_kbs_opens_a_name_once_for_concurrent_first_requests() -> None:
     for thread in threads:
         thread.join(timeout=10)
     assert len(made) == 1 and made[0].closed == 0 and opened._names == {}
+
+
+def test_mcp_tools_read_every_spelling_as_the_canonical_name(two_kbs: None) -> None:
+    import anyio
+
+    from sparqlqa.serve.mcp_server import build_server
+
+    service = Service(ServeSettings(kbs_listing="the kbs tool"))
+    server = build_server(service)
+
+    async def calls() -> list[Any]:
+        return [await server.call_tool("sparql", {"kb": name, "query": COUNT}) for name in SPELLINGS[:5]]
+
+    results = anyio.run(calls)
+    assert all('"kb": "movies+tiny"' in str(result) for result in results), results[0]
+    assert service._open.names() == ["movies+tiny"]
+    service.close()
