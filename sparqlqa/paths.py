@@ -118,3 +118,24 @@ def atomic_write_text(path: Path, text: str, *, mode: int | None = None) -> None
 
 def atomic_write_json(path: Path, obj: Any) -> None:
     atomic_write_text(path, json.dumps(obj, indent=2, ensure_ascii=False, sort_keys=False) + "\n")
+
+
+@contextmanager
+def exclusive_lock(path: Path, *, required: bool = True) -> Iterator[bool]:
+    """Hold an exclusive ``flock`` on the file ``path`` (created when missing) while the block runs,
+    waiting for whoever holds it (another process, or another thread of this one: each call opens the
+    file anew) to let go.  Yields whether the lock is held: where the file cannot be created (a read-only
+    folder) ``required=False`` goes on unlocked, since nobody can write beside it either; else
+    :class:`StorageError`."""
+    import fcntl
+
+    try:
+        handle = path.open("a")
+    except OSError as exc:
+        if not required:
+            yield False
+            return
+        raise StorageError.from_os_error(exc, path, doing="create the lock file") from None
+    with handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        yield True

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from sparqlqa.cli.output import note, print_json
+from sparqlqa.cli.output import KB_NAME, note, print_json
 from sparqlqa.errors import ConfigError
 
 #: ``--format`` names (``sparqlqa.kb.export.EXPORT_FORMATS``, kept here so ``--help`` imports no store)
@@ -31,7 +31,7 @@ def choose_format(fmt: str | None, output: Path | None) -> str:
 
 
 @click.command("export")
-@click.argument("name")
+@click.argument("name", type=KB_NAME)
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path),
               help="File to write (replaced only once the export is complete); default: stdout.")
 @click.option("--format", "fmt", type=click.Choice(FORMATS),

@@ -57,8 +57,18 @@ class CleanText(click.ParamType):
         return clean_text(value, kind=self.kind, field=self.field)
 
 
+class KBName(CleanText):
+    """A KB (or KB group) name: clean text, then its one canonical spelling
+    (:func:`~sparqlqa.kb.knowledge_base.canonical_kb_name`: ``" tiny + movies"`` is ``movies+tiny``)."""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        from sparqlqa.kb.kb_names import canonical_kb_name
+
+        return canonical_kb_name(super().convert(value, param, ctx))
+
+
 #: a KB name argument or option
-KB_NAME = CleanText()
+KB_NAME = KBName()
 
 
 def print_json(data: Any) -> None:

@@ -18,11 +18,14 @@ from sparqlqa.cli.output import KB_NAME, note, print_json
 from sparqlqa.cli.remote_options import endpoint_timeout
 from sparqlqa.errors import ConfigError
 from sparqlqa.kb.limits import DEFAULT_MAX_MEMORY_MB
+from sparqlqa.serve.open_kbs import DEFAULT_MAX_OPEN_KBS
 
 if TYPE_CHECKING:
     from sparqlqa.serve.service import ServeSettings, Service
 
 TOKEN_ENV = "SPARQLQA_SERVE_TOKEN"
+#: open connections one client address may hold (``--max-connections-per-client``)
+DEFAULT_MAX_PER_CLIENT = 16
 DEFAULT_TIMEOUT_S = 120.0
 #: a remote KB's endpoint query may take this share of ``--timeout``: it ends (freeing its worker) just
 #: before the request does, so the client hears which endpoint failed rather than a bare timeout
@@ -83,6 +86,10 @@ def common_options(func: click.decorators.FC) -> click.decorators.FC:
         click.option("--query-memory", "query_memory_mb", type=click.IntRange(min=16), default=DEFAULT_MAX_MEMORY_MB,
                      show_default=True, metavar="MB",
                      help="Memory one query may use; past it the query is stopped (413 / a tool error)."),
+        click.option("--max-open-kbs", "max_open_kbs", type=click.IntRange(min=1), default=DEFAULT_MAX_OPEN_KBS,
+                     show_default=True, metavar="N",
+                     help="KBs (and KB groups) held open with their indexes and query workers; past it the "
+                     "least recently used is closed (reopened on its next request)."),
     ]):
         func = option(func)
     return func
@@ -102,9 +109,14 @@ def common_options(func: click.decorators.FC) -> click.decorators.FC:
               help="Seconds a client has to send a whole request (408 and closed past it).")
 @click.option("--max-connections", type=click.IntRange(min=1), default=64, show_default=True,
               help="Open connections at most (a surplus client gets 503 and is closed).")
+@click.option("--max-connections-per-client", "max_per_client", type=click.IntRange(min=1),
+              default=DEFAULT_MAX_PER_CLIENT, show_default=True, metavar="N",
+              help="Open connections from one client address at most (its surplus gets 429 and is closed; "
+              "behind a proxy every client has the proxy's address).")
 def serve(kbs: tuple[str, ...], llms: tuple[str, ...], strategy: str | None, embedder: str | None,
-          timeout_s: float, allow_service: tuple[str, ...], query_memory_mb: int, host: str, port: int,
-          token: str | None, max_body: int, workers: int, read_timeout: float, max_connections: int) -> None:
+          timeout_s: float, allow_service: tuple[str, ...], query_memory_mb: int, max_open_kbs: int, host: str,
+          port: int, token: str | None, max_body: int, workers: int, read_timeout: float, max_connections: int,
+          max_per_client: int) -> None:
     """Serve KBs over HTTP: a JSON API (/api/ask, /api/sparql, /api/schema/KB, /api/kbs) and a page at /."""
     from sparqlqa.serve import require
 
@@ -115,18 +127,19 @@ def serve(kbs: tuple[str, ...], llms: tuple[str, ...], strategy: str | None, emb
     from sparqlqa.serve.service import Service
 
     service = Service(_settings(kbs, llms, strategy, embedder, allow_service, timeout_s=timeout_s,
-                                query_memory_mb=query_memory_mb, max_body=max_body, workers=workers))
+                                query_memory_mb=query_memory_mb, max_body=max_body, workers=workers,
+                                max_open_kbs=max_open_kbs))
     with endpoint_timeout(ENDPOINT_SHARE * timeout_s, cap=True):  # no endpoint query outlives a request
         _warm(service)
         app = create_app(service, token=token or None, loopback=is_loopback(host))
         shown = f"[{host}]" if ":" in host else host
         note(f"serving on http://{shown}:{port}/ (Ctrl-C stops){' with a token' if token else ''}")
         uvicorn.run(app, host=host, port=port, log_level="warning", server_header=False, access_log=False,
-                    http=_protocol(read_timeout, max_connections))
+                    http=_protocol(read_timeout, max_connections, max_per_client))
 
 
-def _protocol(read_timeout: float, max_connections: int) -> Any:
-    """Our h11 protocol class (read deadline, connection cap), its access log on stderr (one line per request:
+def _protocol(read_timeout: float, max_connections: int, max_per_client: int) -> Any:
+    """Our h11 protocol class (read deadline, connection caps), its access log on stderr (one line per request:
     client, method, path, status, ms; uvicorn's own access log, which shows query strings, stays off)."""
     import logging
     import sys
@@ -139,7 +152,8 @@ def _protocol(read_timeout: float, max_connections: int) -> Any:
         access_log.addHandler(handler)
     access_log.setLevel(logging.INFO)
     access_log.propagate = False
-    return guarded_protocol(read_timeout=read_timeout, max_connections=max_connections)
+    return guarded_protocol(read_timeout=read_timeout, max_connections=max_connections,
+                            max_per_client=max_per_client)
 
 
 def _warm(service: Service) -> None:
@@ -159,13 +173,13 @@ def _warm(service: Service) -> None:
 
 def mcp_args(kbs: tuple[str, ...], llms: tuple[str, ...], strategy: str | None, embedder: str | None,
              timeout_s: float, allow_service: tuple[str, ...],
-             query_memory_mb: int = DEFAULT_MAX_MEMORY_MB) -> list[str]:
+             query_memory_mb: int = DEFAULT_MAX_MEMORY_MB, max_open_kbs: int = DEFAULT_MAX_OPEN_KBS) -> list[str]:
     """The ``sparqlqa mcp`` options that reproduce these settings (for ``--print-config``).
 
     >>> mcp_args(("movies",), (), "offline", None, 120.0, ())
     ['--kb', 'movies', '--strategy', 'offline']
-    >>> mcp_args((), (), None, None, 30.0, (), 256)
-    ['--timeout', '30', '--query-memory', '256']
+    >>> mcp_args((), (), None, None, 30.0, (), 256, 3)
+    ['--timeout', '30', '--query-memory', '256', '--max-open-kbs', '3']
     """
     args: list[str] = []
     for flag, values in (("--kb", kbs), ("--llm", llms), ("--allow-service", allow_service)):
@@ -178,6 +192,8 @@ def mcp_args(kbs: tuple[str, ...], llms: tuple[str, ...], strategy: str | None, 
         args += ["--timeout", f"{timeout_s:g}"]
     if query_memory_mb != DEFAULT_MAX_MEMORY_MB:
         args += ["--query-memory", str(query_memory_mb)]
+    if max_open_kbs != DEFAULT_MAX_OPEN_KBS:
+        args += ["--max-open-kbs", str(max_open_kbs)]
     return args
 
 
@@ -200,8 +216,8 @@ def client_config(args: list[str]) -> dict[str, Any]:
               help="Print the JSON block an MCP client needs to start this server (command, args, env) and exit.")
 @click.option("-v", "--verbose", is_flag=True, help="Log every request (INFO) on stderr; default: warnings only.")
 def mcp(kbs: tuple[str, ...], llms: tuple[str, ...], strategy: str | None, embedder: str | None,
-        timeout_s: float, allow_service: tuple[str, ...], query_memory_mb: int, print_config: bool,
-        verbose: bool) -> None:
+        timeout_s: float, allow_service: tuple[str, ...], query_memory_mb: int, max_open_kbs: int,
+        print_config: bool, verbose: bool) -> None:
     """Run an MCP server on stdio for LLM agents (Claude Desktop, Cursor, ...).
 
     \b
@@ -218,7 +234,8 @@ def mcp(kbs: tuple[str, ...], llms: tuple[str, ...], strategy: str | None, embed
     LLM (ANTHROPIC_API_KEY, ...) go into that block's "env" by hand.
     """
     if print_config:
-        print_json(client_config(mcp_args(kbs, llms, strategy, embedder, timeout_s, allow_service, query_memory_mb)))
+        print_json(client_config(mcp_args(kbs, llms, strategy, embedder, timeout_s, allow_service, query_memory_mb,
+                                          max_open_kbs)))
         return
     from sparqlqa.serve import require
 
@@ -228,6 +245,10 @@ def mcp(kbs: tuple[str, ...], llms: tuple[str, ...], strategy: str | None, embed
 
     os.environ.setdefault("SPARQLQA_PROGRESS_EVERY", "3600")  # stdout is the protocol; keep stderr quiet too
     settings = _settings(kbs, llms, strategy, embedder, allow_service, timeout_s=timeout_s,
-                         query_memory_mb=query_memory_mb, kbs_listing="the kbs tool")
+                         query_memory_mb=query_memory_mb, kbs_listing="the kbs tool", max_open_kbs=max_open_kbs)
     with endpoint_timeout(ENDPOINT_SHARE * timeout_s, cap=True):  # no endpoint query outlives a tool call
-        run_stdio(Service(settings), verbose=verbose)
+        service = Service(settings)
+        try:
+            run_stdio(service, verbose=verbose)
+        finally:
+            service.close()  # the KBs' query workers stop with the server

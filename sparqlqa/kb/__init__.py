@@ -11,7 +11,7 @@ from typing import Any
 
 #: names re-exported from :mod:`sparqlqa.kb.knowledge_base` (imported on first use)
 EXPORTS = ('KnowledgeBase', 'Manifest', 'open_kb', 'list_kbs', 'scan_kbs', 'remove_kb', 'kb_exists',
-           'write_generation', 'validate_kb_name', 'BrokenKB', 'KBScan')
+           'write_generation', 'validate_kb_name', 'canonical_kb_name', 'BrokenKB', 'KBScan')
 
 
 def __getattr__(name: str) -> Any:

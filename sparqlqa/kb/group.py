@@ -21,6 +21,13 @@ the member holding its relation, joins in Python)?  It needs a planner for every
 compiler emits (forms, filters, ORDER BY, relaxation tiers) and joins across ``sameAs`` in Python,
 while the merged store gives all of that to the SPARQL engine for the price of a copy of the members.
 
+Member order does not matter: ``tiny+movies``, ``movies + tiny`` and ``movies+movies+tiny`` are one group,
+``movies+tiny`` (:func:`~sparqlqa.kb.knowledge_base.canonical_kb_name`, applied where a name enters).  The
+merged generation is built from the members sorted by name (the first one's base IRI is the group's, the
+first to declare a prefix wins, profiles merge in that order) and its fingerprint is of the members as a
+set, so a saved group listing them in another order shares it.  Only a saved group's own member list keeps
+its order (provenance, ``evidence_kbs``, names members in it; for an ad hoc group that is sorted too).
+
 A remote member (an endpoint registered with ``sparqlqa kbs add NAME --endpoint URL``) cannot be copied:
 its sampled relations and types join the schema tagged with its endpoint, the compiler writes their
 patterns as a ``SERVICE`` block, and :meth:`GroupKB.query` runs that block through the member's own store
@@ -30,7 +37,6 @@ index copies members' vectors where a node's text is unchanged (:mod:`sparqlqa.v
 
 from __future__ import annotations
 
-import fcntl
 import gc
 import hashlib
 import json
@@ -39,7 +45,7 @@ import shutil
 import threading
 import uuid
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import replace
 from datetime import datetime, timezone
 from pathlib import Path
@@ -48,10 +54,11 @@ from typing import Any
 from pyoxigraph import BlankNode, DefaultGraph, Literal, Quad, RdfFormat, parse
 from pyoxigraph import Store as OxStore
 
-from sparqlqa.errors import GroupError, GroupMemberNotFound, KBNotFound, StorageError
+from sparqlqa.errors import GroupError, GroupMemberNotFound, KBNotFound
 from sparqlqa.kb.export import ADDED_FILE
 from sparqlqa.kb.group_service import has_service, run_services
 from sparqlqa.kb.groups import split_members
+from sparqlqa.kb.kb_names import canonical_kb_name
 from sparqlqa.kb.knowledge_base import (
     KnowledgeBase,
     Manifest,
@@ -61,12 +68,12 @@ from sparqlqa.kb.knowledge_base import (
     open_kb,
     retire_generation,
 )
-from sparqlqa.kb.limits import QueryLimits
+from sparqlqa.kb.limits import QueryLimits, unbounded
 from sparqlqa.kb.profile import DEFAULT_PROFILE, Profile
 from sparqlqa.kb.schema import Schema, compute_schema
 from sparqlqa.kb.store import OxigraphStore, QueryResult
 from sparqlqa.kb.terms import term_from_key
-from sparqlqa.paths import atomic_write_text, kbs_dir, make_folder
+from sparqlqa.paths import atomic_write_text, exclusive_lock, kbs_dir, make_folder
 from sparqlqa.version import __version__
 
 #: bump when the group store's layout changes: every cached group generation is rebuilt
@@ -76,7 +83,8 @@ MAX_PROVENANCE_TRIPLES = 400
 
 
 class GroupKB(KnowledgeBase):
-    """A KB group: the merged store of its ``members`` (their names, in the order asked)."""
+    """A KB group: the merged store of its ``members`` (an ad hoc group's in their canonical order, sorted;
+    a saved group's as saved: the order provenance lists them in)."""
 
     def __init__(self, manifest: Manifest, directory: Path, members: list[str]) -> None:
         super().__init__(manifest, directory)
@@ -117,6 +125,8 @@ class GroupKB(KnowledgeBase):
 
         One ``VALUES`` lookup per member over at most :data:`MAX_PROVENANCE_TRIPLES` triples (the rest
         get ``[]``); a blank node matches any node in its place (blank node ids are each store's own).
+        A local member answers it in this process: our own query, built from terms, a few hundred index
+        probes, so a served group starts no query worker per member (only its own, for the request's queries).
         """
         wanted = list(dict.fromkeys(triples))[:MAX_PROVENANCE_TRIPLES]
         rows = [_values_row(i, t) for i, t in enumerate(wanted)]
@@ -126,7 +136,10 @@ class GroupKB(KnowledgeBase):
             return [found.get(t, []) for t in triples]
         sparql = f"SELECT DISTINCT ?i WHERE {{ VALUES (?i ?s ?p ?o) {{ {values} }} ?s ?p ?o }}"
         for name in self.members:
-            for (index,) in self.member(name).query(sparql).rows:
+            member = self.member(name)
+            with nullcontext() if member.is_remote else unbounded():
+                stated = member.query(sparql).rows
+            for (index,) in stated:
                 if isinstance(index, Literal):
                     found[wanted[int(index.value)]].append(name)
         return [list(dict.fromkeys(found.get(t, []))) for t in triples]
@@ -154,13 +167,14 @@ def _values_row(index: int, triple: tuple[str, str, str]) -> str | None:
 def open_group(name: str) -> GroupKB | None:
     """The group ``name`` (``a+b`` or a saved group's name), built or brought up to date; ``None`` when
     ``name`` is no group.  :class:`GroupMemberNotFound` names a member that is no KB."""
+    name = canonical_kb_name(name)
     members = split_members(name)
     if members is None:
         return None
     if len(members) < 2:
         raise GroupError(f"a KB group needs two or more member KBs; {name!r} has {len(members)}",
                          hint="join two or more KB names with '+', as in 'films+people'")
-    opened = [_member(name, member) for member in members]
+    opened = [_member(name, member) for member in sorted(members)]  # the merge is of a set: one order
     if all(kb.is_remote for kb in opened):
         for kb in opened:
             kb.close()
@@ -195,7 +209,9 @@ def fingerprint(members: Sequence[KnowledgeBase]) -> str:
 
 
 def _fingerprint(pairs: Sequence[tuple[str, str]]) -> str:
-    key = json.dumps([LAYOUT, [list(pair) for pair in pairs]])
+    """Of the members as a set (sorted by name): a saved group listing them in another order shares the
+    cached generation instead of rebuilding it over the other's."""
+    key = json.dumps([LAYOUT, [list(pair) for pair in sorted(pairs)]])
     return hashlib.sha256(key.encode("utf-8")).hexdigest()[:16]
 
 
@@ -252,18 +268,10 @@ def _current_group(names: list[str], members: list[KnowledgeBase]) -> Path:
     return target
 
 
-@contextmanager
-def _build_lock(root: Path) -> Iterator[None]:
+def _build_lock(root: Path) -> AbstractContextManager[bool]:
     """One builder of a group generation at a time; the others wait for it (a build takes seconds) and
     then find its generation current."""
-    path = root.parent / f".lock-{root.name}"
-    try:
-        handle = path.open("w")
-    except OSError as exc:
-        raise StorageError.from_os_error(exc, path, doing="create the lock file") from None
-    with handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        yield
+    return exclusive_lock(root.parent / f".lock-{root.name}")
 
 
 def forget_group_caches(member: str) -> int:

@@ -9,7 +9,7 @@ Removing a member KB breaks the groups that name it: ``sparqlqa kbs remove`` ref
 ``--force`` (then it says which groups are now broken); a broken group fails to open with an error
 naming the missing member (:class:`~sparqlqa.errors.GroupMemberNotFound`).
 
->>> split_members("films+people")
+>>> split_members("people + films")
 ['films', 'people']
 >>> split_members("films") is None
 True
@@ -22,12 +22,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from sparqlqa.errors import GroupError, GroupMemberNotFound, InvalidKBName, KBError
-from sparqlqa.kb.knowledge_base import kb_exists, kb_lock, kb_root, validate_kb_name
+from sparqlqa.errors import GroupError, GroupMemberNotFound, KBError
+from sparqlqa.kb.kb_names import GROUP_SEPARATOR, canonical_kb_name, validate_kb_name
+from sparqlqa.kb.knowledge_base import kb_exists, kb_lock, kb_root
 from sparqlqa.paths import atomic_write_json, sparqlqa_home
 
 #: joins the members of an ad hoc group: ``films+people``
-SEPARATOR = "+"
+SEPARATOR = GROUP_SEPARATOR
 #: the lock name saved-group writers share (``kb_lock``)
 _LOCK = "groups.json"
 
@@ -52,15 +53,12 @@ def load_groups() -> dict[str, list[str]]:
 
 def split_members(name: str) -> list[str] | None:
     """The member names of the group ``name`` (``a+b``, or a saved group's name); ``None`` when ``name`` is
-    no group (a plain KB name that no saved group uses).  :class:`InvalidKBName` for a malformed ``a+``."""
+    no group (a plain KB name that no saved group uses).  An ad hoc group's members come in their canonical
+    order (:func:`~sparqlqa.kb.knowledge_base.canonical_kb_name`: sorted, each once), a saved group's as
+    saved.  :class:`InvalidKBName` for a malformed ``a+``, :class:`GroupError` for ``a+a``."""
+    name = canonical_kb_name(name)
     if SEPARATOR in name:
-        members = [part.strip() for part in name.split(SEPARATOR)]
-        for member in members:
-            if not member:
-                raise InvalidKBName(f"invalid knowledge base group {name!r}: an empty member name",
-                                    hint="join two or more KB names with '+', as in 'films+people'")
-            validate_kb_name(member)
-        return list(dict.fromkeys(members))
+        return name.split(SEPARATOR)
     if kb_root(name).is_dir():  # a KB of that name wins over a saved group (saving refuses the clash)
         return None
     return load_groups().get(name)

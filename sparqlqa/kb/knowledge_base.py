@@ -14,7 +14,6 @@ from __future__ import annotations
 import fcntl
 import json
 import os
-import re
 import shutil
 import threading
 import time
@@ -28,7 +27,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from sparqlqa.errors import (
-    InvalidKBName,
     KBBusy,
     KBDamaged,
     KBError,
@@ -37,6 +35,9 @@ from sparqlqa.errors import (
     StorageError,
     StoreUnavailable,
 )
+from sparqlqa.kb.kb_names import GROUP_SEPARATOR as GROUP_SEPARATOR
+from sparqlqa.kb.kb_names import canonical_kb_name as canonical_kb_name
+from sparqlqa.kb.kb_names import validate_kb_name as validate_kb_name
 from sparqlqa.kb.limits import QueryLimits, unbounded
 from sparqlqa.kb.profile import DEFAULT_PROFILE, Profile
 from sparqlqa.kb.schema import Schema
@@ -46,19 +47,6 @@ from sparqlqa.registry import Registry
 
 if TYPE_CHECKING:
     import rdflib
-
-_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
-
-
-def validate_kb_name(name: str) -> str:
-    """KB names are short file-name-safe words: letters, digits, ``_ . -``."""
-    if not _NAME.match(name) or name in (".", ".."):
-        raise InvalidKBName(
-            f"invalid knowledge base name {name!r}",
-            hint="use 1-64 letters, digits, '_', '.' or '-', starting with a letter or digit",
-        )
-    return name
-
 
 @dataclass
 class Manifest:
@@ -408,8 +396,10 @@ group_openers: Registry[Callable[[str], KnowledgeBase | None]] = Registry("kb gr
 def open_kb(name: str) -> KnowledgeBase:
     """Open the KB called ``name`` (read-only store, opened on first query); :class:`KBNotFound` when
     there is none, :class:`KBDamaged` when its folder is there but unusable.  A group of KBs
-    (``films+people``, or a saved group's name) opens as one KB (:mod:`sparqlqa.kb.group`)."""
-    if "+" in name or (validate_kb_name(name) and not kb_root(name).is_dir()):
+    (``films+people``, or a saved group's name) opens as one KB (:mod:`sparqlqa.kb.group`).  ``name`` is
+    read in its canonical spelling (:func:`canonical_kb_name`: ``" people + films"`` opens ``films+people``)."""
+    name = canonical_kb_name(name)
+    if GROUP_SEPARATOR in name or not kb_root(name).is_dir():
         group = group_openers.get("group")(name)
         if group is not None:
             return group

@@ -239,9 +239,9 @@ class Guard:
             return problem(421, "this server answers only requests addressed to a loopback name",
                            "use http://127.0.0.1:PORT/ or http://localhost:PORT/")
         if self.token and path.startswith("/api/"):
-            given = headers.get("authorization", "")
-            expected = f"Bearer {self.token}"
-            if not hmac.compare_digest(given.encode(), expected.encode()):
+            scheme, _, given = headers.get("authorization", "").strip().partition(" ")
+            # the scheme is case-insensitive (RFC 9110, 11.1): "bearer", "BEARER" and "Bearer" are one
+            if scheme.lower() != "bearer" or not hmac.compare_digest(given.strip().encode(), self.token.encode()):
                 return problem(401, "missing or wrong token",
                                "send 'Authorization: Bearer TOKEN' (the server's --token / $SPARQLQA_SERVE_TOKEN)")
         return None
@@ -269,6 +269,7 @@ def create_app(service: Service, *, token: str | None = None, loopback: bool = T
     async def lifespan(app: Starlette) -> Any:
         yield
         app.state.executor.shutdown(wait=False, cancel_futures=True)
+        service.close()  # the open KBs' query workers stop with the server (a busy one: after its request)
 
     routes = [Route("/", index), Route("/healthz", endpoint(healthz)),
               Route("/api/kbs", endpoint(list_kbs)),

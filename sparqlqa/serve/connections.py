@@ -7,8 +7,12 @@
   dripping one header byte a second is cut off as surely as one that stalls.  Past it the client gets
   ``408`` and the connection is closed.  Idle keep-alive connections are uvicorn's business (closed
   after ``timeout_keep_alive``).
-* **Connection cap.**  Past ``max_connections`` open connections, a new one is answered ``503`` (with
-  ``Connection: close``) to its first request and closed, so surplus clients hold no worker.
+* **Connection caps.**  Past ``max_connections`` open connections, a new one is answered ``503`` (with
+  ``Connection: close``) to its first request and closed, so surplus clients hold no worker.  Past
+  ``max_per_client`` open connections from one client address, its new one is answered ``429`` the same
+  way.  Only admitted connections count toward either cap: one address holding hundreds of idle sockets
+  holds ``max_per_client`` slots, and everyone else still gets in (its refused sockets wait for their
+  ``429``, or the read timeout's ``408``, without taking a slot).
 * **Access log.**  One line per request on the ``sparqlqa.serve.access`` logger: client address, method,
   path, status, milliseconds.  Only the path: never the query string or a header, so no token reaches
   the log; control characters in the path are escaped.  A client that went away before its answer is
@@ -21,6 +25,7 @@ import asyncio
 import json
 import logging
 import time
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import h11
@@ -43,14 +48,24 @@ def _raw_response(status: int, reason: str, error: str, hint: str) -> bytes:
     return head.encode("ascii") + body
 
 
-async def unavailable(scope: Any, receive: Any, send: Any) -> None:
-    """The ASGI answer to a connection over the cap: 503 and close."""
-    body = json.dumps({"error": "the server has too many open connections",
-                       "hint": "try again shortly, or close idle connections"}).encode()
-    await send({"type": "http.response.start", "status": 503,
-                "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
-                            (b"connection", b"close"), (b"retry-after", b"1")]})
-    await send({"type": "http.response.body", "body": body})
+def refusing(status: int, error: str, hint: str) -> Callable[[Any, Any, Any], Awaitable[None]]:
+    """The ASGI app answering every request of a connection over a cap: ``status``, our error JSON, close."""
+    body = json.dumps({"error": error, "hint": hint}).encode()
+
+    async def refuse(scope: Any, receive: Any, send: Any) -> None:
+        await send({"type": "http.response.start", "status": status,
+                    "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
+                                (b"connection", b"close"), (b"retry-after", b"1")]})
+        await send({"type": "http.response.body", "body": body})
+
+    return refuse
+
+
+#: the answer to a connection over ``max_connections``
+unavailable = refusing(503, "the server has too many open connections", "try again shortly, or close idle connections")
+#: the answer to a connection over ``max_per_client`` from its address
+too_many_from_client = refusing(429, "too many open connections from your address",
+                                "close idle connections (or reuse one: keep-alive) and try again")
 
 
 def loggable(path: str) -> str:
@@ -65,10 +80,13 @@ def loggable(path: str) -> str:
 
 
 class GuardedH11Protocol(H11Protocol):
-    """uvicorn's h11 protocol with a read deadline per request, a connection cap and our access log."""
+    """uvicorn's h11 protocol with a read deadline per request, connection caps and our access log."""
 
     read_timeout: float = 20.0
     max_connections: int = 64
+    max_per_client: int = 16
+    #: whether this connection counts toward the caps (a refused one does not)
+    admitted: bool = False
 
     def __init__(self, config: Config, server_state: ServerState, app_state: dict[str, Any],
                  _loop: asyncio.AbstractEventLoop | None = None) -> None:
@@ -83,9 +101,25 @@ class GuardedH11Protocol(H11Protocol):
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
-        if len(self.connections) > self.max_connections:
-            self.inner = unavailable
+        refusal = self._over_cap()
+        if refusal is None:
+            self.admitted = True
+        else:
+            self.inner = refusal
         self._arm()
+
+    def _over_cap(self) -> Callable[[Any, Any, Any], Awaitable[None]] | None:
+        """The refusal this new connection gets: its address holds ``max_per_client`` admitted connections
+        (429), or the server ``max_connections`` (503); ``None`` when it is admitted."""
+        admitted = [other for other in self.connections
+                    if isinstance(other, GuardedH11Protocol) and other is not self and other.admitted]
+        address = self.client[0] if self.client else None
+        from_here = sum(1 for other in admitted if other.client and other.client[0] == address)
+        if address is not None and from_here >= self.max_per_client:
+            return too_many_from_client
+        if len(admitted) >= self.max_connections:
+            return unavailable
+        return None
 
     def data_received(self, data: bytes) -> None:
         super().data_received(data)
@@ -165,7 +199,10 @@ class GuardedH11Protocol(H11Protocol):
         access_log.info('%s "%s" %d %.1fms', client, request, status, (time.perf_counter() - started) * 1000)
 
 
-def guarded_protocol(*, read_timeout: float, max_connections: int) -> type[GuardedH11Protocol]:
-    """A :class:`GuardedH11Protocol` class with these limits, for ``uvicorn.run(..., http=...)``."""
+def guarded_protocol(*, read_timeout: float, max_connections: int,
+                     max_per_client: int | None = None) -> type[GuardedH11Protocol]:
+    """A :class:`GuardedH11Protocol` class with these limits, for ``uvicorn.run(..., http=...)``
+    (``max_per_client``: none but ``max_connections`` when not given)."""
     return type("GuardedH11Protocol", (GuardedH11Protocol,),
-                {"read_timeout": read_timeout, "max_connections": max_connections})
+                {"read_timeout": read_timeout, "max_connections": max_connections,
+                 "max_per_client": max_connections if max_per_client is None else max_per_client})

@@ -6,6 +6,8 @@ an index twice; afterwards requests run concurrently: Oxigraph stores answer rea
 many threads and an ONNX Runtime session's ``run`` is thread-safe.  A KB re-ingested while
 serving is reopened (and warmed) on its next request; the old generation is closed when its last
 request ends, and closing it deletes its folder (a retired generation goes with its last reader).
+A KB is known by its canonical name (``movies+tiny`` for ``tiny + movies``), and at most
+``--max-open-kbs`` are held open, the least recently used closed first (:mod:`sparqlqa.serve.open_kbs`).
 
 Every query a request runs (``sparql``, and each query of the QA pipeline behind ``ask``) is
 bounded by :meth:`Service.limits`: the request's deadline (``--timeout``), a row limit and a memory
@@ -34,6 +36,7 @@ from typing import TYPE_CHECKING, Any
 
 from sparqlqa.errors import ConfigError, KBError, KBNotFound, QueryError, QueryTimeout, QueryTooLarge, SparqlqaError
 from sparqlqa.kb.limits import DEFAULT_MAX_MEMORY_MB, DEFAULT_MAX_ROWS, QueryLimits, bounded, unbounded
+from sparqlqa.serve.open_kbs import DEFAULT_MAX_OPEN_KBS, OpenKBs
 
 if TYPE_CHECKING:
     from sparqlqa.kb.knowledge_base import KnowledgeBase
@@ -83,30 +86,34 @@ class ServeSettings:
     query_memory_mb: int = DEFAULT_MAX_MEMORY_MB
     #: how a client of this front end lists the KBs, for hints ("the kbs tool" over MCP)
     kbs_listing: str = "GET /api/kbs"
+    #: KBs (and their query workers) held open at once; the least recently used is closed past it
+    max_open_kbs: int = DEFAULT_MAX_OPEN_KBS
 
 
 class Service:
     """Warm KBs and LLMs for one process, and the operations the front ends expose."""
 
     def __init__(self, settings: ServeSettings) -> None:
-        self.settings = settings
-        self._kbs: dict[str, KnowledgeBase] = {}
-        self._locks: dict[str, threading.Lock] = {}
+        from sparqlqa.kb.kb_names import canonical_kb_name
+
+        self.settings = replace(settings, kbs=tuple(dict.fromkeys(canonical_kb_name(n) for n in settings.kbs)))
+        self._open = OpenKBs(settings.max_open_kbs)
         self._guard = threading.Lock()
         self._llms: dict[str, LLM] = {}
-        #: requests using each open KB (by id), and replaced KBs waiting for their last request
-        self._users: dict[int, int] = {}
-        self._retired: dict[int, KnowledgeBase] = {}
         #: threads at work on a request, and since when (``time.monotonic()``)
         self.busy: dict[int, float] = {}
 
     # -- KBs --------------------------------------------------------------------------------------
 
     def check_kb(self, name: Any) -> str:
-        """``name`` as a served KB name, or :class:`NotServed` / :class:`ConfigError`."""
+        """``name`` in its canonical spelling (``" tiny + movies"`` is ``movies+tiny``: one open KB, one set of
+        query workers, whatever the spelling) as a served KB name; else :class:`NotServed`,
+        :class:`~sparqlqa.errors.InvalidKBName` (a malformed name) or :class:`ConfigError`."""
+        from sparqlqa.kb.kb_names import canonical_kb_name
+
         if not isinstance(name, str) or not name.strip():
             raise ConfigError("'kb' must be a knowledge base name", hint=f"{self.settings.kbs_listing} lists them")
-        name = name.strip()
+        name = canonical_kb_name(name)
         if self.settings.kbs and name not in self.settings.kbs:
             raise NotServed(name, self.settings.kbs, self.settings.kbs_listing)
         return name
@@ -118,62 +125,37 @@ class Service:
 
     @contextmanager
     def using(self, name: Any) -> Iterator[KnowledgeBase]:
-        """The warm KB ``name`` for one request.  A generation replaced meanwhile is closed once no
-        request uses it any more: its reader lease is released and its retired folder deleted."""
-        from sparqlqa.kb.group import current_group
-        from sparqlqa.kb.knowledge_base import current_generation, kb_root
-
+        """The warm KB ``name`` for one request, from the bounded set of open KBs (:mod:`~sparqlqa.serve.open_kbs`).
+        A generation replaced meanwhile, or a KB evicted, is closed once no request uses it any more: its
+        reader lease is released, its query workers stop and a retired folder is deleted."""
         name = self.check_kb(name)
-        with self._guard:
-            lock = self._locks.setdefault(name, threading.Lock())
-        with lock:
-            group = current_group(name)  # a KB group: its members' generations, as a fingerprint
-            current = current_generation(kb_root(name)) if group is None else None
-            if group is None and current is None:
-                raise KBNotFound(name)
-            kb = self._kbs.get(name)
-            if kb is None or (kb.directory != current if group is None else kb.manifest.generation != group):
-                kb = self._replace(name, kb)
-            with self._guard:
-                self._users[id(kb)] = self._users.get(id(kb), 0) + 1
-        try:
+        with self._open.using(name, lambda: _generation_stamp(name), lambda: self._open_warm(name)) as kb:
             yield kb
-        finally:
-            self._release(kb)
-
-    def _replace(self, name: str, old: KnowledgeBase | None) -> KnowledgeBase:
-        """Open and warm the current generation of ``name`` (under its lock); retire ``old``.  Its indexes are
-        built over every node, outside the request's query limits."""
-        with unbounded():
-            kb = self._kbs[name] = self._open_warm(name)
-        if old is not None:
-            with self._guard:
-                idle = not self._users.get(id(old))
-                if not idle:
-                    self._retired[id(old)] = old
-            if idle:
-                old.close()
-        return kb
-
-    def _release(self, kb: KnowledgeBase) -> None:
-        with self._guard:
-            left = self._users[id(kb)] - 1
-            if left:
-                self._users[id(kb)] = left
-                return
-            del self._users[id(kb)]
-            retired = self._retired.pop(id(kb), None)
-        if retired is not None:
-            retired.close()
 
     def _open_warm(self, name: str) -> KnowledgeBase:
-        from sparqlqa.embed.embedders import get_embedder
+        """Open and warm ``name``: its indexes are built over every node, outside the request's query limits;
+        a KB that fails to warm is closed again (no lease or query worker left behind)."""
         from sparqlqa.kb.knowledge_base import open_kb
+
+        kb = open_kb(name)
+        try:
+            with unbounded():
+                self._warm_kb(kb)
+        except BaseException:
+            kb.close()
+            raise
+        return kb
+
+    def close(self) -> None:
+        """Close the open KBs (one a request still uses: when it ends)."""
+        self._open.close()
+
+    def _warm_kb(self, kb: KnowledgeBase) -> None:
+        from sparqlqa.embed.embedders import get_embedder
         from sparqlqa.kb.labels import LabelIndex
         from sparqlqa.kb.store import OxigraphStore
         from sparqlqa.vectors.index import embed_query, ensure_index
 
-        kb = open_kb(name)
         kb.store.allow_service = frozenset(self.settings.allow_service)  # only what the server was started with
         if isinstance(kb.store, OxigraphStore):
             kb.store.query_workers = self.settings.workers  # one query worker per request thread
@@ -184,7 +166,6 @@ class Service:
             ensure_index(kb, embedder)
             _warm_offline(kb, self.settings.embedder)
         embed_query(embedder, "warm up")
-        return kb
 
     def limits(self) -> QueryLimits:
         """The bounds of every query a request runs: ``--timeout``, :data:`DEFAULT_MAX_ROWS`, ``--query-memory``."""
@@ -214,8 +195,9 @@ class Service:
             return sum(1 for started in self.busy.values() if started < limit)
 
     def warm(self) -> list[str]:
-        """Open and warm every served KB now (before accepting requests); their names."""
-        names = list(self.settings.kbs) or [m.name for m in _manifests()]
+        """Open and warm the served KBs now (before accepting requests), as many as may be open at once
+        (``--max-open-kbs``; the others on their first request); their names."""
+        names = (list(self.settings.kbs) or [m.name for m in _manifests()])[:self.settings.max_open_kbs]
         for name in names:
             self.kb(name)
         return names
@@ -308,6 +290,21 @@ class Service:
             if spec not in self._llms:
                 self._llms[spec] = get_llm(spec)
             return self._llms[spec]
+
+
+def _generation_stamp(name: str) -> str:
+    """Which generation KB ``name`` is now: a group's fingerprint of its members' generations, a KB's
+    current generation folder; :class:`KBNotFound` when there is none."""
+    from sparqlqa.kb.group import current_group
+    from sparqlqa.kb.knowledge_base import current_generation, kb_root
+
+    group = current_group(name)
+    if group is not None:
+        return f"group:{group}"
+    current = current_generation(kb_root(name))
+    if current is None:
+        raise KBNotFound(name)
+    return str(current)
 
 
 def _warm_offline(kb: KnowledgeBase, embedder: str | None) -> None:

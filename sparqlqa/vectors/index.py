@@ -50,7 +50,7 @@ from sparqlqa.kb.knowledge_base import KnowledgeBase
 from sparqlqa.kb.naming import unnamed_nodes
 from sparqlqa.kb.node_text import NodeBasics, index_texts, label_predicates, run_query, scan_basics
 from sparqlqa.kb.vocab import META_CLASSES
-from sparqlqa.paths import atomic_write_json, atomic_write_text, make_folder
+from sparqlqa.paths import atomic_write_json, atomic_write_text, exclusive_lock, make_folder
 from sparqlqa.vectors import index_files as files
 from sparqlqa.vectors.ann import ANN_THRESHOLD, OVERSAMPLE, AnnIndex
 from sparqlqa.vectors.index_files import (
@@ -399,12 +399,20 @@ def build_index(kb: KnowledgeBase, embedder: Embedder, *, progress: Progress | N
     after ``warn(text)`` says what was wrong (default: a ``logging`` warning): only the ANN graph when
     only it is damaged, only the damaged chunks of an unfinished build.  ``rebuild``: discard the index
     first.  An index that cannot be written (permissions, a full disk) is a :class:`NodeIndexError`.
+
+    One build or load of a folder at a time, across processes and threads (a lock file in ``artifacts/``): the
+    folder belongs to the KB's generation, whose folder its canonical name picked
+    (:func:`~sparqlqa.kb.knowledge_base.canonical_kb_name`), so every spelling of a group waits for the one
+    build and then loads what it wrote.
     """
     root = kb.artifacts_dir("embeddings")
     if root is None:
         return _build_in_memory(kb, embedder, progress)
     size = chunk_size or (FAST_CHUNK_SIZE if embedder.fast else CHUNK_SIZE)
-    return _DiskBuild(kb, embedder, root / embedder.model_id, size, progress, warn or _log_warning, rebuild).run()
+    lock = root.parent / f".lock-embeddings-{embedder.model_id}"  # beside embeddings/: that holds indexes only
+    with exclusive_lock(lock, required=False):  # one builder per folder
+        return _DiskBuild(kb, embedder, root / embedder.model_id, size, progress, warn or _log_warning,
+                          rebuild).run()
 
 
 def _build_in_memory(kb: KnowledgeBase, embedder: Embedder, progress: Progress | None) -> NodeIndex:

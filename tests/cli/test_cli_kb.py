@@ -66,3 +66,18 @@ def test_help_is_light() -> None:
             "print(','.join(heavy))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == ""
+
+
+def test_kb_names_are_read_in_their_canonical_spelling(movies_kb, movies_ttl: Path) -> None:  # type: ignore[no-untyped-def]
+    """Issue 33: a name is trimmed, a group's members each once and sorted, where the CLI reads it."""
+    code, out, _ = run("ingest", str(movies_ttl), "--kb", " tiny ", "--json")
+    assert code == 0 and json.loads(out)["name"] == "tiny", out
+    for spelling in ("tiny + movies", " movies+tiny+movies"):
+        code, out, err = run("sparql", spelling, "ASK { ?s ?p ?o }", "--format", "json")
+        assert code == 0 and json.loads(out)["boolean"] is True, err
+        code, out, err = run("schema", spelling, "--json")
+        assert code == 0 and json.loads(out)["kb"] == "movies+tiny", err
+    for spelling, words in [("movies+", "an empty member name"), ("movies + movies", "two or more member KBs"),
+                            ("movies+ti ny", "invalid knowledge base name 'ti ny'")]:
+        code, _, err = run("schema", spelling)
+        assert code == 1 and words in err and "hint:" in err and "Traceback" not in err, err

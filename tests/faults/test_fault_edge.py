@@ -333,6 +333,31 @@ def test_connections_past_the_cap_get_503(home: Path, tmp_path: Path) -> None:
             time.sleep(0.05)
 
 
+def test_one_address_holding_idle_connections_leaves_room_for_everyone_else(home: Path, tmp_path: Path) -> None:
+    """Issue 33: one client holding idle sockets took every slot (503 for everyone until the read timeout).
+    Past --max-connections-per-client its new connections get 429 and take no slot; a client from another
+    address (127.0.0.2: Linux routes all of 127.0.0.0/8 to lo) is still answered."""
+    for server in _start(home, tmp_path / "serve.log", "--max-connections", "4", "--max-connections-per-client",
+                         "2", "--read-timeout", "60"):
+        hog = [socket.create_connection(("127.0.0.1", server.port), timeout=WAIT) for _ in range(8)]
+        try:
+            with socket.create_connection(("127.0.0.1", server.port), timeout=WAIT,
+                                          source_address=("127.0.0.2", 0)) as other:
+                other.sendall(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+                answer = _read_until_closed(other, WAIT)
+            assert answer.startswith(b"HTTP/1.1 200 "), answer
+            hog[-1].sendall(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+            refused = _read_until_closed(hog[-1], WAIT)
+            assert refused.startswith(b"HTTP/1.1 429 "), refused
+            assert b"too many open connections from your address" in refused and b"connection: close" in refused.lower()
+            hog[0].sendall(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+            assert _read_until_closed(hog[0], WAIT).startswith(b"HTTP/1.1 200 ")  # its first two were admitted
+        finally:
+            for sock in hog:
+                sock.close()
+    assert "Traceback" not in (tmp_path / "serve.log").read_text()
+
+
 # --- MCP over stdio -------------------------------------------------------------------------------
 
 

@@ -5,6 +5,8 @@ groups, the broken-group message, the CLI and the errors."""
 from __future__ import annotations
 
 import json
+import re
+import time
 from pathlib import Path
 
 import pytest
@@ -15,7 +17,8 @@ from sparqlqa.errors import GroupError, GroupMemberNotFound, InvalidKBName
 from sparqlqa.ingest import ingest
 from sparqlqa.kb.group import GroupKB
 from sparqlqa.kb.groups import groups_using, load_groups, remove_group, save_group
-from sparqlqa.kb.knowledge_base import KnowledgeBase, open_kb
+from sparqlqa.kb.knowledge_base import KnowledgeBase, canonical_kb_name, open_kb
+from sparqlqa.paths import kbs_dir
 from sparqlqa.stages.execute import Candidates, find_candidates
 from sparqlqa.stages.linking import link_constants
 from sparqlqa.stages.triplets import parse_arrow_triplets
@@ -282,3 +285,78 @@ def test_a_kb_split_by_subject_answers_every_form_as_the_merged_kb(tmp_path: Pat
         group, merged = (ask(kb, question["question"], strategy="offline", rerank="none", k=5) for kb in ("a+b", "ab"))
         assert (group.form, group.value) == (merged.form, merged.value), question
         assert [i.iri for i in group.items[:1]] == [i.iri for i in merged.items[:1]], question
+
+
+# --- issue 33, item 4: one canonical name per group --------------------------------------------------
+
+
+@pytest.mark.parametrize("spelling", ["films+people", "people+films", " films+people", "films +people",
+                                      "people + films ", "films+people+films", "people+films+people"])
+def test_every_spelling_of_a_group_is_its_canonical_name(halves: object, spelling: str) -> None:
+    assert canonical_kb_name(spelling) == "films+people"
+    with open_kb(spelling) as group, open_kb("films+people") as canonical:
+        assert isinstance(group, GroupKB) and group.name == "films+people" and group.members == ["films", "people"]
+        assert group.directory == canonical.directory  # one cached generation, not one per spelling
+    assert len(list((kbs_dir() / ".groups").iterdir())) == 2  # films+people and its lock file
+
+
+@pytest.mark.parametrize(("name", "error", "words"), [
+    ("films+", InvalidKBName, "empty member"), ("+films", InvalidKBName, "empty member"),
+    ("films+films", GroupError, "two or more"), (" films + films ", GroupError, "two or more"),
+    ("films+peo ple", InvalidKBName, "'peo ple'"), ("fi/lms", InvalidKBName, "invalid knowledge base name")])
+def test_a_malformed_name_says_what_is_wrong_with_a_hint(name: str, error: type[Exception], words: str) -> None:
+    with pytest.raises(error, match=re.escape(words)) as caught:
+        canonical_kb_name(name)
+    assert caught.value.hint  # type: ignore[attr-defined]
+
+
+def test_a_saved_group_in_another_order_shares_the_cached_generation(halves: object) -> None:
+    with open_kb("films+people") as adhoc:
+        built = adhoc.manifest.generation
+    save_group("cast", ["people", "films"])
+    with open_kb("cast") as saved:
+        assert saved.name == "cast" and saved.members == ["people", "films"]  # provenance lists them as saved
+        assert saved.manifest.generation == built and saved.manifest.base_iri == adhoc.manifest.base_iri
+    with open_kb("films+people") as again:  # not rebuilt over by the saved group's order
+        assert again.manifest.generation == built and again.directory is not None and again.directory.exists()
+
+
+def test_concurrent_index_builds_of_one_group_in_many_spellings_build_it_once(
+        halves: object, monkeypatch: pytest.MonkeyPatch) -> None:
+    """40 MCP asks with different spellings raced on one index folder (issue 33): now one builds, the
+    others wait for it and load what it wrote."""
+    import threading
+
+    from sparqlqa.embed.embedders import get_embedder
+    from sparqlqa.vectors.index import load_index
+
+    embedder = get_embedder("fake")
+    embedded: list[str] = []
+    real = embedder.embed
+
+    def slow_counting(texts):  # type: ignore[no-untyped-def]
+        embedded.extend(texts)
+        time.sleep(0.2)  # long enough for every other thread to reach the folder meanwhile
+        return real(texts)
+
+    monkeypatch.setattr(embedder, "embed", slow_counting)
+    spellings = ["films+people", " people+films", "films + people", "people+films+people"]
+    gate = threading.Barrier(len(spellings))
+    sizes: list[int] = []
+    failures: list[BaseException] = []
+
+    def build(spelling: str) -> None:
+        try:
+            with open_kb(spelling) as group:
+                gate.wait(timeout=30)
+                sizes.append(len(load_index(group, embedder)))
+        except BaseException as exc:
+            failures.append(exc)
+
+    threads = [threading.Thread(target=build, args=(s,)) for s in spellings]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=120)
+    assert failures == [] and sizes == [12] * len(spellings)
+    assert len(embedded) == 12  # one build: no node embedded twice

@@ -146,6 +146,15 @@ def test_token_guards_the_api_not_the_page(service: Service) -> None:
     assert client.get("/").status_code == 200 and client.get("/healthz").status_code == 200
 
 
+@pytest.mark.parametrize(("header", "status"), [
+    ("bearer s3cret", 200), ("BEARER s3cret", 200), ("BeArEr  s3cret", 200), ("Bearer s3cret ", 200),
+    ("Basic s3cret", 401), ("Bearers3cret", 401), ("bearer", 401), ("s3cret", 401), ("bearer S3CRET", 401)])
+def test_the_authorization_scheme_is_case_insensitive_the_token_is_not(service: Service, header: str,
+                                                                       status: int) -> None:
+    client = TestClient(create_app(service, token="s3cret", loopback=False), base_url="http://203.0.113.5")
+    assert client.get("/api/kbs", headers={"Authorization": header}).status_code == status
+
+
 def test_loopback_server_refuses_foreign_host_names(service: Service) -> None:
     rebinding = TestClient(create_app(service), base_url="http://attacker.example:8080")
     assert rebinding.get("/api/kbs").status_code == 421
