@@ -9,7 +9,7 @@ import pytest
 from pyoxigraph import Literal, NamedNode
 
 from sparqlqa.remote.results import json_term, parse_graph, parse_json_results, received
-from sparqlqa.remote.transport import CallFailure
+from sparqlqa.net import CallFailure
 
 SELECT = "SELECT ?s ?o WHERE { ?s ?p ?o }"
 

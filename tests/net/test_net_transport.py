@@ -8,7 +8,7 @@ from collections.abc import Iterator
 import pytest
 from fake_servers import FakeSparqlServer, Scripted
 
-from sparqlqa.remote.transport import CallFailure, Deadline, Request, same_host, send
+from sparqlqa.net import CallFailure, Deadline, Request, same_host, send
 
 
 @pytest.fixture
