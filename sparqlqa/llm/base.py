@@ -64,7 +64,7 @@ class LLMOptions:
     model: str | None = None
     temperature: float = 0.0
     max_tokens: int = 1024
-    timeout: float = 60.0
+    timeout: float = 60.0  # seconds for the whole call: every attempt and every wait between attempts
     base_url: str | None = None
     max_retries: int = 4
 
