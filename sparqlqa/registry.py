@@ -1,8 +1,11 @@
 """Backends by name: one registry per kind (LLMs, embedders, stores, strategies, ...).
 
 Built-ins register exactly the way a plugin would: with :meth:`Registry.register`
-at import time of their module.  Third-party packages can also expose an entry
-point in the group ``sparqlqa.<kind>`` pointing at a module to import.
+at import time of their module.  A registry may know a built-in's name and module
+path before importing it (``lazy={"name": "module.path"}``): asking whether a name
+is there costs no import, and getting one imports that module only.  Third-party
+packages can also expose an entry point in the group ``sparqlqa.<kind>`` pointing
+at a module to import.
 
 >>> from sparqlqa.registry import Registry
 >>> colours = Registry("colour")
@@ -13,12 +16,15 @@ point in the group ``sparqlqa.<kind>`` pointing at a module to import.
 True
 >>> colours.names()
 ['red']
+>>> shapes = Registry("shape", lazy={"square": "no.such.module"})
+>>> "square" in shapes, "circle" in shapes  # nothing imported to answer
+(True, False)
 """
 
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from importlib.metadata import entry_points
 from typing import Generic, TypeVar
 
@@ -31,13 +37,17 @@ class Registry(Generic[T]):
     """A name → object mapping for one kind of backend.
 
     ``builtin_modules`` are imported on first lookup so that registering a
-    built-in costs nothing until it is needed (heavy backends stay lazy).
+    built-in costs nothing until it is needed (heavy backends stay lazy);
+    ``lazy`` names built-ins by module path: each module is imported when its
+    own name is first got, never to answer ``name in registry``.
     """
 
-    def __init__(self, kind: str, builtin_modules: tuple[str, ...] = ()) -> None:
+    def __init__(self, kind: str, builtin_modules: tuple[str, ...] = (),
+                 lazy: Mapping[str, str] | None = None) -> None:
         self.kind = kind
         self._entries: dict[str, T] = {}
         self._builtin_modules = builtin_modules
+        self._lazy = dict(lazy or {})
         self._loaded = False
 
     def register(self, name: str, *, replace: bool = False) -> Callable[[T], T]:
@@ -69,6 +79,8 @@ class Registry(Generic[T]):
 
     def get(self, name: str) -> T:
         """The object registered under ``name``; :class:`UnknownNameError` otherwise."""
+        if name not in self._entries and name in self._lazy:
+            importlib.import_module(self._lazy[name])
         if name not in self._entries:
             self._load_builtins()
         try:
@@ -78,8 +90,10 @@ class Registry(Generic[T]):
 
     def names(self) -> list[str]:
         self._load_builtins()
-        return sorted(self._entries)
+        return sorted(set(self._entries) | set(self._lazy))
 
     def __contains__(self, name: object) -> bool:
+        if name in self._entries or name in self._lazy:
+            return True
         self._load_builtins()
         return name in self._entries

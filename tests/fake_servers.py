@@ -360,6 +360,7 @@ class LoopbackHTTP:
     def __init__(self, answer: Callable[[BaseHTTPRequestHandler], None]) -> None:
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            disable_nagle_algorithm = True  # headers and body leave at once on a kept-alive connection
 
             def do_GET(self) -> None:
                 answer(self)

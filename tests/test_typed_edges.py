@@ -28,7 +28,7 @@ EDGE_MODULES: dict[str, str] = {
     "sparqlqa.serve.service": "the bodies the HTTP API and the MCP tools return",
     "sparqlqa.serve.connections": "the connections file (JSON on disk)",
     "sparqlqa.remote.results": "SPARQL JSON results from an endpoint",
-    "sparqlqa.remote.transport": "HTTP to an endpoint",
+    "sparqlqa.net.transport": "HTTP requests and answers",
     "sparqlqa.kb.results_format": "SPARQL results written as JSON",
 }
 #: ``dict[str, Any]`` outside serialisers and edge modules, per package: never more (before issue 25's

@@ -14,6 +14,7 @@ the harness with a stand-in; the default is :func:`sparqlqa.strategies.ask.ask`.
 
 from __future__ import annotations
 
+import contextvars
 import json
 import os
 import random
@@ -23,6 +24,7 @@ import traceback
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import asdict, dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeAlias
 
@@ -465,7 +467,8 @@ class EvalRun:
                         task = next(pending_tasks, None)
                         if task is None:
                             break
-                        inflight.add(pool.submit(self.answer_one, *task))
+                        # a copy of the context: ``--timeout`` (a ContextVar) reaches the worker
+                        inflight.add(pool.submit(contextvars.copy_context().run, partial(self.answer_one, *task)))
                     if not inflight:
                         break
                     finished, _ = wait(inflight, return_when=FIRST_COMPLETED)

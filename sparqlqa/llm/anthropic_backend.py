@@ -5,8 +5,12 @@ use a forced tool call whose input schema is the answer's JSON schema
 (``structured_output="tool"``, the default: any JSON schema works) or the
 API's native JSON output (``"json_schema"``, ``output_config.format``); a
 forced-tool request refused with 400 is asked again in ``json_schema`` mode.  The
-SDK's own retries are off: :mod:`sparqlqa.llm.retry` retries 429 / 5xx / 529
-with bounded backoff that honours ``retry-after``.  The key comes from the
+SDK's own retries are off: the one retry loop (:mod:`sparqlqa.llm.retry` over
+:mod:`sparqlqa.net.retry`) retries 429 / 5xx / 529 with bounded backoff that honours
+``retry-after``, within one deadline per call (``LLMOptions.timeout``): each attempt gets
+the time left as its timeout.  The SDK keeps its own HTTP client: it is built on
+``httpx2`` and refuses an httpx client, so :class:`sparqlqa.net.Transport` cannot be
+handed in (its per-operation timeouts bound each read, not a dripping answer as a whole).  The key comes from the
 constructor, ``$ANTHROPIC_API_KEY``, ``$ANTHROPIC_AUTH_TOKEN`` or the keys
 file; the base URL from the options, the constructor or ``$ANTHROPIC_BASE_URL``.
 
@@ -42,6 +46,7 @@ from sparqlqa.llm.retry import (
     status_error,
 )
 from sparqlqa.llm.structured import parse_structured
+from sparqlqa.net import Deadline
 
 if TYPE_CHECKING:
     from sparqlqa.llm.cache import LLMCache
@@ -54,9 +59,6 @@ KEY_HINT = (
 )
 _TOOL_NAME_CHARS = re.compile(r"[^a-zA-Z0-9_-]")
 _WRAP_KEY = "value"
-#: SDK clients by (base URL, credential kind, SHA-256 of the credential) — never the key itself
-_CLIENTS: dict[tuple[str | None, str, str], Any] = {}
-_CLIENTS_LOCK = threading.Lock()
 
 
 @llms.register("anthropic")
@@ -89,6 +91,9 @@ class AnthropicLLM(LLM):
         self.base_url = base_url
         self.retry = retry or RetryPolicy()
         self.structured_output = structured_output
+        #: SDK clients by (base URL, credential kind, SHA-256 of the credential) — never the key itself
+        self._clients: dict[tuple[str | None, str, str], Any] = {}
+        self._clients_lock = threading.Lock()
 
     def __repr__(self) -> str:  # no key in here, ever
         return f"<AnthropicLLM {self.spec} base_url={self.base_url!r} cache={self.cache_mode}>"
@@ -111,14 +116,22 @@ class AnthropicLLM(LLM):
 
     def _post(self, client: Any, request: LLMRequest, mode: str, url: str) -> str:
         kwargs = _request_kwargs(request, mode)
-        return call_with_retries(lambda: self._attempt(client, kwargs, request, url),
-                                 max_retries=request.options.max_retries, policy=self.retry)
+        deadline = Deadline(request.options.timeout)
+        return call_with_retries(lambda: self._attempt(client, kwargs, request, url, deadline),
+                                 max_retries=request.options.max_retries, policy=self.retry, deadline=deadline)
+
+    def close(self) -> None:
+        """Close the pooled connections."""
+        with self._clients_lock:
+            clients, self._clients = list(self._clients.values()), {}
+        for client in clients:
+            client.close()
 
     def _client(self, base_url: str | None) -> Any:
         """An SDK client for ``base_url`` and the current key (the SDK's own retries off).
 
-        Clients are shared process-wide per (base URL, key digest): each one
-        owns a connection pool and a TLS context that are slow to build.
+        Clients are kept per (base URL, key digest) for this backend's life: each one
+        holds a connection pool and a TLS context that are slow to build.
         """
         key = self._api_key or get_key("anthropic")
         token = os.environ.get("ANTHROPIC_AUTH_TOKEN", "").strip()
@@ -127,21 +140,22 @@ class AnthropicLLM(LLM):
                                "file has none", hint=KEY_HINT)
         kind, secret = ("api_key", key) if key else ("auth_token", token)
         client_id = (base_url, kind, hashlib.sha256(secret.encode()).hexdigest())
-        with _CLIENTS_LOCK:
-            client = _CLIENTS.get(client_id)
+        with self._clients_lock:
+            client = self._clients.get(client_id)
             if client is None:
                 if kind == "api_key":
                     client = self._sdk.Anthropic(api_key=secret, base_url=base_url, max_retries=0)
                 else:
                     client = self._sdk.Anthropic(auth_token=secret, base_url=base_url, max_retries=0)
-                _CLIENTS[client_id] = client
+                self._clients[client_id] = client
             return client
 
-    def _attempt(self, client: Any, kwargs: dict[str, Any], request: LLMRequest, url: str) -> str:
-        """One HTTP round trip; returns the raw response body."""
+    def _attempt(self, client: Any, kwargs: dict[str, Any], request: LLMRequest, url: str,
+                 deadline: Deadline) -> str:
+        """One HTTP round trip within ``deadline``; returns the raw response body."""
         sdk = self._sdk
         try:
-            raw = client.messages.with_raw_response.create(**kwargs, timeout=request.options.timeout)
+            raw = client.messages.with_raw_response.create(**kwargs, timeout=max(deadline.remaining(), 0.001))
             return str(raw.text())
         except sdk.APITimeoutError:
             raise LLMTimeout(

@@ -64,7 +64,7 @@ class LLMOptions:
     model: str | None = None
     temperature: float = 0.0
     max_tokens: int = 1024
-    timeout: float = 60.0
+    timeout: float = 60.0  # seconds for the whole call: every attempt and every wait between attempts
     base_url: str | None = None
     max_retries: int = 4
 
@@ -320,10 +320,8 @@ def resolve_cache_mode(mode: str | None) -> CacheMode:
 
 # --- backends by spec -----------------------------------------------------------------
 
-llms: Registry[type[LLM]] = Registry(
-    "llm",
-    builtin_modules=("sparqlqa.llm.anthropic_backend", "sparqlqa.llm.openai_backend", "sparqlqa.llm.fake"),
-)
+llms: Registry[type[LLM]] = Registry("llm", lazy={"anthropic": "sparqlqa.llm.anthropic_backend",
+                                                  "openai": "sparqlqa.llm.openai_backend", "fake": "sparqlqa.llm.fake"})
 
 
 def get_llm(spec: str, *, cache_mode: str | None = None, cache: LLMCache | None = None) -> LLM:

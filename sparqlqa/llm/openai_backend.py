@@ -1,4 +1,4 @@
-"""OpenAI-compatible chat completions over httpx: Ollama, vLLM, llama.cpp server, LM Studio, OpenAI.
+"""OpenAI-compatible chat completions over the one transport: Ollama, vLLM, llama.cpp server, LM Studio, OpenAI.
 
 Spec: ``openai:BASE_URL#MODEL`` (e.g. ``openai:http://localhost:11434/v1#llama3.1``),
 or ``openai:MODEL`` with the base URL from ``$OPENAI_BASE_URL`` (default
@@ -6,16 +6,15 @@ or ``openai:MODEL`` with the base URL from ``$OPENAI_BASE_URL`` (default
 is optional: local servers need none.  Structured answers ask for
 ``response_format: json_schema`` *and* describe the schema in the system
 prompt; servers that reject ``response_format`` are asked again without it.
+Requests go through :class:`sparqlqa.net.Transport` (one deadline per call, ``LLMOptions.timeout``,
+retries included; a redirect to another host is refused, never followed).
 """
 
 from __future__ import annotations
 
 import json
 import os
-import threading
 from typing import TYPE_CHECKING, Any, ClassVar
-
-import httpx
 
 from sparqlqa.errors import ConfigError, LLMBadRequest, LLMConnectionError, LLMParseError, LLMTimeout
 from sparqlqa.llm.base import LLM, LLMOptions, LLMRequest, LLMResponse, llms, redact_url
@@ -28,6 +27,8 @@ from sparqlqa.llm.retry import (
     parse_retry_after,
     status_error,
 )
+from sparqlqa.net import CallFailure, Deadline, Request, Response, Transport
+from sparqlqa.version import __version__
 
 if TYPE_CHECKING:
     from sparqlqa.llm.cache import LLMCache
@@ -37,12 +38,14 @@ KEY_HINT = (
     "set the environment variable OPENAI_API_KEY (export OPENAI_API_KEY=...) or store a key with "
     "'sparqlqa llm keys set openai'; local servers (Ollama, llama.cpp) usually need no key"
 )
+#: an answer longer than this is refused (a chat completion is a few kB)
+MAX_RESPONSE_BYTES = 32 * 1024 * 1024
 SCHEMA_INSTRUCTION = "Reply with one JSON value that matches this JSON schema, and nothing else:\n"
 
 
 @llms.register("openai")
 class OpenAICompatibleLLM(LLM):
-    """A chat-completions server.  ``transport`` lets tests plug in an httpx transport."""
+    """A chat-completions server, reached through its own :class:`~sparqlqa.net.Transport` (a test may pass one)."""
 
     backend_name: ClassVar[str] = "openai"
     default_model: ClassVar[str | None] = None
@@ -57,14 +60,13 @@ class OpenAICompatibleLLM(LLM):
         retry: RetryPolicy | None = None,
         cache: LLMCache | None = None,
         cache_mode: str | None = None,
-        transport: httpx.BaseTransport | None = None,
+        transport: Transport | None = None,
     ) -> None:
         super().__init__(model, options=options, cache=cache, cache_mode=cache_mode)
         self.base_url = (base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL).rstrip("/")
         self._api_key = api_key
         self.retry = retry or RetryPolicy()
-        self._http = httpx.Client(transport=transport, follow_redirects=True)
-        self._lock = threading.Lock()
+        self._http = transport or Transport(user_agent=f"sparqlqa/{__version__}")
 
     @classmethod
     def from_spec(cls, rest: str | None, **kwargs: Any) -> LLM:
@@ -104,8 +106,9 @@ class OpenAICompatibleLLM(LLM):
         return self._response_from_body(request, body, url)
 
     def _post_with_retries(self, url: str, payload: dict[str, Any], request: LLMRequest) -> str:
-        return call_with_retries(lambda: self._attempt(url, payload, request),
-                                 max_retries=request.options.max_retries, policy=self.retry)
+        deadline = Deadline(request.options.timeout)
+        return call_with_retries(lambda: self._attempt(url, payload, request, deadline),
+                                 max_retries=request.options.max_retries, policy=self.retry, deadline=deadline)
 
     def _headers(self) -> dict[str, str]:
         headers = {"content-type": "application/json", "accept": "application/json"}
@@ -114,29 +117,29 @@ class OpenAICompatibleLLM(LLM):
             headers["authorization"] = f"Bearer {key}"
         return headers
 
-    def _attempt(self, url: str, payload: dict[str, Any], request: LLMRequest) -> str:
+    def _attempt(self, url: str, payload: dict[str, Any], request: LLMRequest, deadline: Deadline) -> str:
         """One HTTP round trip; returns the body of a 2xx response."""
         shown = redact_url(url) or url
+        sent = Request("POST", url, self._headers(), json.dumps(payload).encode("utf-8"))
         try:
-            response = self._http.post(url, json=payload, headers=self._headers(),
-                                       timeout=request.options.timeout)
-        except httpx.TimeoutException:
-            raise LLMTimeout(
-                f"{shown} did not answer within {request.options.timeout:g} s",
-                hint="raise the timeout option (local models can be slow on first load)",
-            ) from None
-        except httpx.HTTPError as exc:
-            error = LLMConnectionError(f"cannot reach the chat-completions server at {shown}: {exc}",
+            response = self._http.send(sent, deadline, max_bytes=MAX_RESPONSE_BYTES)
+        except CallFailure as failure:
+            if deadline.expired() or failure.message.startswith("timed out"):
+                raise LLMTimeout(f"{shown} did not answer within {request.options.timeout:g} s",
+                                 hint="raise the timeout option (local models can be slow on first load)") from None
+            error = LLMConnectionError(f"cannot reach the chat-completions server at {shown}: {failure.message}",
                                        hint="is the server running (e.g. 'ollama serve')? check the URL")
-            raise RetryableFailure(error) from None
-        if response.status_code >= 400:
+            if failure.retryable:
+                raise RetryableFailure(error) from None
+            raise error from None
+        if response.status >= 400:
             desc = describe_request(shown, request.model, len(request.messages), request.options.max_tokens,
                                     request.schema_name if request.schema is not None else None,
                                     request.prompt_preview())
-            raise status_error(response.status_code, provider=f"chat-completions server {shown}",
+            raise status_error(response.status, provider=f"chat-completions server {shown}",
                                detail=_error_detail(response), request_desc=desc, auth_hint=KEY_HINT,
-                               retry_after=parse_retry_after(dict(response.headers)),
-                               overloaded=response.status_code == 503)
+                               retry_after=parse_retry_after(response.headers),
+                               overloaded=response.status == 503)
         return response.text
 
     def _response_from_body(self, request: LLMRequest, body: str, url: str) -> LLMResponse:
@@ -202,11 +205,11 @@ def _message_text(message: dict[str, Any]) -> str:
     return content if isinstance(content, str) else ""
 
 
-def _error_detail(response: httpx.Response) -> str:
+def _error_detail(response: Response) -> str:
     """The server's explanation: OpenAI's ``error.message``, Ollama's ``error`` string, or the body."""
     try:
-        body = response.json()
-    except ValueError:
+        body = json.loads(response.body)
+    except (ValueError, RecursionError):
         body = None
     if isinstance(body, dict):
         error = body.get("error")
@@ -217,7 +220,7 @@ def _error_detail(response: httpx.Response) -> str:
         if isinstance(body.get("message"), str):
             return str(body["message"])[:300]
     text = " ".join(response.text.split())
-    return text[:300] or response.reason_phrase or "no detail"
+    return text[:300] or response.reason or "no detail"
 
 
 def _int(value: Any) -> int:

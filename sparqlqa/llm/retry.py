@@ -1,21 +1,24 @@
-"""Bounded retries with exponential backoff that honour ``retry-after``.
+"""LLM calls on the one retry loop (:mod:`sparqlqa.net.retry`), and HTTP statuses as our errors.
 
-A backend wraps one HTTP attempt in a function that raises
-:class:`RetryableFailure` for transient failures (429, 5xx, 529, dropped
-connections) and a plain :class:`~sparqlqa.errors.LLMError` for the rest.
-:func:`call_with_retries` retries the former at most ``max_retries`` times.
+A backend wraps one HTTP attempt in a function that raises :class:`RetryableFailure` for transient
+failures (429, 5xx, 529, dropped connections) and a plain :class:`~sparqlqa.errors.LLMError` for the
+rest.  :func:`call_with_retries` retries the former at most ``max_retries`` times within the call's
+deadline (``LLMOptions.timeout`` seconds, every attempt and wait included); a wait that would pass it
+fails at once.
 """
 
 from __future__ import annotations
 
-import email.utils
-import random
 import time
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable
 from typing import TypeVar
 
 from sparqlqa.errors import LLMAuthError, LLMBadRequest, LLMError, LLMOverloaded, LLMRateLimited
+from sparqlqa.net import CallFailure, Deadline, GiveUp, RetryPolicy, parse_retry_after
+from sparqlqa.net import call_with_retries as retry_loop
+
+__all__ = ["RETRYABLE_STATUSES", "RetryPolicy", "RetryableFailure", "call_with_retries", "describe_request",
+           "parse_retry_after", "status_error"]
 
 T = TypeVar("T")
 
@@ -23,83 +26,35 @@ T = TypeVar("T")
 RETRYABLE_STATUSES = frozenset({408, 409, 429, 500, 502, 503, 504, 529})
 
 
-@dataclass(frozen=True)
-class RetryPolicy:
-    """How long to wait between attempts.
-
-    The n-th retry waits ``backoff_base * 2**n`` seconds (at most
-    ``backoff_max``, with jitter), unless the server sent ``retry-after``, which
-    is honoured up to ``retry_after_cap`` seconds.
-    """
-
-    backoff_base: float = 0.5
-    backoff_max: float = 20.0
-    retry_after_cap: float = 60.0
-    jitter: bool = True
-
-    def delay(self, retry_number: int, retry_after: float | None) -> float:
-        """Seconds to sleep before retry ``retry_number`` (0-based)."""
-        if retry_after is not None and retry_after >= 0:
-            return min(retry_after, self.retry_after_cap)
-        delay = min(self.backoff_max, self.backoff_base * (2**retry_number))
-        if self.jitter:
-            delay *= 0.5 + random.random() / 2
-        return delay
-
-
-class RetryableFailure(Exception):
+class RetryableFailure(CallFailure):
     """A transient failure: ``error`` is raised if no attempt is left."""
 
     def __init__(self, error: LLMError, *, retry_after: float | None = None) -> None:
-        super().__init__(str(error))
+        super().__init__(error.message, retryable=True, hint=error.hint, retry_after=retry_after)
         self.error = error
-        self.retry_after = retry_after
 
 
-def call_with_retries(
-    attempt: Callable[[], T],
-    *,
-    max_retries: int,
-    policy: RetryPolicy,
-    sleep: Callable[[float], None] = time.sleep,
-) -> T:
-    """Run ``attempt`` until it succeeds, fails for good, or retries run out."""
-    retries = max(0, max_retries)
-    for retry_number in range(retries + 1):
-        try:
-            return attempt()
-        except RetryableFailure as failure:
-            if retry_number >= retries:
-                error = failure.error
-                if retries:
-                    error.message = f"{error.message} (gave up after {retries + 1} attempts)"
-                    error.args = (error.message,)
-                raise error from None
-            sleep(policy.delay(retry_number, failure.retry_after))
-    raise AssertionError("unreachable")  # pragma: no cover
+def _give_up(stop: GiveUp) -> Exception:
+    """The LLM error to raise when the loop stops, saying why."""
+    failure = stop.failure
+    error = failure.error if isinstance(failure, RetryableFailure) else LLMError(failure.message, hint=failure.hint)
+    if stop.reason == "exhausted" and stop.attempts > 1:
+        error.message = f"{error.message} (gave up after {stop.attempts} attempts)"
+    elif stop.reason == "too_long":
+        error.message = f"{error.message}; it asks to wait {stop.wait:.0f} s"
+    elif stop.reason == "deadline" and stop.deadline is not None:
+        error.message = (f"{error.message}; another try in {stop.wait:g} s would pass the "
+                         f"{stop.deadline.seconds:g} s timeout")
+    error.args = (error.message,)
+    return error
 
 
-def parse_retry_after(headers: Mapping[str, str]) -> float | None:
-    """Seconds to wait from ``retry-after-ms`` / ``retry-after`` headers, or None."""
-    lowered = {k.lower(): v for k, v in headers.items()}
-    millis = lowered.get("retry-after-ms")
-    if millis:
-        try:
-            return max(0.0, float(millis) / 1000.0)
-        except ValueError:
-            pass
-    value = lowered.get("retry-after")
-    if not value:
-        return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        pass
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    return max(0.0, when.timestamp() - time.time())
+def call_with_retries(attempt: Callable[[], T], *, max_retries: int, policy: RetryPolicy,
+                      deadline: Deadline | None = None, sleep: Callable[[float], None] = time.sleep) -> T:
+    """Run ``attempt`` on the one retry loop until it succeeds, fails for good, or retries (or the deadline)
+    run out; the error raised says which."""
+    return retry_loop(attempt, max_retries=max_retries, policy=policy, deadline=deadline, sleep=sleep,
+                      give_up=_give_up)
 
 
 def status_error(

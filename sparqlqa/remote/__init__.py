@@ -1,8 +1,8 @@
 """Remote SPARQL endpoints as knowledge bases: store, profiles, sampled schema, name lookup.
 
 * :mod:`sparqlqa.remote.endpoint`: :class:`EndpointStore`, the ``"endpoint"`` store kind (one deadline per
-  query, retries included; :func:`~sparqlqa.remote.endpoint.set_timeout_override` for the process);
-* :mod:`sparqlqa.remote.transport`: the one HTTP call layer (deadline, same-host redirects, bounded bodies);
+  query, retries included; :func:`~sparqlqa.remote.endpoint.timeout_override` for a block), over
+  :mod:`sparqlqa.net` (the one HTTP transport and retry loop);
 * :mod:`sparqlqa.remote.results`: SPARQL JSON / boolean / RDF answers → results, malformed ones described;
 * :mod:`sparqlqa.remote.profiles`: :func:`load_profile` (``wikidata``, ``freebase``, ``generic`` or a path);
 * :mod:`sparqlqa.remote.schema_sampling`: :func:`sample_schema`, bounded queries only;
@@ -20,7 +20,6 @@ from typing import Any
 _EXPORTS = {
     "EndpointStore": "sparqlqa.remote.endpoint",
     "EndpointConfig": "sparqlqa.remote.endpoint",
-    "set_timeout_override": "sparqlqa.remote.endpoint",
     "timeout_override": "sparqlqa.remote.endpoint",
     "load_profile": "sparqlqa.remote.profiles",
     "list_profiles": "sparqlqa.remote.profiles",

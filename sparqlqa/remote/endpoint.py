@@ -1,6 +1,6 @@
 """A remote SPARQL endpoint as a :class:`~sparqlqa.kb.store.Store` (Wikidata, Virtuoso, QLever, Fuseki, ...).
 
-:class:`EndpointStore` speaks the SPARQL 1.1 protocol over HTTP (:mod:`sparqlqa.remote.transport`)
+:class:`EndpointStore` speaks the SPARQL 1.1 protocol over HTTP (:mod:`sparqlqa.net`: the one transport and retry loop)
 and returns the same :class:`~sparqlqa.kb.store.QueryResult` (pyoxigraph terms, read by
 :mod:`sparqlqa.remote.results`) as the local Oxigraph store, so every stage downstream runs
 unchanged.  It is polite, bounded and read-only:
@@ -10,9 +10,9 @@ unchanged.  It is polite, bounded and read-only:
 * every SELECT without a top-level ``LIMIT`` gets one (``max_rows``);
 * **one deadline per query**: ``timeout`` seconds bound the whole call — every attempt, redirect
   and backoff wait included (a wait that would pass the deadline fails at once, saying so).
-  ``--timeout`` on the commands that talk to an endpoint replaces every store's own value for the
-  process (:func:`set_timeout_override`); ``serve``/``mcp`` cap it by their request timeout
-  (:func:`set_timeout_cap`);
+  ``--timeout`` on the commands that talk to an endpoint replaces every store's own value, and
+  ``serve``/``mcp`` cap it by their request timeout, both for a block (:func:`timeout_override`, a
+  :class:`~contextvars.ContextVar`);
 * bounded retries with exponential backoff (capped) on 429/502/503/504, refused connections and
   answers cut short, honouring ``Retry-After``; redirects only within the endpoint's host;
 * a descriptive User-Agent (Wikimedia requires one), GET or POST as needed.
@@ -36,9 +36,8 @@ import platform
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import asdict, dataclass, field, fields
-from datetime import datetime, timezone
-from email.utils import parsedate_to_datetime
 from pathlib import Path
 from typing import Any, ClassVar
 from urllib.parse import urlencode
@@ -46,12 +45,23 @@ from urllib.parse import urlencode
 from sparqlqa.errors import ConfigError, EndpointError, UpdateRefused
 from sparqlqa.kb.sparql_guard import READ_FORMS, query_form, sparql_tokens
 from sparqlqa.kb.store import QueryResult, Store, stores
+from sparqlqa.net import (
+    CallFailure,
+    Deadline,
+    GiveUp,
+    Request,
+    Response,
+    RetryPolicy,
+    Transport,
+    call_with_retries,
+    excerpt,
+    parse_retry_after,
+)
 from sparqlqa.remote.results import json_term, parse_graph, parse_json_results
-from sparqlqa.remote.transport import CallFailure, Deadline, Request, Response, excerpt, send
 from sparqlqa.version import __version__
 
-__all__ = ["EndpointConfig", "EndpointStore", "default_user_agent", "effective_timeout", "ensure_limit",
-           "json_term", "parse_retry_after", "set_timeout_cap", "set_timeout_override", "timeout_override"]
+__all__ = ["EndpointConfig", "EndpointStore", "Timeouts", "default_user_agent", "effective_timeout", "ensure_limit",
+           "json_term", "timeout_override"]
 
 #: HTTP statuses worth another try (after waiting)
 RETRY_STATUSES = frozenset({429, 502, 503, 504})
@@ -63,8 +73,16 @@ GRAPH_ACCEPT = "application/n-triples, text/turtle;q=0.9, application/rdf+xml;q=
 MAX_RESPONSE_BYTES = 64 * 1024 * 1024
 TIMEOUT_HINT = "raise the timeout (--timeout SECONDS, or timeout under [endpoint] in the KB's profile)"
 
-#: process-wide timeout settings: ``override`` replaces each store's own timeout, ``cap`` bounds it
-_TIMEOUTS: dict[str, float | None] = {"override": None, "cap": None}
+@dataclass(frozen=True)
+class Timeouts:
+    """The endpoint timeouts in force: ``override`` replaces each store's own timeout, ``cap`` bounds it."""
+
+    override: float | None = None
+    cap: float | None = None
+
+
+#: the timeouts of this thread or task (``--timeout``, ``serve``'s cap); a thread pool must copy the context
+_TIMEOUTS: ContextVar[Timeouts | None] = ContextVar("sparqlqa_endpoint_timeouts", default=None)
 
 
 def _positive(seconds: float | None) -> float | None:
@@ -73,32 +91,25 @@ def _positive(seconds: float | None) -> float | None:
     return None if seconds is None else float(seconds)
 
 
-def set_timeout_override(seconds: float | None) -> None:
-    """Every endpoint query in this process gets ``seconds`` as its deadline (``None``: each store's own).
-
-    What ``--timeout`` sets on ``ask``, ``eval`` and ``kbs add``; a command bounding one query
-    (``sparql --timeout``) may set it too.
-    """
-    _TIMEOUTS["override"] = _positive(seconds)
-
-
-def set_timeout_cap(seconds: float | None) -> None:
-    """No endpoint query in this process runs longer than ``seconds`` (``serve``/``mcp --timeout``)."""
-    _TIMEOUTS["cap"] = _positive(seconds)
-
-
 @contextmanager
 def timeout_override(seconds: float | None, *, cap: bool = False) -> Iterator[None]:
-    """:func:`set_timeout_override` (or, with ``cap``, :func:`set_timeout_cap`) for a ``with`` block;
-    the previous setting comes back after.  ``None`` changes nothing."""
-    key = "cap" if cap else "override"
-    previous = _TIMEOUTS[key]
-    if seconds is not None:
-        _TIMEOUTS[key] = _positive(seconds)
+    """Within the block, every endpoint query gets ``seconds`` as its deadline (with ``cap``: at most
+    ``seconds``); the previous setting comes back after.  ``None`` changes nothing.
+
+    What ``--timeout`` sets on ``ask``, ``eval``, ``sparql`` and ``kbs add``, and ``serve``/``mcp``'s cap.
+    The setting lives in a :class:`~contextvars.ContextVar`: threads started inside the block see it
+    when they run in a copy of the context (``contextvars.copy_context().run``; Starlette and anyio's
+    thread pools do that).
+    """
+    now = _TIMEOUTS.get() or Timeouts()
+    chosen = _positive(seconds)
+    if chosen is not None:
+        now = Timeouts(now.override, chosen) if cap else Timeouts(chosen, now.cap)
+    token = _TIMEOUTS.set(now)
     try:
         yield
     finally:
-        _TIMEOUTS[key] = previous
+        _TIMEOUTS.reset(token)
 
 
 def effective_timeout(configured: float) -> float:
@@ -106,10 +117,13 @@ def effective_timeout(configured: float) -> float:
 
     >>> effective_timeout(60.0)
     60.0
+    >>> with timeout_override(5), timeout_override(2, cap=True):
+    ...     effective_timeout(60.0)
+    2.0
     """
-    chosen = _TIMEOUTS["override"] or configured
-    cap = _TIMEOUTS["cap"]
-    return min(chosen, cap) if cap else chosen
+    timeouts = _TIMEOUTS.get() or Timeouts()
+    chosen = timeouts.override or configured
+    return min(chosen, timeouts.cap) if timeouts.cap else chosen
 
 
 def default_user_agent() -> str:
@@ -174,6 +188,7 @@ class EndpointStore(Store):
         self.requests_sent = 0
         self.truncated = 0  # SELECTs whose rows reached max_rows (possibly incomplete)
         self._last_start = 0.0
+        self._transport = Transport(user_agent=self.config.user_agent)
 
     @property
     def url(self) -> str:
@@ -191,51 +206,47 @@ class EndpointStore(Store):
     def describe(self) -> str:
         return f"endpoint:{self.url}"
 
+    def close(self) -> None:
+        """Close the pooled connections (a later query opens new ones)."""
+        self._transport.close()
+
     # -- running a query ------------------------------------------------------------------
 
     def _execute(self, sparql: str, form: str) -> QueryResult:
         if form not in READ_FORMS or query_form(sparql) != form:
             raise UpdateRefused(form)
         text = ensure_limit(sparql, self.config.max_rows) if form == "SELECT" else sparql
-        deadline = Deadline(self.timeout)
-        failures: list[str] = []
-        for attempt in range(self.config.max_retries + 1):
-            try:
-                return self._attempt(text, form, deadline)
-            except CallFailure as failure:
-                failures.append(failure.message)
-                self._give_up_or_wait(failure, attempt, failures, deadline)
-        raise AssertionError("unreachable")  # pragma: no cover
-
-    def _give_up_or_wait(self, failure: CallFailure, attempt: int, failures: list[str], deadline: Deadline) -> None:
-        """Raise :class:`EndpointError` when no retry is due (or none fits the deadline); else wait."""
         cfg = self.config
-        tried = f"after {attempt + 1} attempt{'s' if attempt else ''}"
-        history = f" ({tried}: {'; '.join(dict.fromkeys(failures))})" if attempt else ""
-        if not failure.retryable:
-            raise EndpointError(self.url, failure.message + history, hint=failure.hint)
-        if attempt >= cfg.max_retries:
-            raise EndpointError(self.url, f"{failure.message} ({tried}: {'; '.join(dict.fromkeys(failures))})",
-                                hint=failure.hint or "the endpoint may be down or overloaded: try again later, "
-                                "or raise max_retries / the timeout")
-        wait = min(cfg.backoff_cap, cfg.backoff * (2 ** attempt))
-        if failure.retry_after is not None:
-            if failure.retry_after > cfg.max_retry_after:
-                raise EndpointError(self.url, f"{failure.message}; it asks to wait {failure.retry_after:.0f} s",
-                                    hint=f"more than max_retry_after ({cfg.max_retry_after:.0f} s): try later")
-            wait = max(failure.retry_after, 0.0)
-        if wait >= deadline.remaining():
-            raise EndpointError(self.url, f"{failure.message}{history}; another try in {wait:g} s would pass "
-                                f"the {deadline.seconds:g} s timeout",
-                                hint=TIMEOUT_HINT + (f"; {failure.hint}" if failure.hint else ""))
-        self.sleep(wait)
+        deadline = Deadline(self.timeout)
+        policy = RetryPolicy(backoff_base=cfg.backoff, backoff_max=cfg.backoff_cap, retry_after_cap=None,
+                             max_retry_after=cfg.max_retry_after, jitter=False)
+        return call_with_retries(lambda: self._attempt(text, form, deadline), max_retries=cfg.max_retries,
+                                 policy=policy, deadline=deadline, sleep=self.sleep, give_up=self._give_up)
+
+    def _give_up(self, stop: GiveUp) -> EndpointError:
+        """The :class:`EndpointError` for a query the retry loop stops trying."""
+        failure = stop.failure
+        history = f" ({stop.history()})" if stop.attempts > 1 else ""
+        if stop.reason == "final":
+            return EndpointError(self.url, failure.message + history, hint=failure.hint)
+        if stop.reason == "exhausted":
+            return EndpointError(self.url, f"{failure.message} ({stop.history()})",
+                                 hint=failure.hint or "the endpoint may be down or overloaded: try again later, "
+                                 "or raise max_retries / the timeout")
+        if stop.reason == "too_long":
+            return EndpointError(self.url, f"{failure.message}; it asks to wait {stop.wait:.0f} s",
+                                 hint=f"more than max_retry_after ({self.config.max_retry_after:.0f} s): try later")
+        seconds = stop.deadline.seconds if stop.deadline is not None else self.timeout
+        return EndpointError(self.url, f"{failure.message}{history}; another try in {stop.wait:g} s would pass "
+                             f"the {seconds:g} s timeout",
+                             hint=TIMEOUT_HINT + (f"; {failure.hint}" if failure.hint else ""))
 
     def _attempt(self, sparql: str, form: str, deadline: Deadline) -> QueryResult:
         """Send the query once; a :class:`CallFailure` says what went wrong."""
         request = self._request(sparql, form)
         self._pace(deadline)
         self.requests_sent += 1
-        response = send(request, deadline, max_bytes=self.config.max_response_bytes)
+        response = self._transport.send(request, deadline, max_bytes=self.config.max_response_bytes)
         failure = status_failure(response)
         if failure is not None:
             raise failure
@@ -288,7 +299,7 @@ def status_failure(response: Response) -> CallFailure | None:
         return None
     body = excerpt(response.body)
     detail = f": {body}" if body else ""
-    retry_after = parse_retry_after(response.header("retry-after") or None)
+    retry_after = parse_retry_after(response.headers)
     if status == 429:
         return CallFailure(f"HTTP 429 Too Many Requests{detail}", retryable=True, retry_after=retry_after,
                            hint="the endpoint rate-limits clients: wait, or lower min_interval / question rate")
@@ -300,29 +311,6 @@ def status_failure(response: Response) -> CallFailure | None:
     text, hint = _STATUS_TEXTS.get(status, (response.reason, "the endpoint refused the request; check its URL "
                                             "and access rules"))
     return CallFailure(f"HTTP {status}: {text}{detail}", retryable=False, hint=hint)
-
-
-def parse_retry_after(value: str | None, *, now: datetime | None = None) -> float | None:
-    """Seconds to wait from a ``Retry-After`` header (seconds or an HTTP date); ``None`` if absent/bad.
-
-    >>> parse_retry_after("7")
-    7.0
-    >>> parse_retry_after("Wed, 21 Oct 2015 07:28:10 GMT",
-    ...                   now=datetime(2015, 10, 21, 7, 28, 0, tzinfo=timezone.utc))
-    10.0
-    """
-    if not value or not value.strip():
-        return None
-    text = value.strip()
-    if text.isdigit():
-        return float(text)
-    try:
-        when = parsedate_to_datetime(text)
-    except (TypeError, ValueError, IndexError):
-        return None
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=timezone.utc)
-    return max(0.0, (when - (now or datetime.now(timezone.utc))).total_seconds())
 
 
 

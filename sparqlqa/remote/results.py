@@ -1,7 +1,7 @@
 """An endpoint's answer → :class:`~sparqlqa.kb.store.QueryResult`: SPARQL JSON results, booleans, RDF.
 
 Terms become the pyoxigraph terms the local store returns, so every stage downstream runs
-unchanged.  An answer of the wrong shape is a :class:`~sparqlqa.remote.transport.CallFailure`
+unchanged.  An answer of the wrong shape is a :class:`~sparqlqa.net.call.CallFailure`
 whose message says what arrived — the content type, the first bytes and, for JSON, which key
 is missing or of the wrong kind — instead of guessing at a cause.
 
@@ -24,7 +24,7 @@ from pyoxigraph import BlankNode, Literal, NamedNode, RdfFormat, Triple, parse
 
 from sparqlqa.kb.sparql_guard import projected_variables
 from sparqlqa.kb.store import QueryResult, Term
-from sparqlqa.remote.transport import CallFailure, excerpt
+from sparqlqa.net import CallFailure, excerpt
 
 __all__ = ["json_term", "parse_graph", "parse_json_results", "received"]
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import contextvars
 import hashlib
 import hmac
 import json
@@ -150,7 +151,8 @@ async def blocking(request: Request, work: Callable[[], Any]) -> Any:
     service: Service = state.service
     loop = asyncio.get_running_loop()
     deadline = time.monotonic() + service.settings.timeout_s  # the queries stop then, the client gets 504
-    future = loop.run_in_executor(state.executor, service.bounded_work(work, deadline))
+    context = contextvars.copy_context()  # the thread sees this task's ContextVars (e.g. the endpoint timeout cap)
+    future = loop.run_in_executor(state.executor, context.run, service.bounded_work(work, deadline))
     try:
         return await asyncio.wait_for(future, timeout=service.settings.timeout_s)
     except asyncio.TimeoutError:

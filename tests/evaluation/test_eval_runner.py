@@ -219,6 +219,22 @@ def test_workers_bound_concurrency_and_answer_each_pair_once(tmp_path: Path) -> 
     assert [r.id for r in run.rows()][:4] == ["0", "0", "1", "1"]  # reported in question order
 
 
+def test_eval_workers_see_the_endpoint_timeout(tmp_path: Path) -> None:
+    """``eval --timeout`` is a ContextVar: each worker thread runs in a copy of the caller's context."""
+    from sparqlqa.remote.endpoint import effective_timeout, timeout_override
+
+    seen: list[float] = []
+
+    class Recording(StandIn):
+        def __call__(self, kb: Any, question: str, **kwargs: Any) -> Answer:
+            seen.append(effective_timeout(60.0))
+            return super().__call__(kb, question, **kwargs)
+
+    with timeout_override(7):
+        EvalRun("kb", questions(4), settings(workers=2), tmp_path, ask=Recording()).run()
+    assert seen == [7.0] * 8
+
+
 def test_resuming_with_other_settings_is_refused(tmp_path: Path) -> None:
     EvalRun("kb", questions(1), settings(k=20), tmp_path, ask=StandIn()).run()
     with pytest.raises(EvalError, match=r"other settings \(k\)"):

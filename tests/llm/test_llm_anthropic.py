@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import pytest
@@ -314,3 +315,21 @@ def test_refused_forced_tool_falls_back_to_json_schema(
     anthropic_server.reply_text('{"entities": []}')
     assert make_llm(anthropic_server).complete("Extract", schema=SCHEMA).data == {"entities": []}
     assert "output_config" in anthropic_server.requests[1].json()
+
+
+def test_a_retry_after_past_the_deadline_gives_up_at_once(anthropic_server: FakeAnthropicServer,
+                                                          llm_env: Path) -> None:
+    anthropic_server.rate_limited(retry_after=30)
+    anthropic_server.reply_text("too late")
+    llm = make_llm(anthropic_server, retry=RetryPolicy(retry_after_cap=None))
+    started = time.monotonic()
+    with pytest.raises(LLMRateLimited, match="another try in 30 s would pass the 2 s timeout"):
+        llm.complete("hi", options=LLMOptions(timeout=2.0))
+    assert time.monotonic() - started < 1.5 and len(anthropic_server.requests) == 1
+
+
+def test_sdk_clients_belong_to_the_backend(anthropic_server: FakeAnthropicServer, llm_env: Path) -> None:
+    """No process-wide client map: two backends never share an SDK client, one backend reuses its own."""
+    first, second = make_llm(anthropic_server), make_llm(anthropic_server)
+    assert first._client(anthropic_server.url) is first._client(anthropic_server.url)
+    assert first._client(anthropic_server.url) is not second._client(anthropic_server.url)

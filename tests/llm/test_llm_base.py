@@ -39,6 +39,18 @@ def test_importing_the_package_does_not_import_the_sdk() -> None:
     assert out.strip() == "False"
 
 
+def test_asking_for_a_name_imports_no_backend() -> None:
+    """The registry knows built-ins by module path: ``name in llms`` imports nothing, ``get`` that one module."""
+    code = ("import sys, sparqlqa.llm as m\n"
+            "backends = ('sparqlqa.llm.anthropic_backend', 'sparqlqa.llm.openai_backend')\n"
+            "known = ['anthropic' in m.llms, 'openai' in m.llms, 'nope' in m.llms]\n"
+            "before = [b for b in backends if b in sys.modules]\n"
+            "m.get_llm('openai:http://127.0.0.1:9/v1#m', cache_mode='off')\n"
+            "print(known, before, [b for b in backends if b in sys.modules])")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[True, True, False] [] ['sparqlqa.llm.openai_backend']"
+
+
 def test_missing_sdk_is_a_missing_extra(llm_env: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "anthropic", None)
     with pytest.raises(MissingExtraError) as info:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import pytest
@@ -21,6 +22,7 @@ from sparqlqa.errors import (
 from sparqlqa.llm import LLMCache, LLMOptions, get_llm
 from sparqlqa.llm.keys import set_key
 from sparqlqa.llm.openai_backend import OpenAICompatibleLLM
+from sparqlqa.llm.retry import RetryPolicy
 
 pytest_plugins = ["llm_fixtures"]
 
@@ -185,3 +187,29 @@ def test_cached_second_call_makes_no_request(openai_server: FakeOpenAIServer, ll
     again = llm.complete("hi")
     assert (again.text, again.call.cache_hit) == ("once", True)
     assert len(openai_server.requests) == 1
+
+
+def test_a_redirect_to_another_host_is_refused(openai_server: FakeOpenAIServer, llm_env: Path) -> None:
+    with FakeOpenAIServer() as elsewhere:
+        openai_server.reply(307, b"", {"Location": f"{elsewhere.base_url}/chat/completions"})
+        with pytest.raises(LLMConnectionError, match="to another host") as info:
+            make_llm(openai_server).complete("hi")
+        assert elsewhere.requests == [] and len(openai_server.requests) == 1  # refused, not retried
+        assert f"127.0.0.1:{elsewhere.port}" in str(info.value)
+
+
+def test_a_same_host_redirect_is_followed(openai_server: FakeOpenAIServer, llm_env: Path) -> None:
+    openai_server.reply(308, b"", {"Location": "/v2/chat/completions"})
+    openai_server.reply_text("moved")
+    assert make_llm(openai_server).complete("hi").text == "moved"
+    assert [r.path for r in openai_server.requests] == ["/v1/chat/completions", "/v2/chat/completions"]
+
+
+def test_a_retry_after_past_the_deadline_gives_up_at_once(openai_server: FakeOpenAIServer, llm_env: Path) -> None:
+    openai_server.reply_error(429, "slow down", headers={"retry-after": "30"})
+    openai_server.reply_text("too late")
+    llm = make_llm(openai_server, retry=RetryPolicy(retry_after_cap=None))
+    started = time.monotonic()
+    with pytest.raises(LLMRateLimited, match="another try in 30 s would pass the 2 s timeout"):
+        llm.complete("hi", options=LLMOptions(timeout=2.0))
+    assert time.monotonic() - started < 1.5 and len(openai_server.requests) == 1

@@ -12,7 +12,8 @@ from pyoxigraph import BlankNode, Literal, NamedNode, Triple
 
 from sparqlqa.errors import EndpointError, UpdateRefused
 from sparqlqa.kb.store import stores
-from sparqlqa.remote.endpoint import EndpointStore, ensure_limit, json_term, parse_retry_after
+from sparqlqa.net import parse_retry_after
+from sparqlqa.remote.endpoint import EndpointStore, ensure_limit, json_term
 
 SELECT_BODY = {
     "head": {"vars": ["s", "l", "n", "b", "d"]},
@@ -238,8 +239,8 @@ def test_ensure_limit_only_at_top_level() -> None:
 
 
 def test_retry_after_http_date_and_json_terms() -> None:
-    assert parse_retry_after("soon") is None and parse_retry_after(None) is None
-    assert parse_retry_after("Wed, 21 Oct 2015 07:28:00 GMT") == 0.0  # in the past
+    assert parse_retry_after({"Retry-After": "soon"}) is None and parse_retry_after({}) is None
+    assert parse_retry_after({"Retry-After": "Wed, 21 Oct 2015 07:28:00 GMT"}) == 0.0  # in the past
     assert json_term({"type": "literal", "value": "x", "xml:lang": "en_bad!"}) == Literal("x")
     assert json_term({"type": "uri", "value": "http://e/a b"}) == NamedNode("http://e/a%20b")
     triple = json_term({"type": "triple", "value": {"subject": {"type": "uri", "value": "http://a"},

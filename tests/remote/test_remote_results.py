@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 from pyoxigraph import Literal, NamedNode
 
+from sparqlqa.net import CallFailure
 from sparqlqa.remote.results import json_term, parse_graph, parse_json_results, received
-from sparqlqa.remote.transport import CallFailure
 
 SELECT = "SELECT ?s ?o WHERE { ?s ?p ?o }"
 

@@ -48,3 +48,39 @@ def test_many_threads_share_one_cache_without_losing_vectors() -> None:
     for thread in threads:
         thread.join()
     assert not errors and len(embedder.vector_cache._vectors) <= 50
+
+
+def _stub_service() -> Any:
+    from types import SimpleNamespace
+
+    return SimpleNamespace(settings=SimpleNamespace(timeout_s=5.0), bounded_work=lambda work, deadline: work)
+
+
+def test_the_endpoint_timeout_cap_reaches_the_api_worker_threads() -> None:
+    """``serve`` caps endpoint queries in a ContextVar around the server: the thread pool must see it."""
+    import asyncio
+    from concurrent.futures import ThreadPoolExecutor
+    from types import SimpleNamespace
+
+    from sparqlqa.remote.endpoint import effective_timeout, timeout_override
+    from sparqlqa.serve.app import blocking
+
+    with ThreadPoolExecutor(max_workers=1) as executor:
+        request: Any = SimpleNamespace(app=SimpleNamespace(state=SimpleNamespace(service=_stub_service(),
+                                                                                 executor=executor)))
+        with timeout_override(7, cap=True):
+            seen = asyncio.run(blocking(request, lambda: effective_timeout(60.0)))
+        assert seen == 7.0
+        assert asyncio.run(blocking(request, lambda: effective_timeout(60.0))) == 60.0
+
+
+def test_the_endpoint_timeout_cap_reaches_the_mcp_worker_threads() -> None:
+    import pytest
+
+    anyio = pytest.importorskip("anyio")
+    pytest.importorskip("mcp")
+    from sparqlqa.remote.endpoint import effective_timeout, timeout_override
+    from sparqlqa.serve.mcp_server import _run
+
+    with timeout_override(7, cap=True):
+        assert anyio.run(_run, _stub_service(), lambda: effective_timeout(60.0)) == 7.0

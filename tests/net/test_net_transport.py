@@ -1,14 +1,16 @@
-"""The HTTP call layer: one deadline, the redirect policy, bounded bodies (fake servers on 127.0.0.1)."""
+"""The one HTTP transport: one deadline, the redirect policy, bounded bodies (fake servers on 127.0.0.1)."""
 
 from __future__ import annotations
 
 import socket
+import threading
+import time
 from collections.abc import Iterator
 
 import pytest
 from fake_servers import FakeSparqlServer, Scripted
 
-from sparqlqa.remote.transport import CallFailure, Deadline, Request, same_host, send
+from sparqlqa.net import CallFailure, Deadline, Request, Transport, same_host, send
 
 
 @pytest.fixture
@@ -106,3 +108,57 @@ def test_the_environments_proxy_is_used_and_no_proxy_honoured(server: FakeSparql
     with pytest.raises(CallFailure, match=r"cannot resolve|request failed"):  # straight to the (unknown) host
         send(Request("GET", "http://endpoint.invalid/sparql"), Deadline(5), max_bytes=1000)
     assert len(server.seen) == 1
+
+
+class Dripping:
+    """A raw TCP server that sends its answer one byte every ``every`` seconds (headers included)."""
+
+    def __init__(self, answer: bytes, every: float = 0.05) -> None:
+        self.answer, self.every = answer, every
+        self.sock = socket.create_server(("127.0.0.1", 0))
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.sock.getsockname()[1]}/sparql"
+
+    def _serve(self) -> None:
+        conn, _ = self.sock.accept()
+        with conn:
+            conn.recv(65536)
+            try:
+                for byte in self.answer:
+                    conn.sendall(bytes([byte]))
+                    time.sleep(self.every)
+            except OSError:  # the client cut it: what the test wants
+                pass
+
+    def __enter__(self) -> Dripping:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.sock.close()
+
+
+@pytest.mark.parametrize("answer", [
+    b"HTTP/1.1 200 OK\r\n" + b"X-Padding: " + b"p" * 200 + b"\r\nContent-Length: 2\r\n\r\n{}",  # headers drip
+    b"HTTP/1.1 200 OK\r\nContent-Length: 200\r\n\r\n" + b"x" * 200,  # the body drips
+], ids=["headers", "body"])
+def test_a_dripping_server_is_cut_at_the_deadline(answer: bytes) -> None:
+    """Every byte arrives well within httpx's per-read timeout: only the one deadline can end the call."""
+    with Dripping(answer) as server:
+        started = time.monotonic()
+        with pytest.raises(CallFailure, match=r"within the 0\.5 s timeout"):
+            Transport().send(Request("GET", server.url), Deadline(0.5), max_bytes=1000)
+        elapsed = time.monotonic() - started
+    assert 0.45 <= elapsed < 0.8  # the whole answer would take 10 s or more
+
+
+def test_a_transport_sends_its_user_agent(server: FakeSparqlServer) -> None:
+    server.script(Scripted(body=b"{}"), Scripted(body=b"{}"))
+    transport = Transport(user_agent="sparqlqa-test/1")
+    transport.send(Request("GET", server.url), Deadline(5), max_bytes=1000)
+    transport.send(Request("GET", server.url, {"User-Agent": "mine"}), Deadline(5), max_bytes=1000)
+    transport.close()
+    assert [seen.headers["user-agent"] for seen in server.seen] == ["sparqlqa-test/1", "mine"]

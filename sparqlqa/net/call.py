@@ -1,0 +1,69 @@
+"""One outgoing call: its :class:`Deadline`, the ContextVar that carries it, and :class:`CallFailure`.
+
+A call (one query to an endpoint, one LLM request) has one wall-clock deadline for everything it does:
+connecting, sending, waiting, reading, every redirect hop, every retry and every wait between tries.
+:func:`within` makes a deadline the current one for the block (a :class:`~contextvars.ContextVar`, so
+threads and tasks each see their own); the transport's network layer reads it on every socket
+operation (:mod:`sparqlqa.net.transport`).
+
+>>> Deadline(5).remaining() <= 5
+True
+>>> with within(Deadline(2)) as deadline:
+...     current() is deadline
+True
+>>> current() is None
+True
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+
+__all__ = ["CallFailure", "Deadline", "current", "within"]
+
+
+class Deadline:
+    """A point in time (monotonic clock) ``seconds`` from now; one per call, retries included."""
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = float(seconds)
+        self.end = time.monotonic() + self.seconds
+
+    def remaining(self) -> float:
+        return self.end - time.monotonic()
+
+    def expired(self) -> bool:
+        return self.remaining() <= 0
+
+
+class CallFailure(Exception):
+    """One failed attempt: why, whether another try may help, and how long the server asked to wait."""
+
+    def __init__(self, message: str, *, retryable: bool, hint: str | None = None,
+                 retry_after: float | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.retryable = retryable
+        self.hint = hint
+        self.retry_after = retry_after
+
+
+_DEADLINE: ContextVar[Deadline | None] = ContextVar("sparqlqa_call_deadline", default=None)
+
+
+def current() -> Deadline | None:
+    """The deadline of the call running in this thread or task (``None`` outside any)."""
+    return _DEADLINE.get()
+
+
+@contextmanager
+def within(deadline: Deadline) -> Iterator[Deadline]:
+    """Make ``deadline`` the current one for the block (the previous one comes back after)."""
+    token = _DEADLINE.set(deadline)
+    try:
+        yield deadline
+    finally:
+        _DEADLINE.reset(token)
