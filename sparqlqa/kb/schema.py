@@ -249,13 +249,14 @@ def _type_counts(store: Store, type_predicate: str) -> list[tuple[str, int]]:
             and t.value not in META_CLASSES]
 
 
-def _pair_query(type_predicate: str, edges: str, group: str) -> str:
-    """Count ``edges`` (binding ?s ?o) by the types of both ends; untyped ends group as unbound."""
+def _pair_query(type_predicate: str, edges: str, group: str, *, object_types: bool = True) -> str:
+    """Count ``edges`` (binding ?s ?o) by the types of both ends; untyped ends group as unbound
+    (``object_types=False``: values, whose ?to stays unbound, spare the join on the objects)."""
     type_p = NamedNode(type_predicate)
+    objects = f"OPTIONAL {{ SELECT ?o ?to WHERE {{ ?o {type_p} ?to }} }} " if object_types else ""
     return (
         f"SELECT {group} ?ts ?to (COUNT(*) AS ?n) WHERE {{ {edges} "
-        f"OPTIONAL {{ SELECT ?s ?ts WHERE {{ ?s {type_p} ?ts }} }} "
-        f"OPTIONAL {{ SELECT ?o ?to WHERE {{ ?o {type_p} ?to }} }} }} GROUP BY {group} ?ts ?to"
+        f"OPTIONAL {{ SELECT ?s ?ts WHERE {{ ?s {type_p} ?ts }} }} {objects}}} GROUP BY {group} ?ts ?to"
     )
 
 
@@ -264,13 +265,16 @@ def _pair_queries(type_predicate: str, rows: Iterable[PredicateRow]) -> Iterable
     blank nodes) or all values (literals: their pairs are ``(subject type, None)``, the domain read from the
     data), one per predicate with mixed objects (those filter out literals per edge)."""
     plain: list[str] = []
+    literal: list[str] = []
     mixed: list[str] = []
     for p, n, lit, _ in rows:
         if p != type_predicate:
-            (plain if lit in (0, n) else mixed).append(p)
-    for start in range(0, len(plain), 500):
-        values = " ".join(str(NamedNode(p)) for p in plain[start : start + 500])
-        yield None, _pair_query(type_predicate, f"VALUES ?p {{ {values} }} ?s ?p ?o .", "?p")
+            (plain if lit == 0 else literal if lit == n else mixed).append(p)
+    for group, object_types in ((plain, True), (literal, False)):
+        for start in range(0, len(group), 500):
+            values = " ".join(str(NamedNode(p)) for p in group[start : start + 500])
+            yield None, _pair_query(type_predicate, f"VALUES ?p {{ {values} }} ?s ?p ?o .", "?p",
+                                    object_types=object_types)
     for p in mixed:
         yield p, _pair_query(type_predicate, f"?s {NamedNode(p)} ?o . FILTER(!isLiteral(?o))", "")
 

@@ -14,7 +14,7 @@ import pytest
 
 from sparqlqa.errors import DatasetError, KBNotFound
 from sparqlqa.evaluation import evaluate, ingest_graphs, load_questions
-from sparqlqa.evaluation.datasets import APART_EMPTY, APART_VOCABULARY
+from sparqlqa.evaluation.datasets import APART_EMPTY, APART_VOCABULARY, graph_files
 from sparqlqa.evaluation.runner import RESULTS_FILE
 from sparqlqa.stages.answer import Answer
 from sparqlqa.stages.table import Table
@@ -177,3 +177,13 @@ def test_cli_ingests_the_graphs_and_runs_offline_in_one_command(s4s_folder: Path
     missing = runner.invoke(main, ["eval", "spider4sparql", str(s4s_folder), "--strategy", "offline",
                                    "--out", str(out)])
     assert missing.exit_code != 0 and "--kb-prefix" in missing.output
+
+
+def test_the_shared_dev_slice_loads(shared_data: Path) -> None:
+    folder = shared_data / "spider4sparql"
+    if not folder.is_dir():
+        pytest.skip("no Spider4SPARQL slice in ../shared/data")
+    questions = load_questions("spider4sparql", folder)
+    assert len(questions) == 339 and {q.db for q in questions} == set(graph_files(folder))
+    apart = [q.meta["apart"] for q in questions if "apart" in q.meta]
+    assert apart.count(APART_VOCABULARY) == 1 and apart.count(APART_EMPTY) == 9
