@@ -142,6 +142,7 @@ def test_each_question_asks_its_graphs_kb_and_is_scored_by_its_rows(s4s_folder: 
     assert scores["q-columns"]["answer_rows"] == [["41", "Rose White"], ["43", "John Nizinik"]]
     assert not scores["q-ordered"]["right"]  # the right names, in the wrong order for an ordered gold
     assert scores["q-empty"]["apart"] == APART_EMPTY and not scores["q-empty"]["right"]
+    assert result.metrics.execution is not None
     figures = result.metrics.execution["table"]
     assert (figures.scored.right, figures.scored.questions) == (3, 4)  # the two apart are not in it
     assert {f: (t.right, t.questions) for f, t in figures.by_form.items()} == {
