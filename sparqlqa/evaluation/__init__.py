@@ -126,6 +126,17 @@ def _oracle(kb: Any, questions: Sequence[Question], rows: Sequence[QuestionResul
     return oracle_summary(rows, strategies, answerable(kb, questions))
 
 
+def _graph_kbs(kb_prefix: str | None, questions: Sequence[Question], has_kb: bool) -> GraphKBs | None:
+    """The KBs of a benchmark with one KB per graph (``kb_prefix``); questions that name no graph need
+    ``--kb``."""
+    if kb_prefix is None:
+        return None
+    if not has_kb and any(q.db is None for q in questions):
+        raise EvalError("these questions name no graph, so --kb-prefix cannot choose their KB",
+                        hint="pass --kb NAME (--kb-prefix is for one KB per graph, e.g. spider4sparql)")
+    return GraphKBs(kb_prefix)
+
+
 def evaluate(dataset: str, source: str | Path, *, kb: Any = None, strategies: Sequence[str], out_dir: str | Path,
              k: int | None = None, llm: str | None = None, llm_cache: str | None = None, split: str | None = None,
              test_ratio: float = 1.0, limit: int | None = None, sample: int | None = None, seed: int = 0,
@@ -157,7 +168,7 @@ def evaluate(dataset: str, source: str | Path, *, kb: Any = None, strategies: Se
     questions = load_questions(dataset, source, base_iri=getattr(manifest, "base_iri", ""),
                                split=split, test_ratio=test_ratio)
     chosen = select_questions(questions, limit=limit, sample=sample, seed=seed)
-    graphs = GraphKBs(kb_prefix) if kb_prefix is not None else None
+    graphs = _graph_kbs(kb_prefix, chosen, knowledge_base is not None)
     generation = (graphs.generations(q.db for q in chosen if q.db is not None) if graphs is not None
                   else str(getattr(manifest, "generation", "")))
     llm_args, llm_spec = _llm(llm, llm_cache, strategies, ask)

@@ -163,6 +163,15 @@ def test_a_missing_graph_kb_fails_before_the_first_question(s4s_folder: Path, tm
     assert ask.kbs == {}
 
 
+def test_questions_without_a_graph_need_a_kb(tmp_path: Path) -> None:
+    from sparqlqa.evaluation import EvalError
+
+    path = tmp_path / "qa.jsonl"
+    path.write_text('{"question": "who?", "answers": ["x"]}\n')
+    with pytest.raises(EvalError, match="name no graph"):
+        evaluate("jsonl", path, kb_prefix="t_", strategies=["table"], out_dir=tmp_path / "out", ask=TableAsk())
+
+
 def test_cli_ingests_the_graphs_and_runs_offline_in_one_command(s4s_folder: Path, tmp_path: Path,
                                                                 runner: Any) -> None:
     from sparqlqa.cli import main
