@@ -35,9 +35,16 @@ class GraphKBs:
         """The opened KB of graph ``db`` (:class:`~sparqlqa.errors.KBNotFound` when it was never ingested)."""
         with self._lock:
             if db not in self._opened:
+                from sparqlqa.errors import KBNotFound
                 from sparqlqa.kb.knowledge_base import open_kb
 
-                self._opened[db] = open_kb(self.name(db))
+                try:
+                    self._opened[db] = open_kb(self.name(db))
+                except KBNotFound as exc:
+                    exc.hint = (f"ingest the benchmark's graphs first: add --ingest (builds KB "
+                                f"{self.prefix}<db> from each kg/<db>.nt), or 'sparqlqa ingest kg/{db}.nt "
+                                f"--kb {self.name(db)}'")
+                    raise
             return self._opened[db]
 
     def generations(self, dbs: Iterable[str]) -> str:

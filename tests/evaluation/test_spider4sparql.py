@@ -157,10 +157,10 @@ def test_each_question_asks_its_graphs_kb_and_is_scored_by_its_rows(s4s_folder: 
 
 def test_a_missing_graph_kb_fails_before_the_first_question(s4s_folder: Path, tmp_path: Path) -> None:
     ask = TableAsk()
-    with pytest.raises(KBNotFound):
+    with pytest.raises(KBNotFound, match="none_concert") as caught:
         evaluate("spider4sparql", s4s_folder, kb_prefix="none_", strategies=["table"], out_dir=tmp_path / "out",
                  ask=ask, plots=False)
-    assert ask.kbs == {}
+    assert ask.kbs == {} and "--ingest" in (caught.value.hint or "")
 
 
 def test_questions_without_a_graph_need_a_kb(tmp_path: Path) -> None:
