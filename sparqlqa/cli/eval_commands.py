@@ -29,7 +29,8 @@ EXIT_ERRORS = 1
 #: answers, or failed transiently): rerun the same command to finish
 EXIT_INCOMPLETE = 3
 
-DATASET_NAMES = ("stark-prime", "stark-mag", "stark-amazon", "metaqa", "pathquestion", "wc2014", "jsonl")
+DATASET_NAMES = ("stark-prime", "stark-mag", "stark-amazon", "metaqa", "pathquestion", "wc2014", "jsonl",
+                 "spider4sparql")
 SPLIT_NAMES = ("test", "val", "dev", "train", "human", "all")
 
 
@@ -97,7 +98,12 @@ def _plain_progress() -> ProgressHooks:
 @click.command("eval")
 @click.argument("dataset", type=click.Choice(DATASET_NAMES))
 @click.argument("source", type=click.Path(exists=True, path_type=Path))
-@click.option("--kb", "kb_name", type=KB_NAME, required=True, help="Knowledge base to answer from.")
+@click.option("--kb", "kb_name", type=KB_NAME, help="Knowledge base to answer from.")
+@click.option("--kb-prefix", metavar="P",
+              help="One KB per graph (spider4sparql): a question about graph DB asks KB P<DB> "
+              "(e.g. s4s_ → s4s_concert_singer).")
+@click.option("--ingest", "ingest_graphs", is_flag=True,
+              help="With --kb-prefix: first ingest every SOURCE/kg/<DB>.nt missing as KB P<DB>.")
 @click.option("--strategy", "strategy_text", default="4step", show_default=True,
               help="Comma-separated strategies run side by side: 4step, fiske, text2sparql, offline, vss, vss+rerank "
               "(fiske's call budget: $SPARQLQA_FISKE_BUDGET, default 30).")
@@ -108,8 +114,8 @@ def _plain_progress() -> ProgressHooks:
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of --sample.")
 @click.option("--workers", type=click.IntRange(min=1), default=1, show_default=True,
               help="Questions answered at once (bounds concurrent LLM calls).")
-@click.option("--k", "k", type=click.IntRange(min=1), default=20, show_default=True,
-              help="Answers ranked per question (MRR is computed over these).")
+@click.option("--k", "k", type=click.IntRange(min=1),
+              help="Answers ranked per question (MRR is computed over these; default 20, spider4sparql 1000).")
 @click.option("--split", type=click.Choice(SPLIT_NAMES),
               help="STaRK: test (default), val, train, human, all; MetaQA/PQ/JSONL folders: qa_SPLIT file.")
 @click.option("--test-ratio", type=click.FloatRange(min=0, max=1, min_open=True), default=1.0,
@@ -124,16 +130,20 @@ def _plain_progress() -> ProgressHooks:
 @device_option
 @endpoint_timeout_option()
 @click.option("--json", "as_json", is_flag=True, help="Print metrics.json instead of the table.")
-def eval_(dataset: str, source: Path, kb_name: str, strategy_text: str, out_dir: Path, limit: int | None,
-          sample: int | None, seed: int, workers: int, k: int, split: str | None, test_ratio: float,
+def eval_(dataset: str, source: Path, kb_name: str | None, strategy_text: str, out_dir: Path, limit: int | None,
+          sample: int | None, seed: int, workers: int, k: int | None, split: str | None, test_ratio: float,
           no_plots: bool, llm_spec: str | None, llm_cache: str | None, timeout_s: float | None,
-          embedder_spec: str | None, as_json: bool, topic: str | None = None) -> None:
+          embedder_spec: str | None, as_json: bool, topic: str | None = None, kb_prefix: str | None = None,
+          ingest_graphs: bool = False) -> None:
     """Run strategies on a benchmark DATASET (questions in SOURCE, a file or folder) and report.
 
     Writes OUT/metrics.json, OUT/report.md (metric × strategy), OUT/questions.jsonl (one row per
     question and strategy: rank of the first gold answer, triplets, SPARQL, evidence) and PNG plots.
     When the questions give their gold relation paths (MetaQA's qa_*_qtype.txt beside the file,
     PathQuestion's path column), report.md adds Hits@1 over the answerable (oracle) subset.
+    Spider4SPARQL (SOURCE: the folder holding questions_dev.json and kg/<DB>.nt) is scored by execution
+    accuracy, per form, with empty-gold questions apart; each question asks KB P<DB> (--kb-prefix P;
+    --ingest builds the missing ones first).
     A killed run resumes when rerun with the same --out.  Exit status: 0 when every pair is answered
     without error, 1 when some answers failed (listed in report.md), 3 when the run is incomplete
     (pending LLM answers, transient failures: rerun to finish).
@@ -142,15 +152,40 @@ def eval_(dataset: str, source: Path, kb_name: str, strategy_text: str, out_dir:
 
     strategies = parse_strategies(strategy_text)
     _check_strategies(strategies)
+    kb_names = _kb_names(source, kb_name, kb_prefix, ingest_graphs)
     with endpoint_timeout(timeout_s):
-        _prepare_index(kb_name, embedder_spec)
+        for name in kb_names:
+            _prepare_index(name, embedder_spec)
         with _progress() as (on_start, on_outcome):
             result = evaluate(dataset, source, kb=kb_name, strategies=strategies, out_dir=out_dir, k=k,
                               llm=llm_spec, llm_cache=llm_cache, split=split, test_ratio=test_ratio, limit=limit,
                               sample=sample, seed=seed, workers=workers, plots=not no_plots, ask=None, topic=topic,
-                              embedder=embedder_spec,
+                              embedder=embedder_spec, kb_prefix=kb_prefix,
                               on_start=on_start, on_outcome=on_outcome)
     _finish(result, as_json)
+
+
+def _kb_names(source: Path, kb_name: str | None, kb_prefix: str | None, ingest: bool) -> list[str]:
+    """The KBs the run asks: ``--kb``, or one per graph of SOURCE's ``kg/`` (``--kb-prefix``; ingested first
+    with ``--ingest``, those there kept)."""
+    if kb_name is None and kb_prefix is None:
+        raise ConfigError("no KB to ask", hint="pass --kb NAME, or --kb-prefix P for one KB per graph (KB P<DB>)")
+    if ingest and kb_prefix is None:
+        raise ConfigError("--ingest needs --kb-prefix", hint="e.g. --kb-prefix s4s_ --ingest")
+    if kb_prefix is None:
+        return [kb_name] if kb_name else []
+    from sparqlqa.evaluation.datasets import graph_files
+    from sparqlqa.evaluation.graphs import GraphIngest, ingest_graphs
+    from sparqlqa.kb.knowledge_base import list_kbs
+
+    if ingest:
+        def told(done: GraphIngest) -> None:
+            note(f"ingested {done.kb}: {done.triples:,} triples in {done.seconds:.1f} s" if done.built
+                 else f"KB {done.kb} is there: kept")
+
+        ingest_graphs(source, kb_prefix, on_graph=told)
+    present = {manifest.name for manifest in list_kbs()}
+    return [name for db in graph_files(source) if (name := f"{kb_prefix}{db}") in present]
 
 
 def _prepare_index(kb_name: str, embedder_spec: str | None = None) -> None:

@@ -272,6 +272,7 @@ def _folding_table(*columns: str, title: str | None = None) -> Any:
 
 def _render_schema(kb: Any) -> None:
     from sparqlqa.kb.results_format import shorten
+    from sparqlqa.kb.schema import relation_names
     from sparqlqa.kb.store import NamedNode
     from sparqlqa.kb.vocab import kb_prefixes
 
@@ -288,10 +289,11 @@ def _render_schema(kb: Any) -> None:
     out.print(types)
     relations = _folding_table("relation", "label", "count", "kind", "domain → range (count)", *member,
                                title="Relations")
+    shown = relation_names(schema)
     for rel in schema.relations:
-        pairs = ", ".join(f"{schema.type_label(d)} → {schema.type_label(r)} ({n:,})" for d, r, n in rel.pairs[:3])
-        relations.add_row(cell(shorten(NamedNode(rel.iri), prefixes)), cell(rel.label), f"{rel.count:,}", rel.kind,
-                          cell(pairs), *([cell(", ".join(rel.kbs))] if grouped else []))
+        relations.add_row(cell(shorten(NamedNode(rel.iri), prefixes)), cell(shown[rel.iri]), f"{rel.count:,}",
+                          rel.kind, cell(_pairs_text(schema, rel, 3, "{:,}")),
+                          *([cell(", ".join(rel.kbs))] if grouped else []))
     out.print(relations)
     for title, predicates in (("labels", schema.label_predicates), ("aliases", schema.alias_predicates),
                               ("text", schema.text_predicates)):
@@ -299,15 +301,27 @@ def _render_schema(kb: Any) -> None:
         out.print(cell(f"{title}: {names or '(none)'}"), soft_wrap=True, highlight=False)
 
 
+def _pairs_text(schema: Any, rel: Any, limit: int | None = None, count: str = "{}") -> str:
+    """``singer in concert → concert (10)``; a value relation's ``singer → value (6)``."""
+    def end(iri: str | None) -> str:
+        return "value" if iri is None and rel.kind == "literal" else schema.type_label(iri)
+
+    return ", ".join(f"{schema.type_label(d)} → {end(r)} ({count.format(n)})" for d, r, n in rel.pairs[:limit])
+
+
 def _schema_tsv(kb: Any) -> str:
     """The schema as tab-separated lines with full IRIs: ``type IRI label count`` and
-    ``relation IRI label count kind domain→range pairs``."""
+    ``relation IRI label count kind domain→range pairs`` (the label as shown: ``singer name`` where
+    another relation is labelled ``name`` too)."""
+    from sparqlqa.kb.schema import relation_names
+
     schema = kb.schema
     lines = ["what\tiri\tlabel\tcount\tkind\tdomain → range (count)"]
     lines += [f"type\t{t.iri}\t{safe(t.label)}\t{t.count}\t\t" for t in schema.types]
+    names = relation_names(schema)
     for rel in schema.relations:
-        pairs = ", ".join(f"{schema.type_label(d)} → {schema.type_label(r)} ({n})" for d, r, n in rel.pairs)
-        lines.append(f"relation\t{rel.iri}\t{safe(rel.label)}\t{rel.count}\t{rel.kind}\t{safe(pairs)}")
+        lines.append(f"relation\t{rel.iri}\t{safe(names[rel.iri])}\t{rel.count}\t{rel.kind}\t"
+                     f"{safe(_pairs_text(schema, rel))}")
     return "\n".join(lines)
 
 

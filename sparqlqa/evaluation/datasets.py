@@ -32,27 +32,43 @@ from sparqlqa.text_input import DATASET, clean_text
 SPLITS: tuple[str, ...] = ("test", "val", "dev", "train", "human", "all")
 
 
+#: one gold row of an execution-scored question: each cell's lexical form (IRIs for nodes), None unbound
+GoldRow = tuple[str | None, ...]
+
+
 @dataclass(frozen=True)
 class Question:
-    """One benchmark question and its gold answers."""
+    """One benchmark question and its gold answers: nodes (``gold_iris``/``gold_labels``), or the rows of
+    the gold query (``gold_rows``, scored by execution accuracy; ``gold_ordered``: the gold has ORDER BY).
+    ``db``: the graph it asks, in a benchmark with one KB per graph (Spider4SPARQL); ``None``: the run's KB."""
 
     id: str
     text: str
     gold_iris: frozenset[str] = frozenset()
     gold_labels: frozenset[str] = frozenset()
     meta: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
+    db: str | None = None
+    gold_rows: tuple[GoldRow, ...] | None = None
+    gold_ordered: bool = False
 
     def to_dict(self) -> dict[str, Any]:
-        return {"id": self.id, "question": self.text, "gold_iris": sorted(self.gold_iris),
-                "gold_labels": sorted(self.gold_labels), **({"meta": self.meta} if self.meta else {})}
+        data: dict[str, Any] = {"id": self.id, "question": self.text, "gold_iris": sorted(self.gold_iris),
+                                "gold_labels": sorted(self.gold_labels), **({"meta": self.meta} if self.meta else {})}
+        if self.db is not None:
+            data["db"] = self.db
+        if self.gold_rows is not None:
+            data.update(gold_rows=[list(row) for row in self.gold_rows], gold_ordered=self.gold_ordered)
+        return data
 
 
 class Dataset(ABC):
     """One benchmark format.  Options (``base_iri``, ``split``, ``test_ratio``) come to the constructor."""
 
     name: ClassVar[str] = ""
-    #: "retrieval" (STaRK metrics) or "kgqa" (Hits@1, F1)
+    #: "retrieval" (STaRK metrics), "kgqa" (Hits@1, F1) or "execution" (the answer's rows against the gold's)
     kind: ClassVar[str] = "kgqa"
+    #: answers ranked per question when ``--k`` is not given (an execution-scored answer needs all its rows)
+    default_k: ClassVar[int] = 20
     #: what the answers do with the nodes a question names, as the gold does (``ask(topic=...)``): MetaQA's
     #: gold never holds the topic entity (``exclude``); PathQuestion's sometimes does (``auto``)
     topic: ClassVar[str] = "auto"
@@ -427,3 +443,77 @@ class JsonlDataset(Dataset):
             extra = {k: v for k, v in obj.items() if k not in ("id", "question", "answers")}
             questions.append(Question(qid, text.strip(), iris, labels, extra))
         return self._ratio(questions)
+
+
+# --- Spider4SPARQL: execution accuracy, one KB per graph ------------------------------------
+
+#: why a question is reported apart from the main figure (its gold says little)
+APART_EMPTY = "empty gold"
+APART_VOCABULARY = "gold vocabulary missing"
+_S4S_FIELDS = ("id", "db", "question", "gold_rows")
+
+
+@datasets.register("spider4sparql")
+class Spider4Sparql(Dataset):
+    """Spider4SPARQL (Kosten et al., 2023): ``questions_dev.json``, a JSON list of ``{"id", "db", "question",
+    "gold_sparql", "gold_vars", "gold_rows", "gold_ordered", "form", "gold_vocab_missing"}``, beside ``kg/<db>.nt``
+    (one graph per database: each is its own KB, asked by ``db``).  ``source``: the file, or a folder holding
+    it (``questions_{split}.json``, default dev).  ``meta``: ``form`` (the benchmark's rough class of the gold
+    query), ``gold_sparql``, ``gold_vars``, and ``apart`` when the gold is empty or uses names no mapping
+    produces (reported apart from the main figure).
+
+    >>> import tempfile, pathlib, json
+    >>> src = pathlib.Path(tempfile.mkdtemp()) / "questions_dev.json"
+    >>> _ = src.write_text(json.dumps([{"id": "q1", "db": "concert", "question": "How many singers?",
+    ...                                 "gold_rows": [["6"]], "form": "count"}]))
+    >>> [q] = load_questions("spider4sparql", src)
+    >>> q.db, q.gold_rows, q.gold_ordered, q.meta["form"], "apart" in q.meta
+    ('concert', (('6',),), False, 'count', False)
+    """
+
+    name = "spider4sparql"
+    kind = "execution"
+    default_k = 1000
+
+    def load(self, source: Path) -> list[Question]:
+        path = _pick_file(source, [f"questions_{self.split or 'dev'}.json"], "Spider4SPARQL questions")
+        try:
+            entries = json.loads(path.read_text("utf-8-sig"))
+        except UnicodeDecodeError as exc:
+            raise DatasetError(f"{path}: not UTF-8 text ({exc.reason})") from None
+        except ValueError as exc:
+            raise DatasetError(f"{path}: not valid JSON ({exc})") from None
+        if not isinstance(entries, list):
+            raise DatasetError(f"{path}: expected a JSON list of questions")
+        return self._ratio([_s4s_question(entry, f"{path}: entry {number}")
+                            for number, entry in enumerate(entries, start=1)])
+
+
+def _s4s_question(entry: object, where: str) -> Question:
+    """One entry of ``questions_dev.json`` as a question (its fields checked)."""
+    if not isinstance(entry, dict) or any(key not in entry for key in _S4S_FIELDS):
+        raise DatasetError(f"{where}: needs the keys {', '.join(_S4S_FIELDS)}")
+    rows = entry["gold_rows"]
+    if not isinstance(rows, list) or not all(
+            isinstance(row, list) and all(c is None or isinstance(c, str) for c in row) for row in rows):
+        raise DatasetError(f"{where}: gold_rows must be a list of rows of strings (or null)")
+    if not isinstance(entry["question"], str) or not str(entry["db"]).strip():
+        raise DatasetError(f"{where}: needs a \"question\" string and a \"db\"")
+    missing = entry.get("gold_vocab_missing") or []
+    apart = APART_VOCABULARY if missing else APART_EMPTY if not rows else None
+    meta = {"form": str(entry.get("form") or "other"), "gold_sparql": entry.get("gold_sparql"),
+            "gold_vars": entry.get("gold_vars") or [], **({"apart": apart} if apart else {}),
+            **({"gold_vocab_missing": missing} if missing else {})}
+    return Question(str(entry["id"]), entry["question"].strip(), meta=meta, db=str(entry["db"]).strip(),
+                    gold_rows=tuple(tuple(row) for row in rows), gold_ordered=bool(entry.get("gold_ordered")))
+
+
+def graph_files(source: str | Path) -> dict[str, Path]:
+    """``{db: kg/<db>.nt}`` of a Spider4SPARQL folder (``source``: the folder, or its question file)."""
+    folder = Path(source).expanduser()
+    folder = folder.parent if folder.is_file() else folder
+    graphs = folder / "kg"
+    if not graphs.is_dir():
+        raise DatasetError(f"{folder}: no kg/ folder beside the questions",
+                           hint="pass the Spider4SPARQL folder holding questions_dev.json and kg/<db>.nt")
+    return {path.stem: path for path in sorted(graphs.glob("*.nt"))}

@@ -21,10 +21,14 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from itertools import permutations
+from typing import Any
 
-__all__ = ["MAX_PERMUTED_COLUMNS", "cell_value", "rows_match"]
+from sparqlqa.kb.records import JsonRecord
+
+__all__ = ["MAX_PERMUTED_COLUMNS", "ExecutionScore", "cell_value", "rows_match", "score_rows"]
 
 #: tables wider than this are matched column by column in the gold's order only (no permutations)
 MAX_PERMUTED_COLUMNS = 6
@@ -63,3 +67,41 @@ def rows_match(answer: Sequence[Sequence[Cell]], gold: Sequence[Sequence[Cell]],
         if (moved == want) if ordered else (Counter(moved) == Counter(want)):
             return True
     return False
+
+
+Row = list[Cell]
+
+
+@dataclass
+class ExecutionScore(JsonRecord):
+    """One answer scored by execution accuracy: its rows, the gold's, and whether they match
+    (``form``: the benchmark's class of the question; ``apart``: why it is reported apart from the main
+    figure — an empty gold, vocabulary no mapping produces —, else None)."""
+
+    right: bool
+    answer_rows: list[Row] = field(default_factory=list)
+    gold_rows: list[Row] = field(default_factory=list)
+    ordered: bool = False
+    form: str = "other"
+    apart: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"right": self.right, "form": self.form, "apart": self.apart, "ordered": self.ordered,
+                "answer_rows": [list(r) for r in self.answer_rows], "gold_rows": [list(r) for r in self.gold_rows]}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> ExecutionScore:
+        return cls(right=bool(data.get("right")), answer_rows=[list(r) for r in data.get("answer_rows") or []],
+                   gold_rows=[list(r) for r in data.get("gold_rows") or []], ordered=bool(data.get("ordered")),
+                   form=str(data.get("form") or "other"), apart=data.get("apart"))
+
+
+def score_rows(answer: Sequence[Sequence[Cell]], gold: Sequence[Sequence[Cell]], *, ordered: bool = False,
+               form: str = "other", apart: str | None = None) -> ExecutionScore:
+    """The :class:`ExecutionScore` of ``answer``'s rows against ``gold``'s (:func:`rows_match`).
+
+    >>> score_rows([["52", "Joe"]], [["Joe", "52.0"]], form="other").right
+    True
+    """
+    return ExecutionScore(rows_match(answer, gold, ordered=ordered), [list(r) for r in answer],
+                          [list(r) for r in gold], ordered, form, apart)

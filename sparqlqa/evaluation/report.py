@@ -19,6 +19,12 @@ from pathlib import Path
 from typing import Any
 
 from sparqlqa.errors import MissingExtraError
+from sparqlqa.evaluation.execution_report import (
+    EXECUTION_SEMANTICS,
+    ExecutionFigures,
+    execution_figures,
+    execution_markdown,
+)
 from sparqlqa.evaluation.metrics import ALL_METRICS, RETRIEVAL_METRICS, mean, percentile
 from sparqlqa.evaluation.oracle import OracleSummary, oracle_markdown
 from sparqlqa.evaluation.results import QuestionResult
@@ -37,6 +43,7 @@ LATENCY_PLOT = "latency.png"
 TABLE_METRICS: dict[str, tuple[str, ...]] = {
     "retrieval": RETRIEVAL_METRICS,
     "kgqa": ("hits@1", "f1", "hit@5", "recall@20", "mrr"),
+    "execution": (),  # the execution-accuracy table replaces them
 }
 _TITLES = {"hit@1": "Hit@1", "hit@5": "Hit@5", "recall@20": "Recall@20", "mrr": "MRR", "hits@1": "Hits@1",
            "f1": "F1"}
@@ -159,12 +166,14 @@ def _one_line(text: str, limit: int = 300) -> str:
 def report_markdown(metrics: EvalReport) -> str:
     """The whole ``report.md``: what was run, the table, and what is incomplete."""
     run = metrics.run
+    meaning = ("execution accuracy (below)" if metrics.execution is not None else
+               "STaRK semantics (Hit@k, Recall@20 over all gold answers, MRR over the returned "
+               "ranking; unreturned gold answers are misses; ties ordered by IRI)")
     head = [f"# Evaluation: {run.dataset} on KB `{run.kb}`", "",
             f"- source: `{run.source}`" + (f" (split {run.split})" if run.split else ""),
             f"- questions: {metrics.questions}; k = {run.k}; LLM: {run.llm or 'none'}",
-            "- metrics: STaRK semantics (Hit@k, Recall@20 over all gold answers, MRR over the returned "
-            "ranking; unreturned gold answers are misses; ties ordered by IRI); latency percentiles leave "
-            "out each strategy's first (warm-up) question of every invocation", ""]
+            f"- metrics: {meaning}; latency percentiles leave out each strategy's first (warm-up) question of "
+            "every invocation", "", *(execution_markdown(metrics.execution) if metrics.execution else [])]
     incomplete = {s: metrics.questions - v.questions for s, v in metrics.strategies.items()
                   if v.questions < metrics.questions}
     tail = [""]
@@ -218,20 +227,31 @@ def plot_metrics(metrics: EvalReport, path: Path) -> Path:
     """Grouped bars: one group per metric, one bar per strategy."""
     names = list(metrics.strategies)
     shown = TABLE_METRICS.get(metrics.kind, RETRIEVAL_METRICS)
-    figure = _figure(1.6 + 1.3 * len(shown), 3.6)
+    titles = [_TITLES[m] for m in shown]
+    if metrics.execution is not None:  # execution accuracy per form
+        titles = sorted({form for f in metrics.execution.values() for form in f.by_form})
+    figure = _figure(1.6 + 1.3 * len(titles), 3.6)
     axes = figure.add_subplot()
     width = 0.8 / max(len(names), 1)
     for i, name in enumerate(names):
-        values = [metrics.strategies[name].metrics[m] for m in shown]
-        xs = [j + (i - (len(names) - 1) / 2) * width for j in range(len(shown))]
+        values = _bar_values(metrics, name, shown, titles)
+        xs = [j + (i - (len(names) - 1) / 2) * width for j in range(len(titles))]
         bars = axes.bar(xs, values, width, label=name)
         axes.bar_label(bars, fmt="%.2f", fontsize=7)
-    axes.set_xticks(range(len(shown)), [_TITLES[m] for m in shown])
+    axes.set_xticks(range(len(titles)), titles)
     axes.set_ylim(0, 1.08)
     axes.set_ylabel("score")
     axes.set_title(f"{metrics.run.dataset} · {metrics.questions} questions")
     axes.legend(fontsize=8)
     return _save(figure, path)
+
+
+def _bar_values(metrics: EvalReport, name: str, shown: Sequence[str], titles: Sequence[str]) -> list[float]:
+    """One strategy's bars: its accuracy per form (execution), else its metrics."""
+    if metrics.execution is None:
+        return [metrics.strategies[name].metrics[m] for m in shown]
+    forms = metrics.execution[name].by_form
+    return [(forms[t].accuracy or 0.0) if t in forms else 0.0 for t in titles]
 
 
 def plot_latency(metrics: EvalReport, rows: Sequence[QuestionResult], path: Path) -> Path:
@@ -286,6 +306,8 @@ class EvalReport(JsonRecord):
     errors: list[ReportedError] = field(default_factory=list)
     last_invocation: RunStats | None = None
     oracle: OracleSummary | None = None
+    #: execution accuracy per strategy (an execution-scored dataset: Spider4SPARQL)
+    execution: dict[str, ExecutionFigures] | None = None
 
     @property
     def complete(self) -> bool:
@@ -293,12 +315,15 @@ class EvalReport(JsonRecord):
         return all(v.questions == self.questions for v in self.strategies.values())
 
     def to_dict(self) -> dict[str, Any]:
+        semantics = {**SEMANTICS, **({"execution": EXECUTION_SEMANTICS} if self.execution is not None else {})}
         data = {"run": asdict(self.run), "kind": self.kind, "questions": self.questions, "complete": self.complete,
                 "strategies": {name: s.to_dict() for name, s in self.strategies.items()},
-                "errors": [e.to_dict() for e in self.errors], "semantics": dict(SEMANTICS),
+                "errors": [e.to_dict() for e in self.errors], "semantics": semantics,
                 "last_invocation": self.last_invocation.to_dict() if self.last_invocation is not None else {}}
         if self.oracle is not None:
             data["oracle"] = self.oracle.to_dict()
+        if self.execution is not None:
+            data["execution"] = {name: f.to_dict() for name, f in self.execution.items()}
         return data
 
 
@@ -307,7 +332,8 @@ def build_metrics(run: RunSettings, kind: str, n_questions: int, rows: Sequence[
     """The report of a run (``metrics.json`` is its :meth:`~EvalReport.to_dict`)."""
     return EvalReport(run=run, kind=kind, questions=n_questions, strategies=summarize(rows, strategies),
                       errors=[ReportedError(r.id, r.strategy, r.error, r.crash) for r in rows if r.error],
-                      last_invocation=last_invocation)
+                      last_invocation=last_invocation,
+                      execution=execution_figures(rows, strategies) if kind == "execution" else None)
 
 
 #: what the figures of ``metrics.json`` mean

@@ -17,6 +17,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from sparqlqa.evaluation.execution import ExecutionScore
 from sparqlqa.evaluation.metrics import ALL_METRICS
 from sparqlqa.kb.records import JsonRecord
 
@@ -25,7 +26,7 @@ METRIC_KEYS: tuple[str, ...] = ("rank", "n_gold", *ALL_METRICS)
 #: the keys a row writes around its metrics
 _HEAD = ("id", "strategy", "question", "gold_iris", "gold_labels")
 _TAIL = ("answer_set", "items", "triplets", "sparql", "evidence", "notes", "llm", "latency_ms", "wall_ms",
-         "timings_ms", "strategy_used", "error", "crash", "warmup")
+         "timings_ms", "strategy_used", "error", "crash", "warmup", "execution")
 
 
 @dataclass
@@ -86,7 +87,8 @@ class QuestionResult(JsonRecord):
     :data:`~sparqlqa.evaluation.metrics.ALL_METRICS`; ``triplets`` and ``evidence`` are kept in their JSON
     form (what the strategy's objects wrote); ``error``: why the strategy failed on the pair (a miss),
     ``crash``: the failure was an unexpected exception; ``warmup``: the first pair of its strategy in an
-    invocation (left out of the latency percentiles; ``None`` on error rows, which do not say)."""
+    invocation (left out of the latency percentiles; ``None`` on error rows, which do not say);
+    ``execution``: the rows scored against the gold's, for an execution-scored dataset."""
 
     id: str
     strategy: str
@@ -108,6 +110,8 @@ class QuestionResult(JsonRecord):
     error: str | None = None
     crash: bool = False
     warmup: bool | None = None
+    #: an execution-scored question's rows, the gold's and right/wrong (Spider4SPARQL); None otherwise
+    execution: ExecutionScore | None = None
     #: keys of a line this version does not know (written back as they were)
     extra: dict[str, object] = field(default_factory=dict)
 
@@ -128,6 +132,8 @@ class QuestionResult(JsonRecord):
             data["crash"] = True
         if self.warmup is not None:
             data["warmup"] = self.warmup
+        if self.execution is not None:
+            data["execution"] = self.execution.to_dict()
         data.update(self.extra)
         return data
 
@@ -148,4 +154,5 @@ class QuestionResult(JsonRecord):
                    latency_ms=float(row.get("latency_ms") or 0.0), wall_ms=float(row.get("wall_ms") or 0.0),
                    timings_ms=dict(row.get("timings_ms") or {}), strategy_used=str(row.get("strategy_used", "")),
                    error=row.get("error"), crash=bool(row.get("crash")), warmup=row.get("warmup"),
+                   execution=ExecutionScore.from_dict(row["execution"]) if row.get("execution") else None,
                    extra={key: value for key, value in row.items() if key not in known})

@@ -41,6 +41,7 @@ from sparqlqa.errors import (
     StorageError,
 )
 from sparqlqa.evaluation.datasets import Question
+from sparqlqa.evaluation.execution import ExecutionScore, score_rows
 from sparqlqa.evaluation.metrics import RankedItem, answer_set, apply_tie_rule, question_metrics
 from sparqlqa.evaluation.results import LLMUsage, QuestionResult, TopItem
 from sparqlqa.llm.context import llm_context
@@ -101,13 +102,15 @@ class RunSettings:
     topic: str = "auto"
     #: ``--embedder`` (None: the default); an index is searched only with the embedder that built it
     embedder: str | None = None
+    #: one KB per graph (Spider4SPARQL): a question about graph ``db`` asks KB ``kb_prefix + db``
+    kb_prefix: str | None = None
 
     def identity(self) -> dict[str, Any]:
         """Settings that change answers or the question set's meaning (not their number)."""
         return {"dataset": self.dataset, "source": self.source, "kb": self.kb, "k": self.k,
                 "llm": self.llm, "split": self.split, "test_ratio": self.test_ratio,
                 "kb_generation": self.kb_generation, **({"topic": self.topic} if self.topic != "auto" else {}),
-                "embedder": self.embedder}
+                "embedder": self.embedder, **({"kb_prefix": self.kb_prefix} if self.kb_prefix is not None else {})}
 
 
 def select_questions(questions: Sequence[Question], *, limit: int | None = None,
@@ -203,8 +206,23 @@ def _evidence(answer: Answer, iris: Iterable[str]) -> dict[str, object]:
             if item.iri in wanted and item.evidence is not None}
 
 
+def execution_score(question: Question, answer: Answer | None) -> ExecutionScore | None:
+    """An execution-scored question's score: the answer's table rows (lexical forms, IRIs for nodes) against
+    the gold rows (no answer: none, wrong); None for a question scored by its gold nodes."""
+    if question.gold_rows is None:
+        return None
+    rows: list[list[str | None]] = []
+    if answer is not None:
+        from sparqlqa.stages.answer import answer_table
+
+        rows = (answer.table or answer_table(answer)).lexical_rows()
+    return score_rows(rows, question.gold_rows, ordered=question.gold_ordered,
+                      form=str(question.meta.get("form", "other")), apart=question.meta.get("apart"))
+
+
 def result_row(question: Question, strategy: str, answer: Answer, wall_ms: float, k: int) -> QuestionResult:
-    """The per-question record of one answer (metrics, ranking, triplets, SPARQL, evidence, cost)."""
+    """The per-question record of one answer (metrics, ranking, triplets, SPARQL, evidence, cost; the rows
+    against the gold's for an execution-scored question)."""
     items = _ranked_items(answer)
     metrics = question_metrics(items, question.gold_iris, question.gold_labels)
     ranked = apply_tie_rule(items)
@@ -220,7 +238,7 @@ def result_row(question: Question, strategy: str, answer: Answer, wall_ms: float
         items=top, triplets=_jsonable(answer.triplets), sparql=[query.query for query in answer.queries],
         evidence=_evidence(answer, evidence_for), notes=[str(n) for n in answer.notes],
         llm=llm_usage(answer.llm_calls), latency_ms=float(timings.get("total", wall_ms)), wall_ms=wall_ms,
-        timings_ms=timings, strategy_used=str(answer.strategy))
+        timings_ms=timings, strategy_used=str(answer.strategy), execution=execution_score(question, answer))
 
 
 def describe_error(error: BaseException, *, where: bool = False) -> str:
@@ -249,7 +267,8 @@ def error_row(question: Question, strategy: str, error: BaseException, wall_ms: 
     return QuestionResult(id=question.id, strategy=strategy, question=question.text,
                           gold_iris=sorted(question.gold_iris), gold_labels=sorted(question.gold_labels),
                           metrics=metrics, latency_ms=wall_ms, wall_ms=wall_ms, strategy_used=strategy,
-                          error=describe_error(error, where=crash), crash=crash)
+                          error=describe_error(error, where=crash), crash=crash,
+                          execution=execution_score(question, None))
 
 
 def split_warm_up(tasks: Sequence[tuple[Question, str]],
@@ -322,8 +341,11 @@ class EvalRun:
     """One evaluation: questions × strategies against one KB, results in ``out_dir``."""
 
     def __init__(self, kb: Any, questions: Sequence[Question], settings: RunSettings, out_dir: Path, *,
-                 ask: AskFunction | None = None, llm: Mapping[str, LLMChoice] | None = None) -> None:
+                 ask: AskFunction | None = None, llm: Mapping[str, LLMChoice] | None = None,
+                 kb_of: Callable[[str], Any] | None = None) -> None:
         self.kb = kb
+        #: the KB of a question's graph (``Question.db``), in a benchmark with one KB per graph
+        self.kb_of = kb_of
         self.questions = list(questions)
         self.settings = settings
         self.out_dir = out_dir
@@ -376,7 +398,8 @@ class EvalRun:
                 with llm_context(question_id=question.id):  # pending LLM prompts say which question asked
                     chosen = {"embedder": self.settings.embedder} if self.settings.embedder else {}
                     topic = {"topic": self.settings.topic} if self.settings.topic != "auto" else {}
-                    answer = ask(self.kb, question.text, strategy=strategy, llm=self.llm.get(strategy),
+                    kb = self.kb_of(question.db) if self.kb_of is not None and question.db is not None else self.kb
+                    answer = ask(kb, question.text, strategy=strategy, llm=self.llm.get(strategy),
                                  k=self.settings.k, llm_cache=self.settings.llm_cache, **topic, **chosen)
                 break
             except NotInCache:

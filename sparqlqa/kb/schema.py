@@ -12,6 +12,7 @@ manifest, so nothing scans the store at question time.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field, replace
 from functools import lru_cache
@@ -74,6 +75,7 @@ class RelationInfo:
     label: str
     count: int
     kind: str = "object"  # "object" (IRI values) or "literal"
+    #: (subject type, object type, edges), most frequent first; ``None``: untyped (a value relation's range)
     pairs: list[tuple[str | None, str | None, int]] = field(default_factory=list)
     comment: str | None = None
     aliases: list[str] = field(default_factory=list)
@@ -121,12 +123,19 @@ class Schema:
         return one_type_per_label(cls(types=types, relations=relations, **rest))
 
     def relation(self, name: str) -> RelationInfo | None:
-        """Find a relation by IRI, local name or label (case-insensitive)."""
+        """Find a relation by IRI, local name, label or shown name (:func:`relation_names`), case-insensitively."""
         wanted = name.strip().lower()
         for rel in self.relations:
             if wanted in (rel.iri.lower(), local_name(rel.iri).lower(), rel.label.lower()):
                 return rel
-        return None
+        if " " not in wanted:  # a shown name other than the label is "<type> <label>"
+            return None
+        shown = relation_names(self)
+        return next((rel for rel in self.relations if shown[rel.iri].lower() == wanted), None)
+
+    def domain_of(self, rel: RelationInfo) -> str | None:
+        """The relation's most frequent subject type in the data, else its declared ``rdfs:domain``."""
+        return next((d for d, _, _ in rel.pairs if d), rel.domain)
 
     def type(self, name: str) -> TypeInfo | None:
         """Find a node type by IRI, local name or label (case-insensitive); any of a merged type's IRIs."""
@@ -155,6 +164,26 @@ class Schema:
             return "?"
         found = self.type(iri)
         return found.label if found else humanize(local_name(iri))
+
+
+def relation_names(schema: Schema) -> dict[str, str]:
+    """``{relation IRI: the name shown}`` for people and prompts: its label, or its subjects' type before
+    it where another relation has the same label (``singer#name`` and ``stadium#name`` → "singer name",
+    "stadium name"); a relation whose subjects have no type keeps its label.
+
+    >>> def values(table, column):
+    ...     return RelationInfo(f"http://x/{table}#{column}", column, 6, "literal", [(f"http://x/{table}", None, 6)])
+    >>> s = Schema(types=[TypeInfo("http://x/singer", "singer", 6), TypeInfo("http://x/stadium", "stadium", 9)],
+    ...            relations=[values("singer", "name"), values("stadium", "name"), values("singer", "age")])
+    >>> list(relation_names(s).values())
+    ['singer name', 'stadium name', 'age']
+    """
+    shared = Counter(rel.label.strip().lower() for rel in schema.relations)
+    names: dict[str, str] = {}
+    for rel in schema.relations:
+        domain = schema.domain_of(rel) if shared[rel.label.strip().lower()] > 1 else None
+        names[rel.iri] = f"{schema.type_label(domain)} {rel.label}" if domain else rel.label
+    return names
 
 
 def _count(store: Store, sparql: str) -> int:
@@ -220,33 +249,39 @@ def _type_counts(store: Store, type_predicate: str) -> list[tuple[str, int]]:
             and t.value not in META_CLASSES]
 
 
-def _pair_query(type_predicate: str, edges: str, group: str) -> str:
-    """Count ``edges`` (binding ?s ?o) by the types of both ends; untyped ends group as unbound."""
+def _pair_query(type_predicate: str, edges: str, group: str, *, object_types: bool = True) -> str:
+    """Count ``edges`` (binding ?s ?o) by the types of both ends; untyped ends group as unbound
+    (``object_types=False``: values, whose ?to stays unbound, spare the join on the objects)."""
     type_p = NamedNode(type_predicate)
+    objects = f"OPTIONAL {{ SELECT ?o ?to WHERE {{ ?o {type_p} ?to }} }} " if object_types else ""
     return (
         f"SELECT {group} ?ts ?to (COUNT(*) AS ?n) WHERE {{ {edges} "
-        f"OPTIONAL {{ SELECT ?s ?ts WHERE {{ ?s {type_p} ?ts }} }} "
-        f"OPTIONAL {{ SELECT ?o ?to WHERE {{ ?o {type_p} ?to }} }} }} GROUP BY {group} ?ts ?to"
+        f"OPTIONAL {{ SELECT ?s ?ts WHERE {{ ?s {type_p} ?ts }} }} {objects}}} GROUP BY {group} ?ts ?to"
     )
 
 
 def _pair_queries(type_predicate: str, rows: Iterable[PredicateRow]) -> Iterable[tuple[str | None, str]]:
     """``(predicate or None, query)``: one query for all predicates whose objects are all nodes (IRIs or
-    blank nodes), one per predicate with mixed objects (those filter out literals per edge), none for the rest."""
+    blank nodes) or all values (literals: their pairs are ``(subject type, None)``, the domain read from the
+    data), one per predicate with mixed objects (those filter out literals per edge)."""
     plain: list[str] = []
+    literal: list[str] = []
     mixed: list[str] = []
     for p, n, lit, _ in rows:
-        if p != type_predicate and lit < n:
-            (plain if lit == 0 else mixed).append(p)
-    for start in range(0, len(plain), 500):
-        values = " ".join(str(NamedNode(p)) for p in plain[start : start + 500])
-        yield None, _pair_query(type_predicate, f"VALUES ?p {{ {values} }} ?s ?p ?o .", "?p")
+        if p != type_predicate:
+            (plain if lit == 0 else literal if lit == n else mixed).append(p)
+    for group, object_types in ((plain, True), (literal, False)):
+        for start in range(0, len(group), 500):
+            values = " ".join(str(NamedNode(p)) for p in group[start : start + 500])
+            yield None, _pair_query(type_predicate, f"VALUES ?p {{ {values} }} ?s ?p ?o .", "?p",
+                                    object_types=object_types)
     for p in mixed:
         yield p, _pair_query(type_predicate, f"?s {NamedNode(p)} ?o . FILTER(!isLiteral(?o))", "")
 
 
 def _relation_pairs(store: Store, type_predicate: str, rows: Iterable[PredicateRow]) -> Pairs:
-    """Domain→range type pairs with edge counts (exact) for the predicates in ``rows``."""
+    """Domain→range type pairs with edge counts (exact) for the predicates in ``rows`` (range ``None``: an
+    untyped node, or a value)."""
     pairs: Pairs = {}
     for predicate, query in _pair_queries(type_predicate, rows):
         for row in store.select(query).rows:

@@ -9,7 +9,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from sparqlqa.kb.schema import _INVERSE_NAME, RelationInfo, Schema, _local, _phrase, _words, folded_inverses
+from sparqlqa.kb.schema import (
+    _INVERSE_NAME,
+    RelationInfo,
+    Schema,
+    _local,
+    _phrase,
+    _words,
+    folded_inverses,
+    relation_names,
+)
 from sparqlqa.llm.pricing import CHARS_PER_TOKEN, estimate_tokens
 from sparqlqa.vectors.index import embed_query  # its per-process cache: ranking reuses the question's vector
 
@@ -19,15 +28,16 @@ SCHEMA_PROMPT_TOKENS = 1500
 LEXICAL_WEIGHT = 0.5
 
 
-def _relation_text(rel: RelationInfo) -> str:
-    return "; ".join([rel.label, *rel.aliases[:3]])
+def _relation_text(rel: RelationInfo, name: str | None = None) -> str:
+    return "; ".join([name or rel.label, *rel.aliases[:3]])
 
 
-def _similarities(question: str, relations: list[RelationInfo], embedder: Any | None) -> list[float]:
-    """Cosine similarity of ``question`` to each relation's label and aliases (0 without an embedder)."""
+def _similarities(question: str, relations: list[RelationInfo], embedder: Any | None,
+                  names: dict[str, str]) -> list[float]:
+    """Cosine similarity of ``question`` to each relation's (shown) name and aliases (0 without an embedder)."""
     if embedder is None or not relations:
         return [0.0] * len(relations)
-    texts = tuple(_relation_text(rel) for rel in relations)
+    texts = tuple(_relation_text(rel, names.get(rel.iri)) for rel in relations)
     vectors = embedder.embed_cached(texts)  # relation texts recur with every question on a KB
     return [float(x) for x in vectors @ embed_query(embedder, question)]
 
@@ -44,32 +54,40 @@ def named_in(question: str, rel: RelationInfo) -> bool:
 
 
 def relevant_relations(question: str, relations: list[RelationInfo], embedder: Any | None = None,
-                       ) -> list[tuple[RelationInfo, bool]]:
+                       names: dict[str, str] | None = None) -> list[tuple[RelationInfo, bool]]:
     """``relations`` by relevance to ``question``: those it names first (flag True), then by embedding
-    similarity + :data:`LEXICAL_WEIGHT` × word overlap, then by frequency."""
-    sims = _similarities(question, relations, embedder)
+    similarity + :data:`LEXICAL_WEIGHT` × word overlap (of the shown ``names``, where given), then by
+    frequency."""
+    names = names or {}
+    sims = _similarities(question, relations, embedder, names)
     asked = _words(question)
     keys = []
     for number, rel in enumerate(relations):
-        words = _words(_relation_text(rel))
+        words = _words(_relation_text(rel, names.get(rel.iri)))
         overlap = len(words & asked) / len(words) if words else 0.0
         keys.append((not named_in(question, rel), -(sims[number] + LEXICAL_WEIGHT * overlap), -rel.count, number))
     keys.sort()
     return [(relations[key[3]], not key[0]) for key in keys]
 
 
-def _relation_line(rel: RelationInfo, schema: Schema, typed: bool, reverse: RelationInfo | None) -> str:
+def _relation_line(rel: RelationInfo, schema: Schema, typed: bool, reverse: RelationInfo | None,
+                   names: dict[str, str]) -> str:
+    """``- name (also: …): domain → range`` (``→ value`` for a value relation, its subjects' types from the
+    data); ``names``: :func:`~sparqlqa.kb.schema.relation_names` (two relations labelled alike differ)."""
     aliases = f" (also: {', '.join(rel.aliases[:3])})" if rel.aliases else ""
     aliases += f" [in {', '.join(rel.kbs)}]" if rel.kbs else ""  # a KB group: the member KBs that hold it
-    other = f" (reverse: {reverse.label})" if reverse is not None and not _INVERSE_NAME.fullmatch(
-        _local(reverse.iri)) else ""
+    other = f" (reverse: {names.get(reverse.iri, reverse.label)})" if reverse is not None and not \
+        _INVERSE_NAME.fullmatch(_local(reverse.iri)) else ""
+    name = names.get(rel.iri, rel.label)
     if not typed:  # the heading states the direction of every line: "head <relation> tail"
-        return f"- {rel.label}{aliases}{other}" + (" → value" if rel.kind == "literal" else "")
+        return f"- {name}{aliases}{other}" + (" → value" if rel.kind == "literal" else "")
     pairs = [(d, r) for d, r, _ in rel.pairs[:2]] or [(rel.domain, rel.range)]
-    shapes = "; ".join(f"{_type_name(schema, d)} → {_type_name(schema, r)}" for d, r in pairs)
     if rel.kind == "literal":
-        shapes = f"{schema.type_label(rel.domain) if rel.domain else 'any'} → value"
-    return f"- {rel.label}{aliases}{other}: {shapes}"
+        domains = list(dict.fromkeys(d for d, _ in pairs)) if rel.pairs else [rel.domain]
+        shapes = "; ".join(f"{_type_name(schema, d)} → value" for d in domains)
+    else:
+        shapes = "; ".join(f"{_type_name(schema, d)} → {_type_name(schema, r)}" for d, r in pairs)
+    return f"- {name}{aliases}{other}: {shapes}"
 
 
 def _type_name(schema: Schema, iri: str | None) -> str:
@@ -116,15 +134,16 @@ def schema_prompt(schema: Schema, question: str = "", *, budget_tokens: int = SC
         lines.append(f"({len(folded)} of them are also stored reversed, e.g. '{example}': write them in the "
                      "listed direction)")
     shown = [rel for rel in schema.relations if rel.iri not in folded]
-    body = [_relation_line(rel, schema, typed, reverse.get(rel.iri)) for rel in shown]
+    names = relation_names(schema)
+    body = [_relation_line(rel, schema, typed, reverse.get(rel.iri), names) for rel in shown]
     room = budget_tokens * CHARS_PER_TOKEN - len("\n".join(lines))  # characters, as estimate_tokens counts
     if sum(len(line) + 1 for line in body) <= room:
         lines += body or ['- (none declared: use "any")']
         return "\n".join(lines)
     room -= 70  # the closing "… N more relations not shown" line
     picked = 0
-    for rel, named in relevant_relations(question, shown, embedder):
-        line = _relation_line(rel, schema, typed, reverse.get(rel.iri))
+    for rel, named in relevant_relations(question, shown, embedder, names):
+        line = _relation_line(rel, schema, typed, reverse.get(rel.iri), names)
         if len(line) + 1 > room and not named:
             break
         lines.append(line)

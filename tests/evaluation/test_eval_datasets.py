@@ -151,5 +151,6 @@ def test_jsonl_errors_and_duplicate_ids(tmp_path: Path) -> None:
 
 def test_dataset_registry_names() -> None:
     assert set(datasets.names()) == {"stark-prime", "stark-mag", "stark-amazon", "metaqa", "pathquestion",
-                                     "wc2014", "jsonl"}
+                                     "wc2014", "jsonl", "spider4sparql"}
     assert datasets.get("stark-mag").kind == "retrieval" and datasets.get("metaqa").kind == "kgqa"
+    assert datasets.get("spider4sparql").kind == "execution"

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 from pyoxigraph import Literal, NamedNode
 
 from sparqlqa.kb.node_text import label_predicates
+from sparqlqa.kb.schema import relation_names
 from sparqlqa.kb.vocab import XSD, kb_prefixes, prefixed_name
 from sparqlqa.stages.schema_prompt import SCHEMA_PROMPT_TOKENS, schema_prompt
 
@@ -121,13 +122,14 @@ def vocabulary(schema: Schema, schema_text: str, prefixes: dict[str, str], name_
     shown = schema_text.splitlines()
     lines = ["Written in SPARQL:"]
     values = 0
+    names = relation_names(schema)  # as the schema text names them ("singer name" beside "stadium name")
     for rel in schema.relations:
-        if any(line == f"- {rel.label}" or line.startswith((f"- {rel.label}:", f"- {rel.label} "))
-               for line in shown):
+        name = names[rel.iri]
+        if any(line == f"- {name}" or line.startswith((f"- {name}:", f"- {name} ")) for line in shown):
             stored = example(rel.iri) if example is not None and rel.kind == "literal" else None
             values += stored is not None
             shown_as = f" ({_example_text(stored, written)})" if stored is not None else ""
-            lines.append(f"- {rel.label}: {written(rel.iri)}{shown_as}")
+            lines.append(f"- {name}: {written(rel.iri)}{shown_as}")
     types_line = next((line for line in shown if line.startswith("Node types:")), "")
     kinds = [f"{info.label} {written(info.iri)}" for info in schema.types
              if len(schema.types) > 1 and info.label in types_line]
