@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 from sparqlqa.errors import SparqlSyntaxError
-from sparqlqa.kb.sparql_guard import sparql_tokens
+from sparqlqa.kb.sparql_text import sparql_tokens
 from sparqlqa.kb.vocab import WELL_KNOWN_PREFIXES, with_default_prefixes
 
 _POSITION = re.compile(r"error at (\d+):(\d+):\s*(.*)", re.DOTALL)
@@ -193,6 +193,12 @@ def diagnose(query: str, line: int, column: int, raw: str, declared: frozenset[s
     if found is not None:
         return found
     return Diagnosis(line, column, expected(raw), "check the query near the caret")
+
+
+def parser_position(raw: str) -> tuple[int, int] | None:
+    """``(line, column)`` of Oxigraph's ``error at LINE:COLUMN: ...`` message (as the parser counts them)."""
+    position = _POSITION.match(raw.strip())
+    return (int(position.group(1)), int(position.group(2))) if position else None
 
 
 def syntax_error(query: str, exc: SyntaxError | str, *, skip_lines: int = 0) -> SparqlSyntaxError:

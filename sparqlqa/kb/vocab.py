@@ -137,7 +137,15 @@ def with_default_prefixes(query: str, prefixes: dict[str, str]) -> str:
     >>> with_default_prefixes("SELECT * WHERE { ?s rdfs:label ?l }", PREFIXES).splitlines()[0]
     'PREFIX rdfs: <http://www.w3.org/2000/01/rdf-schema#>'
     """
-    declared = {m.lower() for m in re.findall(r"(?i)\bPREFIX\s+([A-Za-z][\w.-]*|):", query)}
-    lines = [f"PREFIX {name}: <{iri}>" for name, iri in prefixes.items()
-             if name.lower() not in declared and re.search(rf"(?<![\w<]){re.escape(name)}:", query)]
+    from sparqlqa.errors import QueryError, UpdateRefused
+    from sparqlqa.kb.sparql_reading import read_query
+
+    try:
+        reading = read_query(query)  # the prefixed names the query's parse tree uses, and those it declares
+        used, declared = reading.used_prefixes, reading.declared
+    except UpdateRefused:
+        return query
+    except QueryError:  # unreadable: declare them all (unused ones mean nothing), so its error is the real one
+        used, declared = frozenset(prefixes), frozenset()
+    lines = [f"PREFIX {name}: <{iri}>" for name, iri in prefixes.items() if name in used and name not in declared]
     return "\n".join([*lines, query]) if lines else query
