@@ -5,7 +5,7 @@ a dependency already; it follows the W3C grammar rule by rule and is run against
 and returns a small frozen :class:`QueryReading`: the form, the SERVICE calls with their endpoint
 IRIs and SILENT flag, the declared and used prefixes, the projected variables.  The read-only check
 (:class:`~sparqlqa.errors.UpdateRefused`), the SERVICE check (:mod:`sparqlqa.kb.service_guard`) and
-the prefixes sparqlqa declares for a user (:func:`sparqlqa.kb.vocab.with_default_prefixes`) all take
+the prefixes sparqlqa declares for a user (:func:`with_default_prefixes`) all take
 their decision from this reading; no regular expression reads the query.
 
 Why rdflib's parser and not another: pyoxigraph 0.5 exposes no parse-only call (``Store.query``
@@ -53,9 +53,9 @@ from __future__ import annotations
 import functools
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import urljoin, urlsplit
 
 from sparqlqa.errors import QueryError, SparqlSyntaxError, UpdateRefused
@@ -72,6 +72,8 @@ _UNSAFE = frozenset("'\"<>#\\{}|^`\n\r")
 #: no SPARQL query ends with this, so Oxigraph can only reject the text (see the module docstring)
 _NEVER_VALID = "\n\x00"
 CACHE_SIZE = 512
+RDFS_NS = "http://www.w3.org/2000/01/rdf-schema#"
+T = TypeVar("T")
 
 
 class UnreadableQuery(SparqlSyntaxError):
@@ -144,7 +146,7 @@ def _tree_only_services() -> None:
     from rdflib.plugins.sparql.parserutils import Comp, CompValue, ParamValue
 
     class ServiceComp(Comp):
-        def postParse(self, instring: str, loc: int, tokenList: Any) -> Any:  # noqa: N802, N803 - pyparsing's
+        def postParse(self, instring: str, loc: int, tokenList: Any) -> Any:
             if threading.current_thread().name.startswith(_THREAD):
                 result = CompValue(self.name)
                 for token in tokenList:
@@ -216,21 +218,27 @@ def _refuse_update(readable: str, *, tail: bool = False) -> None:
 
 
 def _unreadable(text: str, exc: Any) -> SparqlSyntaxError:
-    """The error for a text rdflib cannot parse: Oxigraph's located syntax error when its parser fails
-    inside the text too, else :class:`UnreadableQuery` at rdflib's position."""
+    """The error for a text rdflib cannot parse: Oxigraph's located syntax error when its parser stops
+    inside the text too; when it reads to the end, :class:`UnreadableQuery` with Oxigraph's words placed
+    at the end of the text (it may be cut short, or a text the two parsers read differently); else
+    :class:`UnreadableQuery` at rdflib's position."""
     from pyoxigraph import Store
 
-    from sparqlqa.kb.query_errors import parser_position, syntax_error, tokens, unbalanced
+    from sparqlqa.kb.query_errors import parser_position, syntax_error
 
     try:
         Store().query(text + _NEVER_VALID)
     except SyntaxError as oxigraph:
-        where = parser_position(str(oxigraph))
+        raw = str(oxigraph)
+        where = parser_position(raw)
         lines = text.split("\n")
         if where is not None and where[0] <= len(lines):  # it stopped inside the text itself
             return syntax_error(text, oxigraph)
-        if unbalanced(tokens(text)) is not None:  # it read to the end: the text stops short
-            return syntax_error(text, f"error at {len(lines)}:{len(lines[-1]) + 1}: the query ends too soon")
+        if where is not None:  # it read to the end of the text
+            end = syntax_error(text, f"error at {len(lines)}:{len(lines[-1]) + 1}: {raw.partition(': ')[2]}")
+            return UnreadableQuery(f"refused: the SPARQL guard cannot read this query with certainty: {end.message}",
+                                   line=end.line, column=end.column, problem=end.problem, hint=end.hint,
+                                   parser_message=end.parser_message)
     except Exception:  # nothing ran (the text cannot be valid): fall back to rdflib's words
         pass
     line, column = int(getattr(exc, "lineno", 0) or 0), int(getattr(exc, "col", 0) or 0)
@@ -354,3 +362,44 @@ def _projection(body: Any) -> tuple[str, ...] | None:
     if body.name != "SelectQuery" or not _get(body, "projection"):
         return None
     return tuple(str(_get(item, "var") or _get(item, "evar")) for item in _get(body, "projection"))
+
+
+# -- the prefixes sparqlqa declares for a user ----------------------------------------------------
+
+def with_default_prefixes(query: str, prefixes: dict[str, str]) -> str:
+    """Declare the well-known ``prefixes`` (rdf, rdfs, skos, sqa, kb, ...) the query's prefixed names use
+    but its PREFIX lines do not declare, as its reading says.
+
+    >>> with_default_prefixes("SELECT * WHERE { ?s rdfs:label ?l }", {"rdfs": RDFS_NS}).splitlines()[0]
+    'PREFIX rdfs: <http://www.w3.org/2000/01/rdf-schema#>'
+    >>> with_default_prefixes("SELECT * WHERE { ?s ?p 'rdfs:label' }", {"rdfs": RDFS_NS}).splitlines()[0]
+    "SELECT * WHERE { ?s ?p 'rdfs:label' }"
+    """
+    try:
+        reading = read_query(query)
+        used, declared = reading.used_prefixes, reading.declared
+    except UpdateRefused:
+        return query
+    except QueryError:  # unreadable: declare them all (unused ones mean nothing), so its error is the real one
+        used, declared = frozenset(prefixes), frozenset()
+    lines = [f"PREFIX {name}: <{iri}>" for name, iri in prefixes.items() if name in used and name not in declared]
+    return "\n".join([*lines, query]) if lines else query
+
+
+def query_with_prefixes(run: Callable[[str], T], query: str, prefixes: dict[str, str]) -> T:
+    """``run(query)`` with the undeclared well-known ``prefixes`` declared first; a syntax error speaks of
+    the query as written (its lines, not those of the added declarations)."""
+    from sparqlqa.kb.query_errors import syntax_error
+
+    full = with_default_prefixes(query, prefixes)
+    try:
+        return run(full)
+    except UnreadableQuery:
+        if full != query:
+            read_query(query)  # the same refusal, located in the query as written
+        raise
+    except SparqlSyntaxError as exc:
+        added = full.count("\n") - query.count("\n")
+        if added == 0 or exc.line == 0:
+            raise
+        raise syntax_error(full, exc.parser_message, skip_lines=added) from None

@@ -129,23 +129,3 @@ def prefixed_name(iri: str, prefixes: dict[str, str]) -> str | None:
     if best is None or not re.fullmatch(r"[^\s/#:?<>\"]+", local):
         return None
     return f"{next(name for name, ns in prefixes.items() if ns == best)}:{local}"
-
-
-def with_default_prefixes(query: str, prefixes: dict[str, str]) -> str:
-    """Declare the well-known prefixes (rdf, rdfs, skos, sqa, kb, ...) the query uses but does not declare.
-
-    >>> with_default_prefixes("SELECT * WHERE { ?s rdfs:label ?l }", PREFIXES).splitlines()[0]
-    'PREFIX rdfs: <http://www.w3.org/2000/01/rdf-schema#>'
-    """
-    from sparqlqa.errors import QueryError, UpdateRefused
-    from sparqlqa.kb.sparql_reading import read_query
-
-    try:
-        reading = read_query(query)  # the prefixed names the query's parse tree uses, and those it declares
-        used, declared = reading.used_prefixes, reading.declared
-    except UpdateRefused:
-        return query
-    except QueryError:  # unreadable: declare them all (unused ones mean nothing), so its error is the real one
-        used, declared = frozenset(prefixes), frozenset()
-    lines = [f"PREFIX {name}: <{iri}>" for name, iri in prefixes.items() if name in used and name not in declared]
-    return "\n".join([*lines, query]) if lines else query

@@ -243,9 +243,9 @@ class Service:
         """Run a read query: ``{kb, query}`` → form, variables, SPARQL JSON results, elapsed ms."""
         import json
 
-        from sparqlqa.kb.query_errors import query_with_prefixes
         from sparqlqa.kb.results_format import to_json
         from sparqlqa.kb.sparql_guard import query_form
+        from sparqlqa.kb.sparql_reading import query_with_prefixes
         from sparqlqa.kb.vocab import kb_prefixes
 
         body = _object(payload, {"kb", "query"})

@@ -29,8 +29,8 @@ from sparqlqa.errors import QueryError
 from sparqlqa.kb.query_errors import syntax_error
 from sparqlqa.kb.service_guard import check_service
 from sparqlqa.kb.sparql_reading import read_query as read_sparql
+from sparqlqa.kb.sparql_reading import with_default_prefixes
 from sparqlqa.kb.sparql_text import Token, tokens
-from sparqlqa.kb.vocab import with_default_prefixes
 
 __all__ = ["ReadQuery", "TermKey", "add_filter", "constant_keys", "counted_items", "iri_key", "literal_key",
            "out_and_back", "read_query", "readable", "substitute"]
