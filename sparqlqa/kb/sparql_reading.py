@@ -53,7 +53,7 @@ from __future__ import annotations
 import functools
 import sys
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar
 from urllib.parse import urljoin, urlsplit
@@ -235,10 +235,7 @@ def _unreadable(text: str, exc: Any) -> SparqlSyntaxError:
         if where is not None and where[0] <= len(lines):  # it stopped inside the text itself
             return syntax_error(text, oxigraph)
         if where is not None:  # it read to the end of the text
-            end = syntax_error(text, f"error at {len(lines)}:{len(lines[-1]) + 1}: {raw.partition(': ')[2]}")
-            return UnreadableQuery(f"refused: the SPARQL guard cannot read this query with certainty: {end.message}",
-                                   line=end.line, column=end.column, problem=end.problem, hint=end.hint,
-                                   parser_message=end.parser_message)
+            return _unsure(syntax_error(text, f"error at {len(lines)}:{len(lines[-1]) + 1}: {raw.partition(': ')[2]}"))
     except Exception:  # nothing ran (the text cannot be valid): fall back to rdflib's words
         pass
     line, column = int(getattr(exc, "lineno", 0) or 0), int(getattr(exc, "col", 0) or 0)
@@ -248,6 +245,13 @@ def _unreadable(text: str, exc: Any) -> SparqlSyntaxError:
         line=line, column=column, problem="unreadable by the SPARQL guard",
         hint="check the query near that spot; write escapes (\\u) of quotes, '<', '>' or '#' as the "
         "characters themselves inside strings, and every IRI in <...>", parser_message=str(exc))
+
+
+def _unsure(error: SparqlSyntaxError) -> UnreadableQuery:
+    """``error`` (located by Oxigraph's parser) as the guard's refusal of a text it cannot read with certainty."""
+    return UnreadableQuery(f"refused: the SPARQL guard cannot read this query with certainty: {error.message}",
+                           line=error.line, column=error.column, problem=error.problem, hint=error.hint,
+                           parser_message=error.parser_message)
 
 
 def decode_escapes(text: str) -> str:
@@ -366,7 +370,7 @@ def _projection(body: Any) -> tuple[str, ...] | None:
 
 # -- the prefixes sparqlqa declares for a user ----------------------------------------------------
 
-def with_default_prefixes(query: str, prefixes: dict[str, str]) -> str:
+def with_default_prefixes(query: str, prefixes: Mapping[str, str]) -> str:
     """Declare the well-known ``prefixes`` (rdf, rdfs, skos, sqa, kb, ...) the query's prefixed names use
     but its PREFIX lines do not declare, as its reading says.
 
@@ -386,20 +390,17 @@ def with_default_prefixes(query: str, prefixes: dict[str, str]) -> str:
     return "\n".join([*lines, query]) if lines else query
 
 
-def query_with_prefixes(run: Callable[[str], T], query: str, prefixes: dict[str, str]) -> T:
+def query_with_prefixes(run: Callable[[str], T], query: str, prefixes: Mapping[str, str]) -> T:
     """``run(query)`` with the undeclared well-known ``prefixes`` declared first; a syntax error speaks of
     the query as written (its lines, not those of the added declarations)."""
-    from sparqlqa.kb.query_errors import syntax_error
+    from sparqlqa.kb.query_errors import parser_position, syntax_error
 
     full = with_default_prefixes(query, prefixes)
     try:
         return run(full)
-    except UnreadableQuery:
-        if full != query:
-            read_query(query)  # the same refusal, located in the query as written
-        raise
     except SparqlSyntaxError as exc:
         added = full.count("\n") - query.count("\n")
-        if added == 0 or exc.line == 0:
+        if added == 0 or exc.line == 0 or parser_position(exc.parser_message) is None:
             raise
-        raise syntax_error(full, exc.parser_message, skip_lines=added) from None
+        located = syntax_error(full, exc.parser_message, skip_lines=added)
+        raise (_unsure(located) if isinstance(exc, UnreadableQuery) else located) from None

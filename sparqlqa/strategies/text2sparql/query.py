@@ -28,8 +28,8 @@ from pyoxigraph import Literal, NamedNode
 from sparqlqa.errors import QueryError
 from sparqlqa.kb.query_errors import syntax_error
 from sparqlqa.kb.service_guard import check_service
+from sparqlqa.kb.sparql_reading import query_with_prefixes, with_default_prefixes
 from sparqlqa.kb.sparql_reading import read_query as read_sparql
-from sparqlqa.kb.sparql_reading import with_default_prefixes
 from sparqlqa.kb.sparql_text import Token, tokens
 
 __all__ = ["ReadQuery", "TermKey", "add_filter", "constant_keys", "counted_items", "iri_key", "literal_key",
@@ -70,7 +70,8 @@ def read_query(raw: str, prefixes: Mapping[str, str]) -> ReadQuery:
     :class:`~sparqlqa.errors.ServiceRefused`, :class:`~sparqlqa.errors.SparqlSyntaxError` or
     :class:`~sparqlqa.errors.QueryError` (not a SELECT or ASK) when it cannot run."""
     text = with_default_prefixes(raw.strip(), dict(prefixes))
-    reading = read_sparql(text)  # refuses updates, and what the guard cannot read, before Oxigraph sees the text
+    # refuses updates, and what the guard cannot read, before Oxigraph sees the text; errors located as written
+    reading = query_with_prefixes(read_sparql, raw.strip(), prefixes)
     form = reading.form
     if form not in ("SELECT", "ASK"):
         raise QueryError(f"a {form} query returns no answers: expected SELECT or ASK",
