@@ -219,12 +219,12 @@ def _refuse_update(readable: str, *, tail: bool = False) -> None:
 
 def _unreadable(text: str, exc: Any) -> SparqlSyntaxError:
     """The error for a text rdflib cannot parse: Oxigraph's located syntax error when its parser stops
-    inside the text too; when it reads to the end, :class:`UnreadableQuery` with Oxigraph's words placed
-    at the end of the text (it may be cut short, or a text the two parsers read differently); else
+    inside the text too; when it reads to the end, the same at the end of the text where a brace is never
+    closed, else :class:`UnreadableQuery` with those words (a text the two parsers may read differently); else
     :class:`UnreadableQuery` at rdflib's position."""
     from pyoxigraph import Store
 
-    from sparqlqa.kb.query_errors import parser_position, syntax_error
+    from sparqlqa.kb.query_errors import parser_position, syntax_error, tokens, unbalanced
 
     try:
         Store().query(text + _NEVER_VALID)
@@ -234,8 +234,9 @@ def _unreadable(text: str, exc: Any) -> SparqlSyntaxError:
         lines = text.split("\n")
         if where is not None and where[0] <= len(lines):  # it stopped inside the text itself
             return syntax_error(text, oxigraph)
-        if where is not None:  # it read to the end of the text
-            return _unsure(syntax_error(text, f"error at {len(lines)}:{len(lines[-1]) + 1}: {raw.partition(': ')[2]}"))
+        if where is not None:  # it read to the end of the text: cut short (an unclosed brace), or unsure
+            end = syntax_error(text, f"error at {len(lines)}:{len(lines[-1]) + 1}: {raw.partition(': ')[2]}")
+            return end if unbalanced(tokens(text)) is not None else _unsure(end)
     except Exception:  # nothing ran (the text cannot be valid): fall back to rdflib's words
         pass
     line, column = int(getattr(exc, "lineno", 0) or 0), int(getattr(exc, "col", 0) or 0)
