@@ -51,6 +51,7 @@ sparqlqa.errors.UpdateRefused: refused to send a SPARQL update (DELETE): sparqlq
 from __future__ import annotations
 
 import functools
+import os
 import sys
 import threading
 from collections.abc import Callable, Iterator, Mapping
@@ -132,6 +133,7 @@ def _cached(text: str) -> QueryReading:
 PARSE_RECURSION = 12_000
 _PARSE_STACK = 512 << 20
 _parser: Any = None
+_parser_pid = 0
 _parser_lock = threading.Lock()
 _THREAD = "sparql-reading"
 
@@ -162,9 +164,10 @@ def _tree_only_services() -> None:
 
 def _parse_on_big_stack(grammar: Any, text: str) -> Any:
     """``grammar.parse_string(text)`` on the parser thread (started once, with a 512 MiB stack)."""
-    global _parser
+    global _parser, _parser_pid
     with _parser_lock:
-        if _parser is None:
+        if _parser is None or _parser_pid != os.getpid():  # a forked child has no parser thread
+            _parser_pid = os.getpid()
             from concurrent.futures import ThreadPoolExecutor
 
             _tree_only_services()
