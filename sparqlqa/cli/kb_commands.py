@@ -409,9 +409,9 @@ def sparql(name: str, query: str, fmt: str, as_json: bool, allow_service: tuple[
 
     from sparqlqa.cli.remote_options import endpoint_timeout
     from sparqlqa.kb.knowledge_base import open_kb
-    from sparqlqa.kb.query_errors import query_with_prefixes
     from sparqlqa.kb.results_format import format_result
     from sparqlqa.kb.service_guard import allowance
+    from sparqlqa.kb.sparql_reading import query_with_prefixes
     from sparqlqa.kb.vocab import kb_prefixes
 
     hosts = allowance(allow_service)

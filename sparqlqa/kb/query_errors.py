@@ -22,13 +22,11 @@ from __future__ import annotations
 import difflib
 import itertools
 import re
-from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TypeVar
 
 from sparqlqa.errors import SparqlSyntaxError
-from sparqlqa.kb.sparql_guard import sparql_tokens
-from sparqlqa.kb.vocab import WELL_KNOWN_PREFIXES, with_default_prefixes
+from sparqlqa.kb.sparql_text import sparql_tokens
+from sparqlqa.kb.vocab import WELL_KNOWN_PREFIXES
 
 _POSITION = re.compile(r"error at (\d+):(\d+):\s*(.*)", re.DOTALL)
 #: quoted tokens and keywords of Oxigraph's "expected one of ..." list (character classes are dropped)
@@ -40,7 +38,6 @@ _KEYWORDS = frozenset({"WHERE", "SELECT", "ASK", "CONSTRUCT", "DESCRIBE", "PREFI
                        "UNION", "MINUS", "GRAPH", "SERVICE", "BIND", "VALUES", "DISTINCT", "REDUCED", "FROM",
                        "NAMED", "ORDER", "GROUP", "BY", "LIMIT", "OFFSET", "HAVING", "AS", "NOT", "EXISTS"})
 _PAIRS = {"{": "}", "(": ")"}
-T = TypeVar("T")
 
 
 @dataclass
@@ -195,6 +192,12 @@ def diagnose(query: str, line: int, column: int, raw: str, declared: frozenset[s
     return Diagnosis(line, column, expected(raw), "check the query near the caret")
 
 
+def parser_position(raw: str) -> tuple[int, int] | None:
+    """``(line, column)`` of Oxigraph's ``error at LINE:COLUMN: ...`` message (as the parser counts them)."""
+    position = _POSITION.match(raw.strip())
+    return (int(position.group(1)), int(position.group(2))) if position else None
+
+
 def syntax_error(query: str, exc: SyntaxError | str, *, skip_lines: int = 0) -> SparqlSyntaxError:
     """The :class:`SparqlSyntaxError` for the parser's ``exc`` on ``query``; the first ``skip_lines``
     lines of ``query`` (PREFIX declarations sparqlqa added) are left out of the line numbers and the text
@@ -212,16 +215,3 @@ def syntax_error(query: str, exc: SyntaxError | str, *, skip_lines: int = 0) -> 
                f"{snippet(shown, found.line, found.column)}")
     return SparqlSyntaxError(message, line=found.line, column=found.column, problem=found.problem, hint=found.hint,
                              parser_message=raw)
-
-
-def query_with_prefixes(run: Callable[[str], T], query: str, prefixes: dict[str, str]) -> T:
-    """``run(query)`` with the undeclared well-known ``prefixes`` declared first; a syntax error speaks of
-    the query as written (its lines, not those of the added declarations)."""
-    full = with_default_prefixes(query, prefixes)
-    try:
-        return run(full)
-    except SparqlSyntaxError as exc:
-        added = full.count("\n") - query.count("\n")
-        if added == 0 or exc.line == 0:
-            raise
-        raise syntax_error(full, exc.parser_message, skip_lines=added) from None

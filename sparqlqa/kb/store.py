@@ -30,7 +30,7 @@ from sparqlqa.kb.query_errors import syntax_error
 from sparqlqa.kb.query_pool import DEFAULT_WORKERS, Outcome, QueryPool, run_in_process
 from sparqlqa.kb.records import QueryRecord
 from sparqlqa.kb.service_guard import check_service
-from sparqlqa.kb.sparql_guard import query_form
+from sparqlqa.kb.sparql_reading import read_query
 from sparqlqa.registry import Registry
 
 Term = NamedNode | BlankNode | Literal | Triple
@@ -87,9 +87,10 @@ class Store(ABC):
         With ``limits`` (or inside a :func:`~sparqlqa.kb.limits.bounded` scope) the query is stopped at
         the time, row or memory limit (:class:`~sparqlqa.errors.QueryTimeout`, :class:`~sparqlqa.errors.QueryTooLarge`).
         """
-        form = query_form(sparql)
-        check_service(sparql, self.allow_service,
+        reading = read_query(sparql)  # the one reading: refuses updates and what it cannot read with certainty
+        check_service(reading, self.allow_service,
                       engine_services=() if self.fetches_every_service else engine_services)
+        form = reading.form
         if limits is not None:
             with bounded(limits):
                 return self._timed(sparql, form)

@@ -129,15 +129,3 @@ def prefixed_name(iri: str, prefixes: dict[str, str]) -> str | None:
     if best is None or not re.fullmatch(r"[^\s/#:?<>\"]+", local):
         return None
     return f"{next(name for name, ns in prefixes.items() if ns == best)}:{local}"
-
-
-def with_default_prefixes(query: str, prefixes: dict[str, str]) -> str:
-    """Declare the well-known prefixes (rdf, rdfs, skos, sqa, kb, ...) the query uses but does not declare.
-
-    >>> with_default_prefixes("SELECT * WHERE { ?s rdfs:label ?l }", PREFIXES).splitlines()[0]
-    'PREFIX rdfs: <http://www.w3.org/2000/01/rdf-schema#>'
-    """
-    declared = {m.lower() for m in re.findall(r"(?i)\bPREFIX\s+([A-Za-z][\w.-]*|):", query)}
-    lines = [f"PREFIX {name}: <{iri}>" for name, iri in prefixes.items()
-             if name.lower() not in declared and re.search(rf"(?<![\w<]){re.escape(name)}:", query)]
-    return "\n".join([*lines, query]) if lines else query

@@ -43,7 +43,8 @@ from typing import Any, ClassVar
 from urllib.parse import urlencode
 
 from sparqlqa.errors import ConfigError, EndpointError, UpdateRefused
-from sparqlqa.kb.sparql_guard import READ_FORMS, query_form, sparql_tokens
+from sparqlqa.kb.sparql_guard import READ_FORMS, query_form
+from sparqlqa.kb.sparql_text import sparql_tokens
 from sparqlqa.kb.store import QueryResult, Store, stores
 from sparqlqa.net import (
     CallFailure,

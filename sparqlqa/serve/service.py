@@ -225,16 +225,20 @@ class Service:
         """Run a read query: ``{kb, query}`` → form, variables, SPARQL JSON results, elapsed ms."""
         import json
 
-        from sparqlqa.kb.query_errors import query_with_prefixes
+        from sparqlqa.errors import SparqlSyntaxError
         from sparqlqa.kb.results_format import to_json
         from sparqlqa.kb.sparql_guard import query_form
+        from sparqlqa.kb.sparql_reading import query_with_prefixes
         from sparqlqa.kb.vocab import kb_prefixes
 
         body = _object(payload, {"kb", "query"})
         query = body.get("query")
         if not isinstance(query, str) or not query.strip():
             raise QueryError("'query' must be a SPARQL query", hint="e.g. SELECT * WHERE { ?s ?p ?o } LIMIT 10")
-        query_form(query)  # refuses updates before the KB is even opened
+        try:
+            query_form(query)  # refuses updates before the KB is even opened
+        except SparqlSyntaxError:
+            pass  # said below, with the KB's prefixes declared
         limits = replace(self.limits(), max_rows=MAX_ROWS, truncate=True)
         with self.using(body.get("kb")) as kb:
             result = query_with_prefixes(lambda text: kb.query(text, limits=limits), query, kb_prefixes(kb))

@@ -73,9 +73,27 @@ def queries(url: str) -> dict[str, str]:
         "nested": f"ASK {{ ?s ?p ?o OPTIONAL {{ {{ SELECT ?z {{ SERVICE <{url}> {{ ?a ?b ?z }} }} }} }} }}",
         "cr-comment": f"SELECT ?z WHERE {{ # hidden?\rSERVICE <{url}> {{ ?a ?b ?z }} }}",
         "construct": f"CONSTRUCT {{ ?a ?b ?z }} WHERE {{ SERVICE <{url}> {{ ?a ?b ?z }} }}",
+        **bypasses(url),
     }
 
 
+def bypasses(url: str) -> dict[str, str]:
+    """Issue 33's bypass of the old regex guard (``<'a> b'`` read as an IRI hid the SERVICE in a "string"),
+    and its NOT EXISTS, ASK, CONSTRUCT and SILENT variants: the line break after ``'c#')`` matters."""
+    lt = "EXISTS{?s ?p ?o}<'a> b'"
+    return {
+        "exists-lt": f"SELECT * WHERE {{ BIND({lt} AS ?z) SERVICE <{url}> {{ ?x ?y ?w }} BIND('c#' AS ?q)\n}}",
+        "not-exists-lt": f"SELECT * WHERE {{ BIND(NOT {lt} AS ?z) SERVICE <{url}> {{ ?x ?y ?w }} BIND('c#' AS ?q)\n}}",
+        "ask-lt": f"ASK {{ BIND({lt} AS ?z) SERVICE <{url}> {{ ?x ?y ?w }} BIND('c#' AS ?q)\n}}",
+        "construct-lt": f"CONSTRUCT {{ ?x ?y ?w }} WHERE {{ BIND({lt} AS ?z) SERVICE <{url}> {{ ?x ?y ?w }} "
+                        "BIND('c#' AS ?q)\n}",
+        "silent-lt": f"SELECT * WHERE {{ BIND({lt} AS ?z) SERVICE SILENT <{url}> {{ ?x ?y ?w }} BIND('c#' AS ?q)\n}}",
+    }
+
+
+#: variants whose endpoint needs the query's BASE: refused whatever is allowed (two IRI resolvers could differ)
+UNCHECKABLE_VARIANTS = ("relative",)
+UNCHECKABLE = "cannot check its host"
 VARIABLE = "SELECT * WHERE { BIND(<http://127.0.0.1:9/sparql> AS ?ep) SERVICE ?ep { ?a ?b ?z } }"
 
 
@@ -83,10 +101,10 @@ def test_cli_refuses_every_variant(movies_kb: KnowledgeBase, listener: Listener)
     host, port = listener.host.split(":")
     for name, query in queries(listener.url).items():
         code, output = cli("sparql", "movies", query)
-        assert_clean_failure(code, output, 1, "refused to run SERVICE", f"host {listener.host} is not allowed",
-                             "--allow-service")
+        reason = UNCHECKABLE if name in UNCHECKABLE_VARIANTS else f"host {listener.host} is not allowed"
+        assert_clean_failure(code, output, 1, "refused to run SERVICE", reason, "--allow-service")
         code, output = cli("sparql", "movies", query, "--allow-service", f"{host}:{int(port) + 1}")
-        assert_clean_failure(code, output, 1, "is not allowed")
+        assert_clean_failure(code, output, 1, "refused to run SERVICE")
         assert listener.requests == [], name
     code, output = cli("sparql", "movies", VARIABLE, "--json")
     assert_clean_failure(code, output, 1, "the variable ?ep", "cannot be checked")
@@ -164,7 +182,8 @@ def test_mcp_tool_refuses(movies_kb: KnowledgeBase, listener: Listener) -> None:
                     ClientSession(read, write) as session:
                 await session.initialize()
                 return [await session.call_tool("sparql", {"kb": "movies", "query": query})
-                        for query in (queries(listener.url)["plain"], queries(listener.url)["glued"], VARIABLE)]
+                        for query in (queries(listener.url)["plain"], queries(listener.url)["glued"], VARIABLE,
+                                      *bypasses(listener.url).values())]
 
     for result in anyio.run(main):
         text = result.content[0].text
@@ -189,8 +208,9 @@ def test_a_remote_endpoint_is_never_asked_to_call_out(listener: Listener) -> Non
 
     with FakeSparqlServer() as endpoint:
         store = EndpointStore(endpoint.url)
-        for query in queries(listener.url).values():
-            with pytest.raises(ServiceRefused, match=f"host {listener.host} is not allowed"):
+        for name, query in queries(listener.url).items():
+            reason = UNCHECKABLE if name in UNCHECKABLE_VARIANTS else f"host {listener.host} is not allowed"
+            with pytest.raises(ServiceRefused, match=reason):
                 store.query(query)
         assert endpoint.seen == [] and store.requests_sent == 0
     assert listener.requests == []

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from sparqlqa.errors import SparqlSyntaxError
-from sparqlqa.kb.query_errors import query_with_prefixes, snippet, syntax_error, tokens
+from sparqlqa.kb.query_errors import snippet, syntax_error, tokens
+from sparqlqa.kb.sparql_reading import query_with_prefixes
 from sparqlqa.kb.store import OxigraphStore
 from sparqlqa.kb.vocab import PREFIXES
 

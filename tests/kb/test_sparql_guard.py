@@ -71,7 +71,7 @@ def _rows(query: str) -> list[tuple[str, ...]]:
 
 
 def test_compact_iris_keeps_the_meaning_and_declares_what_it_used() -> None:
-    from sparqlqa.kb.sparql_guard import compact_iris
+    from sparqlqa.kb.sparql_text import compact_iris
 
     query = (f'SELECT ?d ?t WHERE {{ ?f <{DBO}director> ?d . ?f <{DBO}title> ?t . '
              f'FILTER(?t != "<{DBO}director>") # <{DBO}x>\n}}')
@@ -86,7 +86,7 @@ def test_compact_iris_keeps_the_meaning_and_declares_what_it_used() -> None:
 def test_compact_iris_never_touches_a_string(text: str) -> None:
     from pyoxigraph import Literal
 
-    from sparqlqa.kb.sparql_guard import compact_iris
+    from sparqlqa.kb.sparql_text import compact_iris
 
     literal = str(Literal(f"<{DBO}{text}>"))
     query = f"SELECT * WHERE {{ ?s <{DBO}name> {literal} }}"
@@ -95,7 +95,7 @@ def test_compact_iris_never_touches_a_string(text: str) -> None:
 
 
 def test_compact_iris_leaves_odd_locals_and_declared_queries_alone() -> None:
-    from sparqlqa.kb.sparql_guard import compact_iris
+    from sparqlqa.kb.sparql_text import compact_iris
 
     odd = f"SELECT * WHERE {{ ?s <{DBO}a.b> ?o . ?s <{DBO}> ?o . ?s <{DBO}x%20y> ?o }}"
     assert compact_iris(odd, {"dbo": DBO}) == (odd, {})

@@ -1,7 +1,7 @@
 """The LLM's SPARQL, read by real parsers before anything runs, and its constants swapped for KB nodes.
 
 :func:`read_query` declares the KB's prefixes the query uses but leaves undeclared, refuses updates and
-SERVICE calls (:mod:`sparqlqa.kb.sparql_guard`, :mod:`sparqlqa.kb.service_guard`), lets Oxigraph's parser
+SERVICE calls (:mod:`sparqlqa.kb.sparql_reading`, :mod:`sparqlqa.kb.service_guard`), lets Oxigraph's parser
 check the syntax (its error made readable by :mod:`sparqlqa.kb.query_errors`) in a query worker, never in
 this process (:func:`sparqlqa.kb.query_pool.check_query`: no network, the request's deadline and memory
 limit, an empty store), and rdflib's algebra give the
@@ -29,9 +29,10 @@ from pyoxigraph import Literal, NamedNode
 
 from sparqlqa.errors import QueryError, SparqlSyntaxError
 from sparqlqa.kb.query_errors import syntax_error
-from sparqlqa.kb.service_guard import Token, check_service, tokens
-from sparqlqa.kb.sparql_guard import query_form
-from sparqlqa.kb.vocab import with_default_prefixes
+from sparqlqa.kb.service_guard import check_service
+from sparqlqa.kb.sparql_reading import query_with_prefixes, with_default_prefixes
+from sparqlqa.kb.sparql_reading import read_query as read_sparql
+from sparqlqa.kb.sparql_text import Token, tokens
 
 __all__ = ["ReadQuery", "TermKey", "add_filter", "constant_keys", "counted_items", "iri_key", "literal_key",
            "out_and_back", "read_query", "readable", "substitute"]
@@ -76,11 +77,13 @@ def read_query(raw: str, prefixes: Mapping[str, str]) -> ReadQuery:
     :class:`~sparqlqa.errors.ServiceRefused`, :class:`~sparqlqa.errors.SparqlSyntaxError` or
     :class:`~sparqlqa.errors.QueryError` (not a SELECT or ASK) when it cannot run."""
     text = with_default_prefixes(raw.strip(), dict(prefixes))
-    form = query_form(text)  # refuses updates before any parser sees the text
+    # refuses updates, and what the guard cannot read, before Oxigraph sees the text; errors located as written
+    reading = query_with_prefixes(read_sparql, raw.strip(), prefixes)
+    form = reading.form
     if form not in ("SELECT", "ASK"):
         raise QueryError(f"a {form} query returns no answers: expected SELECT or ASK",
                          hint="write a SELECT (or an ASK for a yes/no question)")
-    check_service(text, frozenset())  # no SERVICE ever: the query reads this KB only
+    check_service(reading, frozenset())  # no SERVICE ever: the query reads this KB only
     _check_syntax(text, added=text.count("\n") - raw.strip().count("\n"))
     return _algebra(text, form)
 

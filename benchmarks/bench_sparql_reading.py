@@ -1,0 +1,92 @@
+"""Parse-once cost per query: the guard's one reading (rdflib's SPARQL 1.1 parser) against today's regex lexers.
+
+Today's guard (``query_form`` + ``check_service`` from the branch point, commit 3b2398f, loaded from git
+into this process) and the new one (:func:`sparqlqa.kb.sparql_reading.read_query` + ``check_service``)
+read the same queries in the same run: four as the compiler writes them (a relaxation tier, a count, a
+yes/no ASK with VALUES, the evidence query), three a user would type (prefixes, OPTIONAL/FILTER,
+a subquery with an aggregate), and one real SERVICE to an allowed host.  The new reading is timed
+uncached (every parse) and cached (the LRU the store uses for a text it has read before); the scale
+is the compiled query run on an in-memory Oxigraph store holding the movie fixture.
+
+    PYTHONPATH=. .venv/bin/python benchmarks/bench_sparql_reading.py
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from pyoxigraph import RdfFormat
+from pyoxigraph import Store as OxStore
+
+from sparqlqa.kb.service_guard import check_service
+from sparqlqa.kb.sparql_reading import _cached, read_query
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from timing import median_seconds
+
+ROOT = Path(__file__).resolve().parents[1]
+TODAY = "3b2398f1d84596cc67ef3cebf35a406924361602"
+FIXTURE = ROOT / "tests" / "fixtures" / "movies.ttl"
+KB = "https://sparqlqa.dev/kb/movies/"
+COMPILED = (f"PREFIX kb: <{KB}> SELECT DISTINCT ?x1 WHERE {{ ?x1 <{KB}relation/directed_by> ?c0 . "
+            f"VALUES ?c0 {{ <{KB}entity/Ridley%20Scott> }} }} LIMIT 1000")
+QUERIES = {
+    "compiled tier": COMPILED,
+    "compiled count": COMPILED.replace("SELECT DISTINCT ?x1", "SELECT (COUNT(DISTINCT ?x1) AS ?count)"),
+    "compiled ASK + VALUES": (f"ASK {{ ?x1 <{KB}relation/directed_by> ?c0 . VALUES (?x1 ?c0) {{ "
+                              f"(<{KB}entity/Alien> <{KB}entity/Ridley%20Scott>) }} }}"),
+    "compiled evidence": (f"SELECT ?x1 ?r ?o WHERE {{ VALUES ?x1 {{ <{KB}entity/Alien> <{KB}entity/Heat> }} "
+                          f"?x1 ?r ?o . FILTER(?r IN (<{KB}relation/directed_by>, <{KB}relation/release_year>)) }}"),
+    "user: prefixes": ("PREFIX rdfs: <http://www.w3.org/2000/01/rdf-schema#>\nPREFIX rel: <" + KB + "relation/>\n"
+                       "SELECT ?film ?name WHERE { ?film rel:directed_by ?d . ?d rdfs:label ?name }"),
+    "user: OPTIONAL/FILTER": ("PREFIX rdfs: <http://www.w3.org/2000/01/rdf-schema#>\nSELECT ?s ?l WHERE {\n"
+                              "  ?s ?p ?o # any edge\n  OPTIONAL { ?s rdfs:label ?l FILTER(lang(?l) = 'en') }\n"
+                              "  FILTER(?o != 'x#y' && ?o < 2000)\n} ORDER BY ?l LIMIT 20"),
+    "user: subquery": ("SELECT ?d (COUNT(?f) AS ?n) WHERE { { SELECT ?f ?d WHERE { ?f <" + KB
+                       + "relation/directed_by> ?d } } } GROUP BY ?d HAVING (COUNT(?f) > 1)"),
+    "real SERVICE": "SELECT * { SERVICE <https://query.wikidata.org/sparql> { ?s ?p ?o } } LIMIT 10",
+}
+ALLOWED = frozenset({"query.wikidata.org"})
+
+
+def todays_guard(folder: Path) -> tuple[Any, Any]:
+    """``query_form`` and ``check_service`` as they were at :data:`TODAY` (git show, imported here)."""
+    modules: dict[str, ModuleType] = {}
+    for name in ("sparql_guard", "service_guard"):
+        source = subprocess.run(["git", "-C", str(ROOT), "show", f"{TODAY}:sparqlqa/kb/{name}.py"],
+                                capture_output=True, text=True, check=True).stdout
+        source = source.replace("from sparqlqa.kb.sparql_guard import", "from today_sparql_guard import")
+        path = folder / f"today_{name}.py"
+        path.write_text(source)
+        spec = importlib.util.spec_from_file_location(f"today_{name}", path)
+        assert spec is not None and spec.loader is not None
+        modules[name] = importlib.util.module_from_spec(spec)
+        sys.modules[f"today_{name}"] = modules[name]
+        spec.loader.exec_module(modules[name])
+    return modules["sparql_guard"].query_form, modules["service_guard"].check_service
+
+
+def main() -> None:
+    store = OxStore()
+    store.load(path=str(FIXTURE), format=RdfFormat.TURTLE)
+    baseline = median_seconds(lambda: list(store.query(COMPILED, use_default_graph_as_union=True)), 2000) * 1e6
+    print(f"Oxigraph runs the compiled tier (baseline): {baseline:8.1f} us")
+    with tempfile.TemporaryDirectory() as folder:
+        query_form, old_check = todays_guard(Path(folder))
+        print(f"{'query':24} {'today us':>9} {'reading us':>11} {'cached us':>10} {'reading/today':>14}")
+        for name, query in QUERIES.items():
+            today = median_seconds(lambda q=query: (query_form(q), old_check(q, ALLOWED)), 1000) * 1e6
+            parsed = median_seconds(lambda q=query: check_service(_cached.__wrapped__(q), ALLOWED), 60) * 1e6
+            cached = median_seconds(lambda q=query: check_service(read_query(q), ALLOWED), 1000) * 1e6
+            print(f"{name:24} {today:9.1f} {parsed:11.1f} {cached:10.1f} {parsed / today:13.0f}x"
+                  f"   (uncached = {parsed / baseline:.0f}x the baseline)")
+
+
+if __name__ == "__main__":
+    main()
