@@ -434,6 +434,24 @@ def index_supported(kb: KnowledgeBase) -> bool:
     return not kb.is_remote
 
 
+def built_index(kb: KnowledgeBase, embedder: Embedder, *, warn: Warn | None = None) -> NodeIndex | None:
+    """The node index of ``kb`` for ``embedder`` when it needs no embedding now: finished on disk (loaded,
+    checked; a damaged one is repaired as :func:`load_index` does), or an in-memory KB's (built in this
+    process: small).  ``None`` for a remote KB and for an on-disk KB whose index was never built or is
+    unfinished: stage 3 then embeds only the SPARQL candidates, and ``sparqlqa index`` (or a ``vss``
+    question) builds or resumes the index."""
+    if not index_supported(kb) or (kb.directory is not None and not index_finished(kb, embedder)):
+        return None
+    return load_index(kb, embedder, warn=warn)
+
+
+def index_finished(kb: KnowledgeBase, embedder: Embedder) -> bool:
+    """Whether the on-disk index of ``kb`` for ``embedder`` was finished (or is damaged, so it is repaired
+    on load rather than left unbuilt): what :func:`built_index` loads."""
+    status = index_status(kb, embedder)
+    return status.damaged is not None or (status.record is not None and status.record.complete)
+
+
 def load_index(kb: KnowledgeBase, embedder: Embedder, *, progress: Progress | None = None,
                warn: Warn | None = None, rebuild: bool = False) -> NodeIndex:
     """The node index of ``kb`` for ``embedder``: from this process, from disk, or built now

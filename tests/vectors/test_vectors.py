@@ -154,6 +154,7 @@ def test_filtered_candidates_stay_above_top_up(movies_kb: KnowledgeBase) -> None
     items = [Candidate(f"{EX}gladiator", 0, 2, Evidence()), Candidate(f"{EX}witness", 1, 1, Evidence()),
              Candidate(f"{EX}alien", 0, 2, Evidence())]
     candidates = Candidates(target="?x", items=items)
+    build_index(movies_kb, get_embedder("fake"))  # the top-up needs the built index
     ranking = rank_candidates(movies_kb, "spaceship creature film", candidates, k=6,
                               embedder=get_embedder("fake"), target_type=f"{EX}Movie")
     iris = [n.iri for n in ranking.items]
@@ -162,6 +163,29 @@ def test_filtered_candidates_stay_above_top_up(movies_kb: KnowledgeBase) -> None
     assert ranking.added == 3 and len(set(iris)) == 6
     assert all(i.startswith(EX) and i[len(EX):] in ("avatar", "aliens", "blade_runner", "top_gun")
                for i in iris[3:])  # the top-up is restricted to the target type
+
+
+def test_unbuilt_index_ranks_the_candidates_alike_without_embedding_the_kb(movies_kb: KnowledgeBase) -> None:
+    """Issue 36: before the node index is built, stage 3 embeds only the SPARQL candidates (no whole-KB
+    embedding, nothing written), orders them exactly as the built index does, and says why there is no
+    fill-in; once built, the same candidates come first in the same order with the same scores."""
+    from sparqlqa.stages.execute import Candidate, Candidates, Evidence
+    from sparqlqa.stages.ranking import unbuilt_note
+
+    items = [Candidate(f"{EX}{name}", tier, 1, Evidence()) for name, tier in
+             (("gladiator", 0), ("witness", 1), ("alien", 0), ("blade_runner", 0), ("aliens", 1))]
+    candidates = Candidates(target="?x", items=items)
+    embedder = CountingEmbedder()
+    before = rank_candidates(movies_kb, "spaceship creature film", candidates, k=6, embedder=embedder)
+    assert len(embedder.texts) == 1 + 5  # the question and the five candidates, not the KB's 19 nodes
+    assert index_status(movies_kb, embedder).record is None  # no index started
+    assert [n.source for n in before.items] == ["filtered"] * 5 and before.added == 0
+    assert unbuilt_note(movies_kb, embedder) in before.notes and "sparqlqa index movies" in before.notes[-1]
+    build_index(movies_kb, embedder)
+    after = rank_candidates(movies_kb, "spaceship creature film", candidates, k=6, embedder=embedder)
+    filtered = [(n.iri, n.tier, round(n.score, 6)) for n in after.items if n.source == "filtered"]
+    assert filtered == [(n.iri, n.tier, round(n.score, 6)) for n in before.items]
+    assert after.added == 1 and unbuilt_note(movies_kb, embedder) not in after.notes
 
 
 def test_query_text_adds_requirements_and_vss_ranks_globally(movies_kb: KnowledgeBase) -> None:
