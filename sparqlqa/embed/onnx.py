@@ -27,8 +27,11 @@ from sparqlqa.paths import make_folder, sparqlqa_home
 
 INSTALL = "pip install 'sparqlqa[embed]'"
 #: up to this many texts run on one thread: a question's embedding, measured on a busy 2-core machine,
-#: takes 9 ms p50 on one thread against 18 ms on two (benchmarks/RESULTS.md "Vectors")
-SMALL_BATCH = 16
+#: takes 9 ms p50 on one thread against 18 ms on two (benchmarks/RESULTS.md "Vectors").  Everything a
+#: question embeds (the question, its spans, a KB's relation texts: 105 on a 17-relation KB, the SPARQL
+#: candidates of a KB not indexed yet) stays on that one session: a second session costs about as much
+#: CPU to create (0.2 s) as a cold ask may spend in all (issue 36); index slices (256 texts) use more
+SMALL_BATCH = 192
 
 
 def onnx_cache_dir(model: str) -> Path:
