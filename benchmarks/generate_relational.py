@@ -100,7 +100,8 @@ def _rows(customers: int, rng: random.Random) -> Iterator[tuple[str, str, list[t
         month, day = rng.randint(1, 12), rng.randint(1, 28)
         yield "orders", _row("orders", number), [
             ("ref-customer", _row("customer", rng.randrange(customers))),
-            ("ref-product", _row("product", rng.randrange(products))), ("quantity", _typed(rng.randint(1, 9), "integer")),
+            ("ref-product", _row("product", rng.randrange(products))),
+            ("quantity", _typed(rng.randint(1, 9), "integer")),
             ("order_date", _typed(f"2024-{month:02d}-{day:02d}", "date")), ("status", _string(rng.choice(STATUSES)))]
 
 

@@ -402,3 +402,24 @@ def test_an_index_damaged_again_after_its_rebuild_is_a_clean_error(movies_kb: Kn
     with pytest.raises(NodeIndexDamaged, match=r"vectors\.npy is bad") as caught:
         build_index(movies_kb, CountingEmbedder(), chunk_size=4, warn=warnings.append)
     assert len(warnings) == 1 and "--rebuild" in (caught.value.hint or "")
+
+
+def test_cli_ask_answers_before_the_index_and_vss_builds_it(movies_kb: KnowledgeBase, runner: Any) -> None:
+    """Issue 36: the default ``ask`` on a fresh KB neither builds nor starts the node index, and its note names
+    ``sparqlqa index``; ``--strategy vss`` (vectors alone) builds it first, as before; then ``ask`` tops up."""
+    import json
+
+    from sparqlqa.cli import main
+
+    question = "who directed the movies that Harrison Ford acted in"
+    first = runner.invoke(main, ["ask", "movies", question, "--json"])
+    assert first.exit_code == 0, first.output
+    assert "building the node index" not in first.output and "'sparqlqa index movies' builds it" in first.output
+    assert index_status(movies_kb, get_embedder("fake")).record is None
+    matched = [(i["iri"], i["score"]) for i in json.loads(first.stdout)["items"]]
+    assert matched and all(i["source"] == "filtered" for i in json.loads(first.stdout)["items"])
+    vss = runner.invoke(main, ["ask", "movies", question, "--strategy", "vss", "--json"])
+    assert vss.exit_code == 0 and "building the node index of movies (fake)" in vss.output, vss.output
+    again = json.loads(runner.invoke(main, ["ask", "movies", question, "--json"]).stdout)["items"]
+    assert [(i["iri"], i["score"]) for i in again if i["source"] == "filtered"] == matched
+    assert any(i["source"] == "vector" for i in again)  # the fill-in, now that the index is built
