@@ -173,13 +173,13 @@ def ask(words: tuple[str, ...], endpoint: str | None, profile_name: str, llm_spe
 
 def _index_first(kb: KnowledgeBase, embedder: Embedder, strategy: str | None, quiet: bool) -> None:
     """Before answering, on the terminal: build the node index for a strategy that answers from it alone
-    (``vss``), and load (repair, with a warning) a finished one; the default strategies never wait for an
-    unbuilt or unfinished index (stage 3 embeds the SPARQL candidates and says how to build it)."""
-    from sparqlqa.vectors.index import index_finished, index_supported
+    (``vss``), load (repair, with a warning) a finished one, build a tiny KB's; the default strategies never
+    wait for a bigger unbuilt or unfinished index (stage 3 embeds the SPARQL candidates, says how to build it)."""
+    from sparqlqa.vectors.index import index_at_hand, index_supported
 
     if not index_supported(kb):
         return
-    if needs_index(strategy) or index_finished(kb, embedder):
+    if needs_index(strategy) or index_at_hand(kb, embedder):
         ensure_index(kb, embedder, quiet=quiet)
 
 

@@ -26,6 +26,12 @@ from sparqlqa.errors import ConfigError, MissingExtraError
 from sparqlqa.paths import make_folder, sparqlqa_home
 
 INSTALL = "pip install 'sparqlqa[embed]'"
+#: rows of one model run, and its tokens (rows × longest text) at most: the run's activations (attention
+#: grows with rows × tokens²) stay small, so the peak memory of an index build does not depend on how long
+#: the KB's texts are, nor, texts being embedded slice by slice, on how many (issue 36: 512 short texts
+#: peaked at 548 MB in batches of 64, 364 MB in batches of 16, in less CPU)
+BATCH_ROWS = 32
+BATCH_TOKENS = 2048
 #: up to this many texts run on one thread: a question's embedding, measured on a busy 2-core machine,
 #: takes 9 ms p50 on one thread against 18 ms on two (benchmarks/RESULTS.md "Vectors").  Everything a
 #: question embeds (the question, its spans, a KB's relation texts: 105 on a 17-relation KB, the SPARQL
@@ -108,6 +114,22 @@ def _max_tokens(folder: Path) -> int:
         return 256
 
 
+def _batches(order: list[int], lengths: list[int], rows: int) -> list[list[int]]:
+    """``order`` (indexes by ascending token count) cut into batches of at most ``rows`` rows and
+    :data:`BATCH_TOKENS` padded tokens.
+
+    >>> _batches([0, 1, 2, 3], [10, 600, 700, 900], 32)
+    [[0, 1], [2, 3]]
+    """
+    batches: list[list[int]] = []
+    for index in order:
+        if batches and len(batches[-1]) < rows and (len(batches[-1]) + 1) * lengths[index] <= BATCH_TOKENS:
+            batches[-1].append(index)
+        else:
+            batches.append([index])
+    return batches
+
+
 @embedders.register("onnx")
 class OnnxEmbedder(Embedder):
     """all-MiniLM-L6-v2 on ONNX Runtime (float32); ``onnx-int8`` is its int8-quantised twin."""
@@ -150,13 +172,19 @@ class OnnxEmbedder(Embedder):
                                                                    providers=["CPUExecutionProvider"])
         return self._sessions[threads], self._tokenizer
 
+    def _threads_for(self, texts: int) -> int:
+        """One thread up to :data:`SMALL_BATCH` texts, else all; but once a session is loaded it serves
+        every later call (a second session is a second copy of the weights and ~0.2 s CPU to create)."""
+        if self._sessions:
+            return next(iter(self._sessions))
+        return 1 if texts <= SMALL_BATCH else self._threads
+
     def _embed(self, texts: list[str], batch_size: int) -> np.ndarray:
-        session, tokenizer = self._load(1 if len(texts) <= SMALL_BATCH else self._threads)
+        session, tokenizer = self._load(self._threads_for(len(texts)))
         encodings = tokenizer.encode_batch(texts)
         order = sorted(range(len(texts)), key=lambda i: len(encodings[i].ids))
         out = np.zeros((len(texts), self.dimension), dtype=np.float32)
-        for start in range(0, len(order), batch_size):
-            rows = order[start:start + batch_size]
+        for rows in _batches(order, [len(e.ids) for e in encodings], min(batch_size, BATCH_ROWS)):
             out[rows] = self._run_batch(session, [encodings[i] for i in rows])
         return out
 

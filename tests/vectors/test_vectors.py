@@ -165,7 +165,16 @@ def test_filtered_candidates_stay_above_top_up(movies_kb: KnowledgeBase) -> None
                for i in iris[3:])  # the top-up is restricted to the target type
 
 
-def test_unbuilt_index_ranks_the_candidates_alike_without_embedding_the_kb(movies_kb: KnowledgeBase) -> None:
+@pytest.fixture
+def big(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The movie fixture treated as a KB too big to index on first use (it has 19 nodes)."""
+    import sparqlqa.vectors.index as vectors
+
+    monkeypatch.setattr(vectors, "INDEX_ON_FIRST_USE", 0)
+
+
+def test_unbuilt_index_ranks_the_candidates_alike_without_embedding_the_kb(movies_kb: KnowledgeBase,
+                                                                          big: None) -> None:
     """Issue 36: before the node index is built, stage 3 embeds only the SPARQL candidates (no whole-KB
     embedding, nothing written), orders them exactly as the built index does, and says why there is no
     fill-in; once built, the same candidates come first in the same order with the same scores."""
@@ -404,7 +413,17 @@ def test_an_index_damaged_again_after_its_rebuild_is_a_clean_error(movies_kb: Kn
     assert len(warnings) == 1 and "--rebuild" in (caught.value.hint or "")
 
 
-def test_cli_ask_answers_before_the_index_and_vss_builds_it(movies_kb: KnowledgeBase, runner: Any) -> None:
+def test_a_tiny_kb_is_indexed_on_first_use(movies_kb: KnowledgeBase) -> None:
+    """Up to ``INDEX_ON_FIRST_USE`` nodes (a couple of seconds of embedding) the first question builds the index."""
+    from sparqlqa.stages.execute import Candidate, Candidates, Evidence
+
+    candidates = Candidates(target="?x", items=[Candidate(f"{EX}alien", 0, 1, Evidence())])
+    ranking = rank_candidates(movies_kb, "spaceship creature film", candidates, k=3, embedder=get_embedder("fake"))
+    assert ranking.added == 2 and index_status(movies_kb, get_embedder("fake")).record is not None
+
+
+def test_cli_ask_answers_before_the_index_and_vss_builds_it(movies_kb: KnowledgeBase, runner: Any,
+                                                            big: None) -> None:
     """Issue 36: the default ``ask`` on a fresh KB neither builds nor starts the node index, and its note names
     ``sparqlqa index``; ``--strategy vss`` (vectors alone) builds it first, as before; then ``ask`` tops up."""
     import json
