@@ -442,3 +442,14 @@ def test_cli_ask_answers_before_the_index_and_vss_builds_it(movies_kb: Knowledge
     again = json.loads(runner.invoke(main, ["ask", "movies", question, "--json"]).stdout)["items"]
     assert [(i["iri"], i["score"]) for i in again if i["source"] == "filtered"] == matched
     assert any(i["source"] == "vector" for i in again)  # the fill-in, now that the index is built
+
+
+def test_ingest_index_builds_the_index_at_ingest(runner: Any, movies_ttl: Path) -> None:
+    from sparqlqa.cli import main
+    from sparqlqa.kb.knowledge_base import open_kb
+
+    result = runner.invoke(main, ["ingest", str(movies_ttl), "--kb", "m", "--index"])
+    assert result.exit_code == 0 and "building the node index of m (fake)" in result.output, result.output
+    with open_kb("m") as kb:
+        record = index_status(kb, get_embedder("fake")).record
+    assert record is not None and record.complete and record.count == 19
