@@ -173,11 +173,12 @@ class OnnxEmbedder(Embedder):
         return self._sessions[threads], self._tokenizer
 
     def _threads_for(self, texts: int) -> int:
-        """One thread up to :data:`SMALL_BATCH` texts, else all; but once a session is loaded it serves
-        every later call (a second session is a second copy of the weights and ~0.2 s CPU to create)."""
-        if self._sessions:
-            return next(iter(self._sessions))
-        return 1 if texts <= SMALL_BATCH else self._threads
+        """All threads for more than :data:`SMALL_BATCH` texts (index slices, a big SPARQL candidate set);
+        fewer run on whichever session is loaded already, one thread when none is (a second session is a
+        second copy of the weights and ~0.2 s CPU to create)."""
+        if texts > SMALL_BATCH:
+            return self._threads
+        return next(iter(self._sessions)) if self._sessions else 1
 
     def _embed(self, texts: list[str], batch_size: int) -> np.ndarray:
         session, tokenizer = self._load(self._threads_for(len(texts)))
