@@ -161,7 +161,7 @@ def ask(words: tuple[str, ...], endpoint: str | None, profile_name: str, llm_spe
     with endpoint_timeout(timeout_s):
         target, question = _open_target(words, endpoint, profile_name)
         with target as kb:
-            ensure_index(kb, get_embedder(embedder_spec), quiet=quiet)
+            _index_first(kb, get_embedder(embedder_spec), strategy, quiet)
             answer = run_ask(kb, question, strategy=strategy, llm=llm_spec, k=k, rerank=rerank,
                              embedder=embedder_spec, llm_cache=llm_cache,
                              settings={"call_budget": call_budget} if call_budget else None, exact=exact,
@@ -193,6 +193,25 @@ def _check_format(table_format: str | None, *, as_json: bool, plain: bool, expla
     if table_format and others:
         raise ConfigError(f"--format {table_format} writes only the answer's rows: it cannot go with "
                           + " or ".join(others), hint=f'sparqlqa ask NAME "question" --format {table_format}')
+def _index_first(kb: KnowledgeBase, embedder: Embedder, strategy: str | None, quiet: bool) -> None:
+    """Before answering, on the terminal: build the node index for a strategy that answers from it alone
+    (``vss``), load (repair, with a warning) a finished one, build a tiny KB's; the default strategies never
+    wait for a bigger unbuilt or unfinished index (stage 3 embeds the SPARQL candidates, says how to build it)."""
+    from sparqlqa.vectors.index import index_at_hand, index_supported
+
+    if not index_supported(kb):
+        return
+    if needs_index(strategy) or index_at_hand(kb, embedder):
+        ensure_index(kb, embedder, quiet=quiet)
+
+
+def needs_index(strategy: str | None) -> bool:
+    """Whether ``strategy`` answers from the node index alone (``vss``); the default strategies do not."""
+    if not strategy:
+        return False
+    from sparqlqa.strategies.base import strategies
+
+    return strategies.get(strategy).needs_index
 
 
 def _save(answer: Answer, directory: Path, prefixes: dict[str, str]) -> list[Path]:
@@ -240,7 +259,11 @@ def unnarrowed(answer: Answer) -> bool:
 
 
 def _warn_if_unnarrowed(answer: Answer) -> None:
-    if unnarrowed(answer):
+    if unnarrowed(answer) and not answer.items:
+        warning(f"the question names no node of {answer.kb}, and the vector ranking needs its node index, which "
+                f"is not built yet: name an entity as the KB spells it (try 'sparqlqa ask --explain'), or run "
+                f"'sparqlqa index {answer.kb}' once")
+    elif unnarrowed(answer):
         warning(f"the question names no node of {answer.kb}: these answers are only the nodes most similar to "
                 "its words (no SPARQL narrowed them); name an entity as the KB spells it "
                 "(try 'sparqlqa ask --explain')")

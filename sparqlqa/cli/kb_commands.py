@@ -49,9 +49,11 @@ def _manifest_summary(manifest: Any) -> dict[str, Any]:
 @click.option("--profile", "profile_name", help="Naming profile (e.g. wikidata, freebase) for dumps of those stores.")
 @click.option("-o", "--option", "extra", multiple=True, help="Format option KEY=VALUE (e.g. -o dataset=prime).")
 @click.option("--json", "as_json", is_flag=True, help="Print the manifest as JSON.")
+@click.option("--index", "build_index", is_flag=True, help="Also build the node vector index now, with progress "
+              "(else 'sparqlqa index KB' later: questions are answered without it, with no vector fill-in).")
 def ingest(sources: tuple[str, ...], kb_name: str, fmt: str | None, sep: str | None, replace: bool, force: bool,
            base_iri: str | None, ontologies: tuple[str, ...], profile_name: str | None,
-           extra: tuple[str, ...], as_json: bool) -> None:
+           extra: tuple[str, ...], as_json: bool, build_index: bool = False) -> None:
     """Build knowledge base KB from SOURCES (RDF files, delimited triples, STaRK SKBs; .gz/.bz2 ok)."""
     from sparqlqa.ingest import ingest as run_ingest
     from sparqlqa.kb.profile import DEFAULT_PROFILE
@@ -68,6 +70,11 @@ def ingest(sources: tuple[str, ...], kb_name: str, fmt: str | None, sep: str | N
         kb = run_ingest(list(sources), kb=kb_name, format=fmt, replace=replace, options=options,
                         base_iri=base_iri, ontologies=[Path(o) for o in ontologies], progress=progress,
                         profile=profile, force=force)
+    if build_index:
+        from sparqlqa.cli.ask_commands import ensure_index
+        from sparqlqa.embed.embedders import get_embedder
+
+        ensure_index(kb, get_embedder(), ahead=False)
     if as_json:
         print_json(kb.manifest.to_dict())
         return

@@ -13,14 +13,6 @@ from typing import Any
 
 import click
 from rich.console import Console
-from rich.progress import (
-    BarColumn,
-    DownloadColumn,
-    MofNCompleteColumn,
-    Progress,
-    TextColumn,
-    TimeElapsedColumn,
-)
 
 from sparqlqa.text_input import NAME, TextKind, clean_text
 
@@ -255,6 +247,8 @@ def count_progress(description: str, verb: str = "done", unit: str = "") -> Iter
     if not out.is_terminal:
         yield PlainProgress(verb, unit).update
         return
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn  # a bar only: ask needs none
+
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[eta]}"))
     estimator = EtaEstimator()
     with Progress(*columns, console=out, transient=True) as progress:
@@ -280,6 +274,8 @@ def byte_progress(description: str) -> Iterator[Any]:
 
         yield log
         return
+    from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeElapsedColumn
+
     columns = (TextColumn("{task.description}"), BarColumn(), DownloadColumn(), TimeElapsedColumn(),
                TextColumn("{task.fields[eta]}"))
     with Progress(*columns, console=err_console(), transient=True) as progress:

@@ -26,9 +26,18 @@ from sparqlqa.errors import ConfigError, MissingExtraError
 from sparqlqa.paths import make_folder, sparqlqa_home
 
 INSTALL = "pip install 'sparqlqa[embed]'"
+#: rows of one model run, and its tokens (rows × longest text) at most: the run's activations (attention
+#: grows with rows × tokens²) stay small, so the peak memory of an index build does not depend on how long
+#: the KB's texts are, nor, texts being embedded slice by slice, on how many (issue 36: 512 short texts
+#: peaked at 548 MB in batches of 64, 364 MB in batches of 16, in less CPU)
+BATCH_ROWS = 32
+BATCH_TOKENS = 2048
 #: up to this many texts run on one thread: a question's embedding, measured on a busy 2-core machine,
-#: takes 9 ms p50 on one thread against 18 ms on two (benchmarks/RESULTS.md "Vectors")
-SMALL_BATCH = 16
+#: takes 9 ms p50 on one thread against 18 ms on two (benchmarks/RESULTS.md "Vectors").  Everything a
+#: question embeds (the question, its spans, a KB's relation texts: 105 on a 17-relation KB, the SPARQL
+#: candidates of a KB not indexed yet) stays on that one session: a second session costs about as much
+#: CPU to create (0.2 s) as a cold ask may spend in all (issue 36); index slices (256 texts) use more
+SMALL_BATCH = 192
 
 
 def onnx_cache_dir(model: str) -> Path:
@@ -105,6 +114,22 @@ def _max_tokens(folder: Path) -> int:
         return 256
 
 
+def _batches(order: list[int], lengths: list[int], rows: int) -> list[list[int]]:
+    """``order`` (indexes by ascending token count) cut into batches of at most ``rows`` rows and
+    :data:`BATCH_TOKENS` padded tokens.
+
+    >>> _batches([0, 1, 2, 3], [10, 600, 700, 900], 32)
+    [[0, 1], [2, 3]]
+    """
+    batches: list[list[int]] = []
+    for index in order:
+        if batches and len(batches[-1]) < rows and (len(batches[-1]) + 1) * lengths[index] <= BATCH_TOKENS:
+            batches[-1].append(index)
+        else:
+            batches.append([index])
+    return batches
+
+
 @embedders.register("onnx")
 class OnnxEmbedder(Embedder):
     """all-MiniLM-L6-v2 on ONNX Runtime (float32); ``onnx-int8`` is its int8-quantised twin."""
@@ -147,13 +172,20 @@ class OnnxEmbedder(Embedder):
                                                                    providers=["CPUExecutionProvider"])
         return self._sessions[threads], self._tokenizer
 
+    def _threads_for(self, texts: int) -> int:
+        """All threads for more than :data:`SMALL_BATCH` texts (index slices, a big SPARQL candidate set);
+        fewer run on whichever session is loaded already, one thread when none is (a second session is a
+        second copy of the weights and ~0.2 s CPU to create)."""
+        if texts > SMALL_BATCH:
+            return self._threads
+        return next(iter(self._sessions)) if self._sessions else 1
+
     def _embed(self, texts: list[str], batch_size: int) -> np.ndarray:
-        session, tokenizer = self._load(1 if len(texts) <= SMALL_BATCH else self._threads)
+        session, tokenizer = self._load(self._threads_for(len(texts)))
         encodings = tokenizer.encode_batch(texts)
         order = sorted(range(len(texts)), key=lambda i: len(encodings[i].ids))
         out = np.zeros((len(texts), self.dimension), dtype=np.float32)
-        for start in range(0, len(order), batch_size):
-            rows = order[start:start + batch_size]
+        for rows in _batches(order, [len(e.ids) for e in encodings], min(batch_size, BATCH_ROWS)):
             out[rows] = self._run_batch(session, [encodings[i] for i in rows])
         return out
 

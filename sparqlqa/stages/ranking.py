@@ -10,6 +10,11 @@ than ``k`` survive, the list is topped up from the global vector ranking of
 the target type; those additions (``source="vector"``) always come after
 every filtered candidate, and never include the ``exclude`` nodes (the question's own
 topic entities, which it does not ask for).
+
+The ranking never waits for a whole-KB embedding: a KB whose node index is not built yet
+(:func:`~sparqlqa.vectors.index.built_index`) has its filtered candidates embedded now (the same
+texts and vectors the index would hold, so the same order) and no top-up, with a note
+(:func:`unbuilt_note`) saying how to build the index.
 """
 
 from __future__ import annotations
@@ -22,7 +27,7 @@ from sparqlqa.embed.embedders import Embedder
 from sparqlqa.kb.knowledge_base import KnowledgeBase
 from sparqlqa.kb.node_text import node_texts
 from sparqlqa.stages.answer import AnswerItem, Ranking
-from sparqlqa.vectors.index import NodeIndex, embed_query, index_supported, load_index
+from sparqlqa.vectors.index import NodeIndex, built_index, embed_query, index_supported, load_index
 
 if TYPE_CHECKING:
     from sparqlqa.stages.execute import Candidates
@@ -60,8 +65,8 @@ def rank_candidates(kb: KnowledgeBase, question: str, candidates: Candidates | N
                     exclude: Collection[str] = ()) -> Ranking:
     """Sort ``candidates`` by similarity and top up to ``k`` from the global ranking (not with ``exclude``)."""
     started = time.perf_counter()
-    if index is None and index_supported(kb):
-        index = load_index(kb, embedder)
+    if index is None:
+        index = built_index(kb, embedder)
     text = query_text(question, requirements)
     vector = embed_query(embedder, text)
     items = list(candidates.items) if candidates is not None else []
@@ -79,10 +84,20 @@ def rank_candidates(kb: KnowledgeBase, question: str, candidates: Candidates | N
         ranking.notes.append("the answer is a value (a literal): no top-up from the node ranking")
     elif len(ranked) < k and index is not None:
         _top_up(ranking, index, vector, k, exclude)
-    elif len(ranked) < k:
+    elif len(ranked) < k and not index_supported(kb):
         ranking.notes.append("remote KB: no node index, so no top-up from the global vector ranking")
+    elif len(ranked) < k:
+        ranking.notes.append(unbuilt_note(kb, embedder))
     ranking.elapsed_ms = (time.perf_counter() - started) * 1000
     return ranking
+
+
+def unbuilt_note(kb: KnowledgeBase, embedder: Embedder) -> str:
+    """What stage 3 says of a KB whose node index is not built yet (no fill-in from the vector ranking)."""
+    nodes = kb.manifest.counts.get("nodes", 0) if kb.directory is not None else 0
+    size = f" ({nodes:,} nodes, once per KB and embedder)" if nodes else " (once per KB and embedder)"
+    return (f"the node index of {kb.name} ({embedder.model_id}) is not built yet, so no 'similar, not matched' "
+            f"fill-in from the vector ranking: 'sparqlqa index {kb.name}' builds it{size}")
 
 
 def _top_up(ranking: Ranking, index: NodeIndex, vector: Any, k: int, exclude: Collection[str] = ()) -> None:

@@ -54,10 +54,13 @@ OPTIONAL_MODULES: tuple[str, ...] = (
 
 
 class Strategy(ABC):
-    """One way of answering.  ``needs_llm``: :func:`~sparqlqa.ask` refuses to run it without an LLM."""
+    """One way of answering.  ``needs_llm``: :func:`~sparqlqa.ask` refuses to run it without an LLM;
+    ``needs_index``: its answers come from the node vector index alone (built first, with progress, by the
+    CLI); the others rank SPARQL candidates and never wait for a whole-KB embedding."""
 
     name: ClassVar[str] = ""
     needs_llm: ClassVar[bool] = False
+    needs_index: ClassVar[bool] = False
 
     @abstractmethod
     def run(self, ctx: AskContext) -> Answer:
@@ -131,6 +134,7 @@ class VectorSearch(Strategy):
     """Vector search only: the nodes whose text is closest to the question."""
 
     name = "vss"
+    needs_index = True
 
     def run(self, ctx: AskContext) -> Answer:
         return vss_answer(ctx, rerank_enabled=False)
@@ -141,6 +145,7 @@ class VectorSearchRerank(Strategy):
     """Vector search, then the LLM reranks the top ``k``."""
 
     name = "vss+rerank"
+    needs_index = True
     needs_llm = True
 
     def run(self, ctx: AskContext) -> Answer:

@@ -24,7 +24,7 @@ from sparqlqa.kb.terms import is_node_key, is_value_key, node_keys, value_dataty
 from sparqlqa.llm.context import llm_context
 from sparqlqa.stages.answer import Answer, AnswerItem, AnswerMeta, StageRecord, answer_table, exact_first
 from sparqlqa.stages.answer_form import shape_answer
-from sparqlqa.stages.ranking import Ranking, rank_candidates, vector_search
+from sparqlqa.stages.ranking import Ranking, rank_candidates, unbuilt_note, vector_search
 from sparqlqa.stages.rerank import rerank
 from sparqlqa.stages.table import Table
 
@@ -203,10 +203,14 @@ def target_type(ctx: AskContext, triplets: Triplets | None) -> str | None:
 def rank(ctx: AskContext, triplets: Triplets | None, candidates: Candidates | None) -> Ranking:
     """Stage 3: vector ranking of the candidates, topped up to ``k``."""
     with ctx.stage("vector"):
-        return rank_candidates(ctx.kb, ctx.question, candidates, k=ctx.k, embedder=ctx.embedder,
-                               requirements=triplets.requirements if triplets else (),
-                               target_type=target_type(ctx, triplets),
-                               exclude=ctx.topic_iris if _excluding(ctx, candidates) else ())
+        ranking = rank_candidates(ctx.kb, ctx.question, candidates, k=ctx.k, embedder=ctx.embedder,
+                                  requirements=triplets.requirements if triplets else (),
+                                  target_type=target_type(ctx, triplets),
+                                  exclude=ctx.topic_iris if _excluding(ctx, candidates) else ())
+    unbuilt = unbuilt_note(ctx.kb, ctx.embedder)
+    if unbuilt in ranking.notes and not ctx.exact:  # the user is told why there is no fill-in
+        ctx.note(unbuilt)
+    return ranking
 
 
 def _excluding(ctx: AskContext, candidates: Candidates | None) -> bool:

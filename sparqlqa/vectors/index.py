@@ -73,6 +73,9 @@ PROGRESS_BATCH = 256
 #: from this many nodes left to embed, their labels, types and documents are read by one scan each of the
 #: KB rather than by ``VALUES`` lookups per chunk (1M nodes: ~1 min against ~6; benchmarks/RESULTS.md)
 SCAN_FROM = 20_000
+#: a KB of at most this many nodes is indexed when a question first needs it (a couple of seconds with the
+#: default embedder on 2 cores); a bigger one only by ``sparqlqa index`` or a ``vss`` question (issue 36)
+INDEX_ON_FIRST_USE = 200
 #: a type with fewer nodes than this is searched exactly even when the index has an ANN graph
 EXACT_TYPE_ROWS = 50_000
 #: ``progress(done_nodes, total_nodes)``
@@ -440,6 +443,26 @@ def index_status(kb: KnowledgeBase, embedder: Embedder) -> IndexStatus:
 def index_supported(kb: KnowledgeBase) -> bool:
     """Whether ``kb`` can have a node index (local stores; not remote SPARQL endpoints)."""
     return not kb.is_remote
+
+
+def built_index(kb: KnowledgeBase, embedder: Embedder, *, warn: Warn | None = None) -> NodeIndex | None:
+    """The node index of ``kb`` for ``embedder`` when it needs no embedding now: finished on disk (loaded,
+    checked; a damaged one is repaired as :func:`load_index` does), or an in-memory KB's (built in this
+    process: small).  ``None`` for a remote KB and for an on-disk KB whose index was never built or is
+    unfinished: stage 3 then embeds only the SPARQL candidates, and ``sparqlqa index`` (or a ``vss``
+    question) builds or resumes the index."""
+    if not index_supported(kb) or (kb.directory is not None and not index_at_hand(kb, embedder)):
+        return None
+    return load_index(kb, embedder, warn=warn)
+
+
+def index_at_hand(kb: KnowledgeBase, embedder: Embedder) -> bool:
+    """Whether the on-disk index of ``kb`` for ``embedder`` costs no long build now: finished, damaged (so it
+    is repaired on load rather than left unbuilt), or the KB has at most :data:`INDEX_ON_FIRST_USE` nodes."""
+    status = index_status(kb, embedder)
+    if status.damaged is not None or (status.record is not None and status.record.complete):
+        return True
+    return 0 < int(kb.manifest.counts.get("nodes", 0)) <= INDEX_ON_FIRST_USE
 
 
 def load_index(kb: KnowledgeBase, embedder: Embedder, *, progress: Progress | None = None,

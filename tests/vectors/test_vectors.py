@@ -154,6 +154,7 @@ def test_filtered_candidates_stay_above_top_up(movies_kb: KnowledgeBase) -> None
     items = [Candidate(f"{EX}gladiator", 0, 2, Evidence()), Candidate(f"{EX}witness", 1, 1, Evidence()),
              Candidate(f"{EX}alien", 0, 2, Evidence())]
     candidates = Candidates(target="?x", items=items)
+    build_index(movies_kb, get_embedder("fake"))  # the top-up needs the built index
     ranking = rank_candidates(movies_kb, "spaceship creature film", candidates, k=6,
                               embedder=get_embedder("fake"), target_type=f"{EX}Movie")
     iris = [n.iri for n in ranking.items]
@@ -162,6 +163,38 @@ def test_filtered_candidates_stay_above_top_up(movies_kb: KnowledgeBase) -> None
     assert ranking.added == 3 and len(set(iris)) == 6
     assert all(i.startswith(EX) and i[len(EX):] in ("avatar", "aliens", "blade_runner", "top_gun")
                for i in iris[3:])  # the top-up is restricted to the target type
+
+
+@pytest.fixture
+def big(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The movie fixture treated as a KB too big to index on first use (it has 19 nodes)."""
+    import sparqlqa.vectors.index as vectors
+
+    monkeypatch.setattr(vectors, "INDEX_ON_FIRST_USE", 0)
+
+
+def test_unbuilt_index_ranks_the_candidates_alike_without_embedding_the_kb(movies_kb: KnowledgeBase,
+                                                                          big: None) -> None:
+    """Issue 36: before the node index is built, stage 3 embeds only the SPARQL candidates (no whole-KB
+    embedding, nothing written), orders them exactly as the built index does, and says why there is no
+    fill-in; once built, the same candidates come first in the same order with the same scores."""
+    from sparqlqa.stages.execute import Candidate, Candidates, Evidence
+    from sparqlqa.stages.ranking import unbuilt_note
+
+    items = [Candidate(f"{EX}{name}", tier, 1, Evidence()) for name, tier in
+             (("gladiator", 0), ("witness", 1), ("alien", 0), ("blade_runner", 0), ("aliens", 1))]
+    candidates = Candidates(target="?x", items=items)
+    embedder = CountingEmbedder()
+    before = rank_candidates(movies_kb, "spaceship creature film", candidates, k=6, embedder=embedder)
+    assert len(embedder.texts) == 1 + 5  # the question and the five candidates, not the KB's 19 nodes
+    assert index_status(movies_kb, embedder).record is None  # no index started
+    assert [n.source for n in before.items] == ["filtered"] * 5 and before.added == 0
+    assert unbuilt_note(movies_kb, embedder) in before.notes and "sparqlqa index movies" in before.notes[-1]
+    build_index(movies_kb, embedder)
+    after = rank_candidates(movies_kb, "spaceship creature film", candidates, k=6, embedder=embedder)
+    filtered = [(n.iri, n.tier, round(n.score, 6)) for n in after.items if n.source == "filtered"]
+    assert filtered == [(n.iri, n.tier, round(n.score, 6)) for n in before.items]
+    assert after.added == 1 and unbuilt_note(movies_kb, embedder) not in after.notes
 
 
 def test_query_text_adds_requirements_and_vss_ranks_globally(movies_kb: KnowledgeBase) -> None:
@@ -378,3 +411,45 @@ def test_an_index_damaged_again_after_its_rebuild_is_a_clean_error(movies_kb: Kn
     with pytest.raises(NodeIndexDamaged, match=r"vectors\.npy is bad") as caught:
         build_index(movies_kb, CountingEmbedder(), chunk_size=4, warn=warnings.append)
     assert len(warnings) == 1 and "--rebuild" in (caught.value.hint or "")
+
+
+def test_a_tiny_kb_is_indexed_on_first_use(movies_kb: KnowledgeBase) -> None:
+    """Up to ``INDEX_ON_FIRST_USE`` nodes (a couple of seconds of embedding) the first question builds the index."""
+    from sparqlqa.stages.execute import Candidate, Candidates, Evidence
+
+    candidates = Candidates(target="?x", items=[Candidate(f"{EX}alien", 0, 1, Evidence())])
+    ranking = rank_candidates(movies_kb, "spaceship creature film", candidates, k=3, embedder=get_embedder("fake"))
+    assert ranking.added == 2 and index_status(movies_kb, get_embedder("fake")).record is not None
+
+
+def test_cli_ask_answers_before_the_index_and_vss_builds_it(movies_kb: KnowledgeBase, runner: Any,
+                                                            big: None) -> None:
+    """Issue 36: the default ``ask`` on a fresh KB neither builds nor starts the node index, and its note names
+    ``sparqlqa index``; ``--strategy vss`` (vectors alone) builds it first, as before; then ``ask`` tops up."""
+    import json
+
+    from sparqlqa.cli import main
+
+    question = "who directed the movies that Harrison Ford acted in"
+    first = runner.invoke(main, ["ask", "movies", question, "--json"])
+    assert first.exit_code == 0, first.output
+    assert "building the node index" not in first.output and "'sparqlqa index movies' builds it" in first.output
+    assert index_status(movies_kb, get_embedder("fake")).record is None
+    matched = [(i["iri"], i["score"]) for i in json.loads(first.stdout)["items"]]
+    assert matched and all(i["source"] == "filtered" for i in json.loads(first.stdout)["items"])
+    vss = runner.invoke(main, ["ask", "movies", question, "--strategy", "vss", "--json"])
+    assert vss.exit_code == 0 and "building the node index of movies (fake)" in vss.output, vss.output
+    again = json.loads(runner.invoke(main, ["ask", "movies", question, "--json"]).stdout)["items"]
+    assert [(i["iri"], i["score"]) for i in again if i["source"] == "filtered"] == matched
+    assert any(i["source"] == "vector" for i in again)  # the fill-in, now that the index is built
+
+
+def test_ingest_index_builds_the_index_at_ingest(runner: Any, movies_ttl: Path) -> None:
+    from sparqlqa.cli import main
+    from sparqlqa.kb.knowledge_base import open_kb
+
+    result = runner.invoke(main, ["ingest", str(movies_ttl), "--kb", "m", "--index"])
+    assert result.exit_code == 0 and "building the node index of m (fake)" in result.output, result.output
+    with open_kb("m") as kb:
+        record = index_status(kb, get_embedder("fake")).record
+    assert record is not None and record.complete and record.count == 19
