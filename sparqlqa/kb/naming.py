@@ -57,13 +57,18 @@ def display_name(key: str) -> str:
     return BLANK_NAME if is_blank_key(key) else name_from_iri(key)
 
 
-def language_rank(language_tag: str | None, language: str | None) -> int:
-    """Which of a node's names to show first: the profile's ``language``, untagged, English, any other.
+def language_rank(language_tag: str | None, language: str | None, asked: str | None = None) -> int:
+    """Which of a node's names to show first: the asker's language (``asked``, issue 37), the profile's
+    ``language``, untagged, English, any other.
 
     >>> sorted(["de", None, "en"], key=lambda tag: language_rank(tag, None))
     [None, 'en', 'de']
+    >>> sorted(["de", None, "en", "fr"], key=lambda tag: language_rank(tag, "en", asked="fr"))
+    ['fr', 'en', None, 'de']
     """
     tag = (language_tag or "").lower().split("-")[0]
+    if asked and tag == asked.lower().split("-")[0]:
+        return -1
     if language and tag == language.lower().split("-")[0]:
         return 0
     return 1 if not tag else 2 if tag == "en" else 3
