@@ -11,7 +11,6 @@ Usage::
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
 from pathlib import Path
@@ -76,7 +75,8 @@ for lang, text in rows:
 for item in wrong:
     by[item.split("->")[0]][0] += 1
 print(json.dumps({"detector": kind, "import_s": round(imported - started, 3), "first_s": round(first, 3),
-                  "per_question_ms": round(per * 1000, 2), "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024,
+                  "per_question_ms": round(per * 1000, 2),
+                  "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024,
                   "right": right, "total": len(rows),
                   "wrong_by_lang": {k: v[0] for k, v in by.items() if v[0]}, "wrong": wrong}, ensure_ascii=False))
 '''
