@@ -26,8 +26,8 @@ from typing import Any
 
 from sparqlqa.errors import ConfigError, MissingExtraError
 
-__all__ = ["LANGUAGES", "Language", "asked_in", "current_language", "detect_language", "language_name",
-           "resolve_language"]
+__all__ = ["LANGUAGES", "Language", "asked_in", "current_language", "detect_language", "in_kb_language",
+           "language_name", "prompt_note", "resolve_language"]
 
 #: the languages detection chooses among (ISO 639-1): Europe's large languages, the big Asian ones, Arabic,
 #: Hebrew, Hindi, Swahili.  Restricting the set is what makes short questions reliable (97 vs 88 of 100)
@@ -120,19 +120,53 @@ def _identifier() -> Any:
 
 # -- the asker's language while a question is answered ------------------------------------------------------
 
-_ASKED_IN: contextvars.ContextVar[str | None] = contextvars.ContextVar("sparqlqa_asked_in", default=None)
+_ASKED_IN: contextvars.ContextVar[tuple[str | None, str | None]] = contextvars.ContextVar(
+    "sparqlqa_asked_in", default=(None, None))
 
 
 def current_language() -> str | None:
     """The language the question being answered was asked in (``None`` outside :func:`asked_in`)."""
-    return _ASKED_IN.get()
+    return _ASKED_IN.get()[0]
 
 
 @contextmanager
-def asked_in(code: str | None) -> Iterator[None]:
-    """Name nodes in ``code`` first while the question is answered (``kb/node_text.py`` reads it)."""
-    token = _ASKED_IN.set(code)
+def asked_in(code: str | None, names: str | None = None) -> Iterator[None]:
+    """Name nodes in ``code`` first while the question is answered (``kb/node_text.py`` reads it);
+    ``names``: the language the KB names things in (``None``: untagged), which prompts mention."""
+    token = _ASKED_IN.set((code, names))
     try:
         yield
     finally:
         _ASKED_IN.reset(token)
+
+
+@contextmanager
+def in_kb_language() -> Iterator[None]:
+    """Name nodes as the KB does (not in the asker's language): the texts a cross-lingual reranker reads."""
+    with asked_in(None, _ASKED_IN.get()[1]):
+        yield
+
+
+def prompt_note(*, texts: bool = False) -> str:
+    """The line an LLM prompt adds when the question or the KB's names are not English (issue 37); ``""``
+    for an English question over English or untagged names, so those prompts stay byte-identical.
+    ``texts``: for a reranker, which reads the candidates' texts in the KB's language.
+
+    >>> with asked_in("de", "en"):
+    ...     prompt_note()[:60]
+    'The question is in German; the knowledge base names things i'
+    >>> with asked_in("en", None):
+    ...     prompt_note()
+    ''
+    """
+    asked, names = _ASKED_IN.get()
+    if (asked or "en") == "en" and (names or "en") == "en":
+        return ""
+    question = language_name(asked or "en")
+    kb = language_name(names) if names else "English or untagged text"
+    if texts:
+        return (f"The question is in {question}; the candidates' texts are in {kb}, the knowledge base's "
+                "language. Judge them across languages: a candidate answers the question whatever its language.")
+    return (f"The question is in {question}; the knowledge base names things in {kb}. Names of things may be "
+            "written in either language (both are looked up); relation and type names as the knowledge base "
+            "writes them.")

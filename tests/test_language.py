@@ -39,3 +39,32 @@ def test_asked_in_scope() -> None:
     with asked_in("de"):
         assert current_language() == "de"
     assert current_language() is None
+
+
+def test_prompts_say_the_languages_and_stay_identical_for_english() -> None:
+    from sparqlqa.kb.schema import Schema
+    from sparqlqa.stages.rerank import listwise_prompt, pointwise_prompt
+    from sparqlqa.stages.triplets import build_prompt
+    from sparqlqa.strategies.fiske.prompts import clue_prompt
+
+    def prompts(question: str) -> list[str]:
+        return [build_prompt(question, Schema()), listwise_prompt(question, ["a", "b"]),
+                pointwise_prompt(question, "a"), clue_prompt(question)]
+
+    english = prompts("Which cities are in Germany?")
+    for names in (None, "en"):
+        with asked_in("en", names):
+            assert prompts("Which cities are in Germany?") == english  # cached recorded prompts still match
+    with asked_in("de", "en"):
+        german = prompts("Welche Städte liegen in Deutschland?")
+    assert all("The question is in German" in text for text in german)
+    assert "the candidates' texts are in English" in german[1] and "across languages" in german[2]
+    assert "names things in English" in german[0] and "names things in English" in german[3]
+
+
+def test_in_kb_language_keeps_the_kb_names_language() -> None:
+    from sparqlqa.language import in_kb_language, prompt_note
+
+    with asked_in("de", "fr"), in_kb_language():
+        assert current_language() is None
+        assert "French" in prompt_note()

@@ -21,6 +21,7 @@ from sparqlqa.embed.embedders import get_embedder
 from sparqlqa.errors import ConfigError
 from sparqlqa.kb.knowledge_base import KnowledgeBase, open_kb
 from sparqlqa.kb.limits import ASK_TIMEOUT_S, QueryLimits, bounded
+from sparqlqa.kb.naming import names_language
 from sparqlqa.language import asked_in, resolve_language
 from sparqlqa.llm.context import llm_context
 from sparqlqa.stages.rerank import RERANK_MODES
@@ -104,7 +105,8 @@ def ask(kb: KnowledgeBase | str, question: str, *, strategy: str | None = None, 
         ctx.note(note)
     try:
         with llm_context(kb=base.name, strategy=name, question=ctx.question), \
-                bounded(limits or QueryLimits(timeout_s=ASK_TIMEOUT_S, truncate=True)), asked_in(language.code):
+                bounded(limits or QueryLimits(timeout_s=ASK_TIMEOUT_S, truncate=True)), \
+                asked_in(language.code, names_language(base)):
             answer = chosen.run(ctx)
         _settle_pending(llm_obj, base.name, name, ctx.question, answer.pending_llm)
     finally:

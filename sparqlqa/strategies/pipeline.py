@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypedDict
 
@@ -21,7 +21,7 @@ from sparqlqa.kb.naming import display_name
 from sparqlqa.kb.node_text import fetch_labels, node_texts
 from sparqlqa.kb.records import QueryRecord
 from sparqlqa.kb.terms import is_node_key, is_value_key, node_keys, value_datatype
-from sparqlqa.language import Language
+from sparqlqa.language import Language, in_kb_language
 from sparqlqa.llm.context import llm_context
 from sparqlqa.stages.answer import Answer, AnswerItem, AnswerMeta, StageRecord, answer_table, exact_first
 from sparqlqa.stages.answer_form import shape_answer
@@ -223,12 +223,13 @@ def rerank_top(ctx: AskContext, ranking: Ranking, *, enabled: bool = True) -> di
     """Stage 4: rerank the top ``k`` in place; returns the texts used, by IRI."""
     top = ranking.items[: ctx.k]
     runs = enabled and ctx.rerank != "none" and ctx.llm is not None and len(top) >= 2
-    with ctx.stage("texts"):
+    with ctx.stage("texts"), in_kb_language() if runs else nullcontext():  # cross-lingual rerank (issue 37)
         texts = node_texts(ctx.kb, [n.iri for n in top], mode="full", sink=ctx.sink("texts"),
                            **({"max_values": RERANK_MAX_VALUES} if runs else {}))
     if not runs or ctx.llm is None:
         return texts
-    marks = _rerank_marks(ctx, top)
+    with in_kb_language():
+        marks = _rerank_marks(ctx, top)
     with ctx.stage("rerank"), llm_context(stage="rerank"):
         result = rerank(ctx.question, [texts[n.iri] for n in top], ctx.llm, mode=ctx.rerank, **marks)
     ctx.records["rerank"] = result
