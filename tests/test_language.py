@@ -68,3 +68,33 @@ def test_in_kb_language_keeps_the_kb_names_language() -> None:
     with asked_in("de", "fr"), in_kb_language():
         assert current_language() is None
         assert "French" in prompt_note()
+
+
+WORLD = Path(__file__).resolve().parent / "fixtures" / "world_multilingual.ttl"
+
+
+def test_lang_on_the_cli_the_service_and_the_mcp_answer(runner) -> None:  # type: ignore[no-untyped-def]
+    import json
+
+    from sparqlqa.cli import main
+    from sparqlqa.ingest import ingest
+    from sparqlqa.serve.mcp_server import compact
+    from sparqlqa.serve.service import ServeSettings, Service
+
+    ingest([WORLD], kb="world")
+    result = runner.invoke(main, ["ask", "world", "Which cities are in Germany?", "--strategy", "offline",
+                                  "--rerank", "none", "--lang", "de", "--json"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert data["lang"] == {"code": "de", "source": "given"}
+    assert all(data["labels_lang"][item["iri"]] == "de" for item in data["items"] if item["iri"] in
+               data["labels_lang"])
+    bad = runner.invoke(main, ["ask", "world", "q", "--strategy", "offline", "--lang", "Deutsch!"])
+    assert bad.exit_code != 0 and "language tag" in bad.output
+    service = Service(ServeSettings(kbs=("world",)))
+    answer = service.ask({"kb": "world", "question": "Quelles villes sont en Allemagne ?", "strategy": "offline",
+                          "rerank": "none"})
+    assert compact(answer, 5)["lang"] == {"code": "fr", "source": "detected"}
+    answer = service.ask({"kb": "world", "question": "Which cities are in Germany?", "strategy": "offline",
+                          "rerank": "none", "lang": "es"})
+    assert answer.lang is not None and answer.lang.to_dict() == {"code": "es", "source": "given"}
