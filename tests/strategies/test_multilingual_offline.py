@@ -15,6 +15,8 @@ from sparqlqa.strategies.ask import ask
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 CASES: list[dict[str, Any]] = json.loads((FIXTURES / "world_multilingual_questions.json").read_text(encoding="utf-8"))
+#: written after the code, run once untuned (9/10: German "als" was missing from the cue words, then added)
+HELD_OUT: list[dict[str, Any]] = json.loads((FIXTURES / "world_multilingual_heldout.json").read_text(encoding="utf-8"))
 
 
 def right(answer: Answer, case: dict[str, Any]) -> bool:
@@ -48,7 +50,7 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> KnowledgeBase:
 def test_offline_answers_four_languages(world: KnowledgeBase, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("SPARQLQA_EMBEDDER", "onnx:all-MiniLM-L6-v2")
     results = []
-    for case in CASES:
+    for case in CASES + HELD_OUT:
         answer = ask(world, case["question"], strategy="offline", rerank="none", k=10)
         results.append((right(answer, case), case["lang"], case["question"], answer.form, answer.value,
                         [i.label for i in answer.items[:6]]))
