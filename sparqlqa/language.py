@@ -4,7 +4,8 @@ Detection is ``py3langid`` restricted to :data:`LANGUAGES` (measured in ``benchm
 on 100 short questions: 97 right restricted, 88 over all its 97 languages, 98 with the two rules below;
 ``lingua-language-detector`` restricted to the same languages got 96 but held ~570 MB and took seconds
 per first question; its low accuracy mode got 78).  The model loads lazily on the first question that
-needs it (~1 s, ~100 MB): a question made mostly of English function words is English without it, and a
+needs it (~1 s, ~100 MB): a question whose words, names left out, are mostly English function words is
+English without it ("When was Erik Solberg born?" would be Dutch to the model), and a
 low-confidence guess stays English (short English questions are the common case, and English prompts
 stay byte-identical).
 
@@ -92,7 +93,8 @@ def resolve_language(question: str, given: str | None) -> Language:
 
 def detect_language(text: str) -> str:
     """The ISO 639-1 code of ``text``'s language (``"en"`` when unsure)."""
-    words = [w.lower() for w in _WORD.findall(text)]
+    found = _WORD.findall(text)  # names (capitalised after the first word) say nothing of the language
+    words = [w.lower() for at, w in enumerate(found) if at == 0 or not w[:1].isupper()]
     if not words or 2 * sum(w in _ENGLISH_WORDS for w in words) >= len(words):
         return "en"
     code, probability = _identifier().classify(text)

@@ -98,3 +98,17 @@ def test_lang_on_the_cli_the_service_and_the_mcp_answer(runner) -> None:  # type
     answer = service.ask({"kb": "world", "question": "Which cities are in Germany?", "strategy": "offline",
                           "rerank": "none", "lang": "es"})
     assert answer.lang is not None and answer.lang.to_dict() == {"code": "es", "source": "given"}
+
+
+def test_english_questions_of_the_fixtures_stay_english() -> None:
+    """A misread English question would change its prompts and stop the offline reader: none may be."""
+    import json
+
+    root = Path(__file__).resolve().parents[1]
+    files = [*(root / "tests" / "fixtures").glob("*questions*.json"), *(root / "benchmarks" / "data").glob("*.json")]
+    questions = [row["question"] for path in files if "multilingual" not in path.name
+                 for row in json.loads(path.read_text(encoding="utf-8"))
+                 if isinstance(row, dict) and isinstance(row.get("question"), str)]
+    assert len(questions) > 150
+    assert [q for q in questions if detect_language(q) != "en"] == []
+    assert detect_language("When was Erik Solberg born?") == "en"  # Dutch to the model, by its names
