@@ -79,11 +79,14 @@ def language_rank(language_tag: str | None, language: str | None, asked: str | N
 NAMES_SAMPLE = 2000
 
 
-def names_language(kb: KnowledgeBase) -> str | None:
-    """The language ``kb`` names things in: its profile's, else the tag most of a sample of its labels carry
-    (English wins a tie; ``None``: untagged).  Remembered by the opened KB."""
+def names_language(kb: KnowledgeBase, *, sample: bool = True) -> str | None:
+    """The language ``kb`` names things in: its profile's, else (``sample``) the tag most of a sample of its
+    labels carry (English wins a tie; ``None``: untagged).  Remembered by the opened KB.  ``sample=False``
+    (an English question): no query, so English runs query exactly what they did before."""
     if kb.profile.language:
         return kb.profile.language.lower().split("-")[0]
+    if not sample:
+        return None
 
     def count() -> str | None:
         predicate = NamedNode(kb.schema.label_predicates[0]) if kb.schema.label_predicates else RDFS.label

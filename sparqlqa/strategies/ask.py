@@ -106,7 +106,7 @@ def ask(kb: KnowledgeBase | str, question: str, *, strategy: str | None = None, 
     try:
         with llm_context(kb=base.name, strategy=name, question=ctx.question), \
                 bounded(limits or QueryLimits(timeout_s=ASK_TIMEOUT_S, truncate=True)), \
-                asked_in(language.code, names_language(base)):
+                asked_in(language.code, names_language(base, sample=not language.english)):
             answer = chosen.run(ctx)
         _settle_pending(llm_obj, base.name, name, ctx.question, answer.pending_llm)
     finally:
