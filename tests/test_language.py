@@ -112,3 +112,15 @@ def test_english_questions_of_the_fixtures_stay_english() -> None:
     assert len(questions) > 150
     assert [q for q in questions if detect_language(q) != "en"] == []
     assert detect_language("When was Erik Solberg born?") == "en"  # Dutch to the model, by its names
+
+
+def test_names_in_any_language_link_exactly_and_fuzzily() -> None:
+    from sparqlqa.ingest import ingest
+    from sparqlqa.kb.labels import LabelIndex
+
+    index = LabelIndex.for_kb(ingest([WORLD], kb="world"))
+    munich = "http://example.org/world/Munich"
+    for name in ("München", "Múnich", "munich"):
+        assert [m.iri for m in index.exact(name)] == [munich], name
+    assert munich in [m.iri for m in index.fuzzy("Munchen")]
+    assert [m.iri for m in index.exact("Allemagne")] == ["http://example.org/world/Germany"]
