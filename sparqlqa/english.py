@@ -217,3 +217,38 @@ class ScoringSettings:
     round_trip_cue: float = 0.2
     class_weight: float = 0.5
     unsaid_verb: float = 0.2
+
+
+# --- other languages' cue words (issue 37): data, one JSON file per language ----------------------------
+
+
+@dataclass(frozen=True)
+class ForeignCues:
+    """A language's cue words for the offline reader, read as English (``sparqlqa/data/lang/<code>.json``):
+    ``phrases`` (lower-case phrase → the English words it says), ``yes_no_markers`` (a question word-order
+    that asks yes/no, e.g. French inversion), ``plural_endings`` (plural → singular endings, longest first)."""
+
+    code: str
+    name: str
+    phrases: dict[str, str]
+    yes_no_markers: tuple[str, ...] = ()
+    plural_endings: tuple[tuple[str, str], ...] = ()
+
+
+def foreign_cues(code: str) -> ForeignCues | None:
+    """The cue words of language ``code`` (``"de"``), or ``None`` when there is no file for it.
+
+    >>> foreign_cues("de").phrases["wie viele"], foreign_cues("xx") is None
+    ('how many', True)
+    """
+    import json
+    from importlib import resources
+
+    if not re.fullmatch(r"[a-z]{2,3}", code):
+        return None
+    path = resources.files("sparqlqa") / "data" / "lang" / f"{code}.json"
+    if not path.is_file():
+        return None
+    data = json.loads(path.read_text(encoding="utf-8"))
+    return ForeignCues(code, data["name"], dict(data["phrases"]), tuple(data.get("yes_no_markers", ())),
+                       tuple((a, b) for a, b in data.get("plural_endings", ())))

@@ -19,7 +19,7 @@ PACKAGE = ROOT / "sparqlqa"
 #: each unit's layer: a unit may import units of lower layers only (and itself)
 LAYERS: dict[str, int] = {
     "errors": 0,
-    "registry": 1, "net": 1, "paths": 1, "version": 1, "samples": 1, "text_input": 1, "english": 1,
+    "registry": 1, "net": 1, "paths": 1, "version": 1, "samples": 1, "text_input": 1, "english": 1, "language": 1,
     "llm": 2, "embed": 2,
     "kb": 3,
     "remote": 4, "vectors": 4,

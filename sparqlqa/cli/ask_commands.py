@@ -143,10 +143,13 @@ def _open_target(words: tuple[str, ...], endpoint: str | None, profile: str) -> 
 @click.option("--topic", type=click.Choice(TOPIC_CHOICES), default="auto", show_default=True,
               help="The nodes the question names: auto = left out unless the query returns only them; "
               "exclude = always left out; keep = answers like any other node.")
+@click.option("--lang", metavar="CODE", help="The question's language (de, fr, es ...; default: detected). "
+              "Answers are named in it where the KB has a label in it.")
 def ask(words: tuple[str, ...], endpoint: str | None, profile_name: str, llm_spec: str | None,
         llm_cache: str | None, k: int, rerank: str, strategy: str | None, embedder_spec: str | None, top: int,
         as_json: bool, table_format: str | None, explain: bool, save_dir: Path | None, quiet: bool, plain: bool,
-        call_budget: int | None, timeout_s: float | None, exact: bool = False, topic: str = "auto") -> None:
+        call_budget: int | None, timeout_s: float | None, exact: bool = False, topic: str = "auto",
+        lang: str | None = None) -> None:
     """Answer QUESTION over knowledge base NAME (or over a SPARQL endpoint with --endpoint).
 
     \b
@@ -165,7 +168,7 @@ def ask(words: tuple[str, ...], endpoint: str | None, profile_name: str, llm_spe
             answer = run_ask(kb, question, strategy=strategy, llm=llm_spec, k=k, rerank=rerank,
                              embedder=embedder_spec, llm_cache=llm_cache,
                              settings={"call_budget": call_budget} if call_budget else None, exact=exact,
-                             topic=topic)
+                             topic=topic, lang=lang)
             prefixes = kb_prefixes(kb)
     saved = _save(answer, save_dir, prefixes) if save_dir is not None else []
     _warn_if_unnarrowed(answer)

@@ -22,14 +22,15 @@ from typing import TYPE_CHECKING
 
 from pyoxigraph import NamedNode
 
+from sparqlqa.errors import SparqlqaError
 from sparqlqa.kb.schema import local_name
 from sparqlqa.kb.terms import is_blank_key, is_value_key, value_text
-from sparqlqa.kb.vocab import META_CLASSES
+from sparqlqa.kb.vocab import META_CLASSES, RDFS
 
 if TYPE_CHECKING:
     from sparqlqa.kb.knowledge_base import KnowledgeBase
 
-__all__ = ["SELF_NAMING_FORMATS", "display_name", "language_rank", "name_from_iri", "self_named",
+__all__ = ["SELF_NAMING_FORMATS", "display_name", "language_rank", "name_from_iri", "names_language", "self_named",
            "unnamed_nodes"]
 
 #: how an unnamed intermediate node (a blank node) is shown
@@ -57,16 +58,50 @@ def display_name(key: str) -> str:
     return BLANK_NAME if is_blank_key(key) else name_from_iri(key)
 
 
-def language_rank(language_tag: str | None, language: str | None) -> int:
-    """Which of a node's names to show first: the profile's ``language``, untagged, English, any other.
+def language_rank(language_tag: str | None, language: str | None, asked: str | None = None) -> int:
+    """Which of a node's names to show first: the asker's language (``asked``, issue 37), the profile's
+    ``language``, untagged, English, any other.
 
     >>> sorted(["de", None, "en"], key=lambda tag: language_rank(tag, None))
     [None, 'en', 'de']
+    >>> sorted(["de", None, "en", "fr"], key=lambda tag: language_rank(tag, "en", asked="fr"))
+    ['fr', 'en', None, 'de']
     """
     tag = (language_tag or "").lower().split("-")[0]
+    if asked and tag == asked.lower().split("-")[0]:
+        return -1
     if language and tag == language.lower().split("-")[0]:
         return 0
     return 1 if not tag else 2 if tag == "en" else 3
+
+
+#: labels read to tell which language a KB names things in
+NAMES_SAMPLE = 2000
+
+
+def names_language(kb: KnowledgeBase, *, sample: bool = True) -> str | None:
+    """The language ``kb`` names things in: its profile's, else (``sample``) the tag most of a sample of its
+    labels carry (English wins a tie; ``None``: untagged).  Remembered by the opened KB.  ``sample=False``
+    (an English question): no query, so English runs query exactly what they did before."""
+    if kb.profile.language:
+        return kb.profile.language.lower().split("-")[0]
+    if not sample:
+        return None
+
+    def count() -> str | None:
+        predicate = NamedNode(kb.schema.label_predicates[0]) if kb.schema.label_predicates else RDFS.label
+        try:
+            rows = kb.query(f"SELECT ?l WHERE {{ ?s {predicate} ?l }} LIMIT {NAMES_SAMPLE}").rows
+        except SparqlqaError:  # an endpoint that will not answer: say nothing of its language
+            return None
+        tags: dict[str, int] = {}
+        for (label,) in rows:
+            tag = (getattr(label, "language", None) or "").lower().split("-")[0]
+            tags[tag] = tags.get(tag, 0) + 1
+        best = max(tags, key=lambda tag: (tags[tag], tag == "en"), default="")
+        return best or None
+
+    return kb.remember("names language", count)
 
 
 def self_named(kb: KnowledgeBase) -> bool:

@@ -23,6 +23,7 @@ from sparqlqa.kb.records import QueryRecord
 from sparqlqa.kb.schema import fold_reversed_facts, humanize, local_name, reversed_relation_labels
 from sparqlqa.kb.terms import is_blank_key, term_from_key, term_key
 from sparqlqa.kb.vocab import META_CLASSES, RDFS, SQA, WELL_KNOWN_PREFIXES, prefixed_name
+from sparqlqa.language import current_language
 
 __all__ = ["MAX_TEXT_CHARS", "MAX_VALUES", "NodeBasics", "NodeFacts", "QuerySink", "fetch_facts", "fetch_labels",
            "index_texts", "label_predicates", "node_texts", "run_query", "scan_basics", "verbalize"]
@@ -68,15 +69,24 @@ class _LabelPicker:
     def __init__(self, kb: KnowledgeBase) -> None:
         self.predicates = label_predicates(kb)
         self.language = kb.profile.language
+        asked = current_language()  # the asker's language first (issue 37); English as before unless the
+        self.asked = asked if asked != "en" or self.language else None  # profile prefers another language
         self.labels: dict[str, str] = {}
-        self._rank: dict[str, tuple[int, int, str]] = {}
+        self.languages: dict[str, str] = {}
+        self._rank: dict[str, tuple[int, int, int, str]] = {}
 
     def offer(self, key: str, label: Any, predicate: Any) -> None:
         if isinstance(label, Literal) and label.value.strip():
             where = self.predicates.index(predicate.value) if predicate is not None else len(self.predicates)
-            rank = (where, language_rank(label.language, self.language), label.value)
+            language = language_rank(label.language, self.language, self.asked)
+            # a name in the asker's language wins over the predicate order
+            rank = (int(language >= 0), where, language, label.value)
             if key not in self._rank or rank < self._rank[key]:
                 self.labels[key], self._rank[key] = label.value, rank
+                if label.language:
+                    self.languages[key] = label.language
+                else:
+                    self.languages.pop(key, None)
 
 
 def _add_type(types: dict[str, list[str]], key: str, kind: Any) -> None:
@@ -87,8 +97,9 @@ def _add_type(types: dict[str, list[str]], key: str, kind: Any) -> None:
 
 
 def fetch_labels(kb: KnowledgeBase, iris: Sequence[str], *, sink: QuerySink | None = None,
-                 ) -> tuple[dict[str, str], dict[str, list[str]]]:
-    """Labels and types of ``iris`` (one query per 500 IRIs)."""
+                 languages: dict[str, str] | None = None) -> tuple[dict[str, str], dict[str, list[str]]]:
+    """Labels and types of ``iris`` (one query per 500 IRIs); each label in the asker's language when the
+    KB has one (:func:`sparqlqa.language.asked_in`).  ``languages``: filled with the tag of each tagged label."""
     picker = _LabelPicker(kb)
     types: dict[str, list[str]] = {}
     names = _each_predicate("?s", picker.predicates, "?l", "?lp")
@@ -101,6 +112,8 @@ def fetch_labels(kb: KnowledgeBase, iris: Sequence[str], *, sink: QuerySink | No
                 picker.offer(s.value, label, predicate)
                 _add_type(types, s.value, kind)
     _name_relations(kb, iris, picker.labels)
+    if languages is not None:
+        languages.update(picker.languages)
     return picker.labels, types
 
 

@@ -200,17 +200,25 @@ def _value(term: Term | None) -> str | None:
 
 
 def _annotations(store: Store, iris: Iterable[str], predicate: str) -> dict[str, list[str]]:
-    """``{iri: [literal values of predicate]}`` for the given IRIs, in one query."""
+    """``{iri: [literal values of predicate]}`` for the given IRIs, in one query; untagged and English
+    values first (issue 37: the schema reads a relation by its English name when the data has several)."""
     iris = list(iris)
     found: dict[str, list[str]] = {}
     for start in range(0, len(iris), 500):
         values = " ".join(str(NamedNode(i)) for i in iris[start : start + 500])
         query = f"SELECT ?x ?v WHERE {{ VALUES ?x {{ {values} }} ?x {NamedNode(predicate)} ?v }}"
-        for x, v in store.select(query).rows:
+        rows = sorted(store.select(query).rows, key=lambda row: _language_order(row[1]))
+        for x, v in rows:
             key, value = _value(x), _value(v)
             if key is not None and value is not None:
                 found.setdefault(key, []).append(value)
     return found
+
+
+def _language_order(term: object) -> int:
+    """Untagged, English, any other language (as :func:`sparqlqa.kb.naming.language_rank` without a profile)."""
+    tag = (getattr(term, "language", None) or "").lower().split("-")[0]
+    return 0 if not tag else 1 if tag == "en" else 2
 
 
 #: One row per predicate: ``(iri, triples, literal objects, objects that are not IRIs)``.

@@ -31,6 +31,7 @@ from sparqlqa.kb.labels import FUZZY_CUTOFF, LabelIndex, NodeLookup, NodeMatch, 
 from sparqlqa.kb.profile import Profile
 from sparqlqa.kb.store import Store, Term
 from sparqlqa.kb.vocab import META_CLASSES
+from sparqlqa.language import current_language
 
 if TYPE_CHECKING:
     from sparqlqa.kb.knowledge_base import KnowledgeBase
@@ -160,11 +161,22 @@ class RemoteLabelLookup(NodeLookup):
         self.limit = max(1, int(profile.search_limit))
         self._skip = set(skip) | set(META_CLASSES)
         self._skip_types = set(profile.exclude_types) | set(META_CLASSES)
-        self._labels: dict[str, str] = {}
+        self._labels_in: dict[str | None, dict[str, str]] = {}  # by the asker's language (issue 37)
         self._types: dict[str, list[str]] = {}
         self._keys: dict[str, list[str]] = {}  # normalised name → IRIs, for everything looked up
         self._searches: dict[tuple[str, str | None, str], list[tuple[str, str]]] = {}
         self.notes: list[str] = []
+
+    @property
+    def _labels(self) -> dict[str, str]:
+        """Display labels looked up so far, for the asker's language."""
+        return self._labels_in.setdefault(self._asked(), {})
+
+    def _asked(self) -> str | None:
+        """The asker's language when it is not the profile's (its names are looked up as well, first)."""
+        asked = current_language()
+        profile = (self.profile.language or "").lower().split("-")[0]
+        return asked if asked and asked != profile else None
 
     @classmethod
     def for_kb(cls, kb: KnowledgeBase) -> RemoteLabelLookup:
@@ -182,12 +194,11 @@ class RemoteLabelLookup(NodeLookup):
         return " ".join(str(NamedNode(p)) for p in predicates)
 
     def _literals(self, texts: Iterable[str]) -> list[Literal]:
-        language = self.profile.language
+        languages = [tag for tag in (self.profile.language, self._asked()) if tag]
         found: list[Literal] = []
         for text in texts:
             found.append(Literal(text))
-            if language:
-                found.append(Literal(text, language=language))
+            found.extend(Literal(text, language=tag) for tag in languages)
         return found
 
     def _type_pattern(self, type_iri: str | None) -> str:
@@ -286,7 +297,7 @@ class RemoteLabelLookup(NodeLookup):
 
     def _search(self, text: str, type_iri: str | None, operator: str) -> list[tuple[str, str]]:
         """(IRI, name) rows from the engine's name search, cached per text, type and operator."""
-        cache_key = (normalize_label(text), type_iri, operator)
+        cache_key = (normalize_label(text), type_iri, f"{operator}@{self._asked() or ''}")
         if cache_key not in self._searches:
             mode = self.profile.name_search
             query = (self._bif_query(text, type_iri, operator) if mode == "bif:contains"
@@ -312,7 +323,7 @@ class RemoteLabelLookup(NodeLookup):
         if not text.strip():
             return None
         w, bd, api = WIKIBASE, BIGDATA, MWAPI
-        language = Literal(self.profile.language or "en")
+        language = Literal(self._asked() or self.profile.language or "en")  # Wikidata falls back to English
         service = (f"SERVICE {NamedNode(w + 'mwapi')} {{ {NamedNode(bd + 'serviceParam')} "
                    f"{NamedNode(w + 'endpoint')} {Literal('www.wikidata.org')} ; "
                    f"{NamedNode(w + 'api')} {Literal('EntitySearch')} ; "
@@ -324,10 +335,11 @@ class RemoteLabelLookup(NodeLookup):
                 f"{self._type_pattern(type_iri)} {self._language_filter('?name')} }} LIMIT {self.limit}")
 
     def _language_filter(self, variable: str) -> str:
-        language = self.profile.language
-        if not language:
-            return f"FILTER(lang({variable}) = {Literal('')})"
-        return f"FILTER(lang({variable}) = {Literal('')} || langMatches(lang({variable}), {Literal(language)}))"
+        tests = [f"lang({variable}) = {Literal('')}"]
+        for tag in (self.profile.language, self._asked()):  # the asker's language as well (issue 37)
+            if tag:
+                tests.append(f"langMatches(lang({variable}), {Literal(tag)})")
+        return f"FILTER({' || '.join(tests)})"
 
     def _describe(self, iris: Sequence[str]) -> None:
         """Fetch display labels and types of ``iris`` (one query per 100)."""
@@ -358,7 +370,9 @@ class RemoteLabelLookup(NodeLookup):
             if v.value not in self._types[iri]:
                 self._types[iri].append(v.value)
         elif isinstance(v, Literal):
-            preferred = 0 if v.language and self.profile.language else 1
+            asked = self._asked()
+            preferred = -1 if asked and (v.language or "").lower().split("-")[0] == asked else \
+                0 if v.language and self.profile.language else 1
             names.setdefault(iri, []).append((rank.get(predicate, len(rank)), preferred, v.value))
 
     def _matches(self, scored: Iterable[tuple[str, float]], method: str) -> list[NodeMatch]:

@@ -68,7 +68,7 @@ def compact(answer: Answer, top: int) -> dict[str, Any]:
     return {"question": data["question"], "kb": data["kb"], "strategy": data["strategy"], "form": data["form"],
             "value": data["value"], "headline": data["headline"], "table": _table(data["table"]), "items": items,
             "sparql": sparql, "notes": data["notes"], "llm_calls": len(data["llm_calls"]),
-            "timings_ms": data["timings_ms"]}
+            "timings_ms": data["timings_ms"], "lang": data["lang"]}
 
 
 def _table(table: dict[str, Any]) -> dict[str, Any]:
@@ -90,7 +90,7 @@ def build_server(service: Service, *, verbose: bool = False) -> FastMCP:
 
     @server.tool()
     async def ask(kb: str, question: str, strategy: str | None = None, k: int = 10,
-                  detail: bool = False, exact: bool = False) -> dict[str, Any]:
+                  detail: bool = False, exact: bool = False, lang: str | None = None) -> dict[str, Any]:
         """Answer a natural-language question over knowledge base `kb`.
 
         Returns ranked items (IRI, label, score, tier: 0 = satisfies every triplet pattern) with their
@@ -99,12 +99,15 @@ def build_server(service: Service, *, verbose: bool = False) -> FastMCP:
         `strategy`: offline (no LLM), 4step, fiske, text2sparql, vss (default: the server's).  `detail`: add
         the whole answer record.
         `matched` is false for fill-in (similar to the question, but not satisfying the query); `exact`:
-        return only matched items.
+        return only matched items.  `lang`: the question's language (de, fr ...; default: detected); answers
+        are named in it where the KB has a label in it.
         """
         payload: dict[str, Any] = {"kb": _text(kb, NAME, "kb"), "question": _text(question, PROSE, "question"),
                                    "k": k, "exact": exact}
         if strategy:
             payload["strategy"] = _text(strategy, NAME, "strategy")
+        if lang:
+            payload["lang"] = _text(lang, NAME, "lang")
         answer: Answer = await _run(service, lambda: service.ask(payload))
         out = compact(answer, k)
         if detail:

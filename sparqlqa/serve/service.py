@@ -52,7 +52,7 @@ MAX_ROWS = 10_000
 MAX_QUESTION_CHARS = 2000
 #: a request still at work this long past its time limit makes ``/healthz`` answer 503
 OVERDUE_GRACE_S = 10.0
-ASK_FIELDS = frozenset({"kb", "question", "strategy", "llm", "k", "rerank", "exact", "topic"})
+ASK_FIELDS = frozenset({"kb", "question", "strategy", "llm", "k", "rerank", "exact", "topic", "lang"})
 
 
 class NotServed(KBNotFound):
@@ -248,8 +248,9 @@ class Service:
                 "rows": size, "truncated": result.truncated}
 
     def ask(self, payload: Any) -> Answer:
-        """Answer ``{kb, question, strategy?, llm?, k?, rerank?, exact?, topic?}`` with the warm KB
-        (``exact``: true = only answers that satisfied the query; ``topic``: auto, exclude or keep)."""
+        """Answer ``{kb, question, strategy?, llm?, k?, rerank?, exact?, topic?, lang?}`` with the warm KB
+        (``exact``: true = only answers that satisfied the query; ``topic``: auto, exclude or keep;
+        ``lang``: the question's language, default detected)."""
         from sparqlqa.strategies.ask import ask
 
         body = _object(payload, ASK_FIELDS)
@@ -271,7 +272,7 @@ class Service:
         with self.using(body.get("kb")) as kb, bounded(self.limits()):
             return ask(kb, question, strategy=strategy, llm=llm if llm is not None else "offline", k=k,
                        rerank=rerank, embedder=self.settings.embedder,  # "offline": not $SPARQLQA_LLM again
-                       exact=exact, topic=topic)
+                       exact=exact, topic=topic, lang=_optional_str(body, "lang"))
 
     # -- LLMs --------------------------------------------------------------------------------------
 

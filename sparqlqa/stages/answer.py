@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from sparqlqa.kb.naming import display_name
 from sparqlqa.kb.records import JsonRecord, QueryRecord
 from sparqlqa.kb.terms import is_value_key
+from sparqlqa.language import Language
 from sparqlqa.stages.rerank import RerankResult
 from sparqlqa.stages.table import Table
 
@@ -250,6 +251,10 @@ class Answer:
     #: the answer as a table (:class:`~sparqlqa.stages.table.Table`): every answer has one — a query's own
     #: columns and rows, or its items as one column, its count or yes/no as one cell (:func:`answer_table`)
     table: Table | None = None
+    #: the question's language (``{"code": "de", "source": "detected" | "given"}`` in JSON; issue 37)
+    lang: Language | None = None
+    #: the language tag of each label in :attr:`labels` that has one (untagged labels are not listed)
+    labels_lang: dict[str, str] = field(default_factory=dict)
 
     @property
     def headline(self) -> str:
@@ -287,6 +292,8 @@ class Answer:
             "labels": dict(self.labels),
             "meta": self.meta.to_dict(),
             "pending_llm": list(self.pending_llm),
+            "lang": self.lang.to_dict() if self.lang is not None else None,
+            "labels_lang": dict(self.labels_lang),
         }
 
     def to_json(self, indent: int | None = 2) -> str:

@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from sparqlqa.errors import ConfigError, LLMError, LLMParseError, NotInCache
+from sparqlqa.language import prompt_note
 
 if TYPE_CHECKING:
     from sparqlqa.llm import LLM, LLMCall
@@ -199,7 +200,9 @@ def listwise_prompt(question: str, passages: Sequence[str], matched: Sequence[bo
 
     ``matched[i]``: candidate ``i`` satisfied the knowledge-base query (``evidence[i]``: its paths, as
     labels); without ``matched`` the prompt says nothing about matching (vector search only)."""
-    lines = [f"Question: {question}", "", f"Here are {len(passages)} candidate answers, each with its text "
+    note = prompt_note(texts=True)  # cross-lingual (issue 37): nothing for English
+    lines = [f"Question: {question}", *([note] if note else []), "",
+             f"Here are {len(passages)} candidate answers, each with its text "
              f"(at most {budget} characters per candidate; '…' marks where a text was cut):"]
     for i, passage in enumerate(passages):
         lines.append(f"[{i + 1}] {passage}")
@@ -229,7 +232,9 @@ def pointwise_prompt(question: str, passage: str, matched: bool | None = None,
         shown = f"; evidence: {evidence_line(evidence)}" if matched and evidence else ""
         mark = ("It MATCHED the knowledge-base query" + shown if matched else
                 "It did not match the knowledge-base query: it is only similar in text (fill-in)") + ".\n\n"
-    return (f"Question: {question}\n\nCandidate answer (its name, description and relations):\n{passage}\n\n"
+    note = prompt_note(texts=True)
+    said = f"Question: {question}\n" + (f"{note}\n" if note else "")
+    return (f"{said}\nCandidate answer (its name, description and relations):\n{passage}\n\n"
             f"{mark}How likely is it that this candidate is a correct answer to the question? Reply with one "
             "number between 0 and 1 (0 = certainly not, 1 = certainly), and nothing else.")
 

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 from sparqlqa.errors import LLMError
 from sparqlqa.kb.labels import normalize_label, resolve_type
 from sparqlqa.kb.schema import RelationInfo, Schema, humanize, local_name
+from sparqlqa.language import prompt_note
 from sparqlqa.stages.forms import FORM_EXAMPLE, FORM_RULE, FORM_SCHEMA, AnswerForm, form_from_data, form_from_lines
 from sparqlqa.stages.schema_prompt import SCHEMA_PROMPT_TOKENS, schema_prompt
 
@@ -521,6 +522,7 @@ def build_prompt(question: str, schema: Schema, *, budget_tokens: int = SCHEMA_P
         "\"safe for kids\") go into \"requirements\" as short phrases. "
         "If the question names no entity, return no triplets but still give the target.",
         "Example (from a different graph):\n" + _EXAMPLE + "\n" + FORM_EXAMPLE,
+        *filter(None, [prompt_note()]),  # another language (issue 37); nothing for English
         f"Question: {question.strip()}\nAnswer with the JSON object only.",
     ])
 

@@ -21,6 +21,8 @@ from sparqlqa.embed.embedders import get_embedder
 from sparqlqa.errors import ConfigError
 from sparqlqa.kb.knowledge_base import KnowledgeBase, open_kb
 from sparqlqa.kb.limits import ASK_TIMEOUT_S, QueryLimits, bounded
+from sparqlqa.kb.naming import names_language
+from sparqlqa.language import asked_in, resolve_language
 from sparqlqa.llm.context import llm_context
 from sparqlqa.stages.rerank import RERANK_MODES
 from sparqlqa.strategies.base import strategies
@@ -62,7 +64,7 @@ def ask(kb: KnowledgeBase | str, question: str, *, strategy: str | None = None, 
         k: int = 20, rerank: str = "listwise", embedder: str | None = None,
         options: ExecuteOptions | None = None, llm_cache: str | None = None,
         settings: dict[str, Any] | None = None, exact: bool = False, topic: str = "auto",
-        limits: QueryLimits | None = None) -> Answer:
+        limits: QueryLimits | None = None, lang: str | None = None) -> Answer:
     """Answer ``question`` over ``kb`` (a KB or its name).  See the module docstring for the choices.
 
     ``settings``: strategy-specific knobs, e.g. ``{"call_budget": 15}`` for ``fiske``.  Answers that
@@ -72,6 +74,8 @@ def ask(kb: KnowledgeBase | str, question: str, *, strategy: str | None = None, 
     ``limits``: bound every SPARQL query of the run (one deadline for all, see :mod:`sparqlqa.kb.limits`);
     without it they get :data:`~sparqlqa.kb.limits.ASK_TIMEOUT_S` seconds in all and the default row and
     memory caps; an enclosing :func:`~sparqlqa.kb.limits.bounded` scope's tighter limits win.
+    ``lang``: the question's language (``"de"``); without it, detected (:mod:`sparqlqa.language`).  Nodes
+    are named in it where the KB has a label in it; ``Answer.lang`` says which it was and how it was known.
     """
     if not question or not question.strip():
         raise ConfigError("the question is empty", hint="ask something, e.g. 'Which films did X direct?'")
@@ -90,17 +94,19 @@ def ask(kb: KnowledgeBase | str, question: str, *, strategy: str | None = None, 
                           hint="pass --llm SPEC (e.g. anthropic) or set ANTHROPIC_API_KEY, "
                           "or use --strategy offline / vss")
     question = clean_text(question, kind=PROSE, field="question")  # the library is an edge too
+    language = resolve_language(question, lang)
     base = open_kb(clean_text(kb, kind=NAME, field="kb")) if isinstance(kb, str) else kb
     ranker = get_embedder(embedder)
     ctx = AskContext(kb=base, question=question.strip(), llm=llm_obj, embedder=ranker, k=k,
                      rerank=rerank, options=options, strategy=name, settings=dict(settings or {}),
                      exact=exact, topic=topic,
-                     reader=get_embedder(ranker.reader_spec) if ranker.reader_spec else None)
+                     reader=get_embedder(ranker.reader_spec) if ranker.reader_spec else None, language=language)
     if note:
         ctx.note(note)
     try:
         with llm_context(kb=base.name, strategy=name, question=ctx.question), \
-                bounded(limits or QueryLimits(timeout_s=ASK_TIMEOUT_S, truncate=True)):
+                bounded(limits or QueryLimits(timeout_s=ASK_TIMEOUT_S, truncate=True)), \
+                asked_in(language.code, names_language(base, sample=not language.english)):
             answer = chosen.run(ctx)
         _settle_pending(llm_obj, base.name, name, ctx.question, answer.pending_llm)
     finally:

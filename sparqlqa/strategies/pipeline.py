@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypedDict
 
@@ -21,6 +21,7 @@ from sparqlqa.kb.naming import display_name
 from sparqlqa.kb.node_text import fetch_labels, node_texts
 from sparqlqa.kb.records import QueryRecord
 from sparqlqa.kb.terms import is_node_key, is_value_key, node_keys, value_datatype
+from sparqlqa.language import Language, in_kb_language
 from sparqlqa.llm.context import llm_context
 from sparqlqa.stages.answer import Answer, AnswerItem, AnswerMeta, StageRecord, answer_table, exact_first
 from sparqlqa.stages.answer_form import shape_answer
@@ -82,6 +83,10 @@ class AskContext:
     #: reads the question's words against relation names and labels (triplets, offline paths, linking);
     #: ``None``: :attr:`embedder`, which embeds node texts and ranks (``Embedder.reader_spec``)
     reader: Embedder | None = None
+    #: the question's language (detected, or given by the asker: ``ask(lang=)``); ``None``: not resolved
+    language: Language | None = None
+    #: the language tag of each shown label that has one (``Answer.labels_lang``)
+    label_languages: dict[str, str] = field(default_factory=dict)
 
     @property
     def word_embedder(self) -> Embedder:
@@ -222,12 +227,13 @@ def rerank_top(ctx: AskContext, ranking: Ranking, *, enabled: bool = True) -> di
     """Stage 4: rerank the top ``k`` in place; returns the texts used, by IRI."""
     top = ranking.items[: ctx.k]
     runs = enabled and ctx.rerank != "none" and ctx.llm is not None and len(top) >= 2
-    with ctx.stage("texts"):
+    with ctx.stage("texts"), in_kb_language() if runs else nullcontext():  # cross-lingual rerank (issue 37)
         texts = node_texts(ctx.kb, [n.iri for n in top], mode="full", sink=ctx.sink("texts"),
                            **({"max_values": RERANK_MAX_VALUES} if runs else {}))
     if not runs or ctx.llm is None:
         return texts
-    marks = _rerank_marks(ctx, top)
+    with in_kb_language():
+        marks = _rerank_marks(ctx, top)
     with ctx.stage("rerank"), llm_context(stage="rerank"):
         result = rerank(ctx.question, [texts[n.iri] for n in top], ctx.llm, mode=ctx.rerank, **marks)
     ctx.records["rerank"] = result
@@ -301,7 +307,8 @@ def build_answer(ctx: AskContext, ranking: Ranking | None = None, texts: Mapping
     answer = Answer(question=ctx.question, kb=ctx.kb.name, strategy=ctx.strategy, items=list(items),
                     triplets=triplets, linked=linked, candidates=candidates, llm_calls=list(ctx.llm_calls),
                     queries=list(ctx.queries), notes=list(ctx.notes), timings_ms=dict(ctx.timings_ms),
-                    labels=labels, meta=_meta(ctx, ranking), pending_llm=list(ctx.pending))
+                    labels=labels, meta=_meta(ctx, ranking), pending_llm=list(ctx.pending), lang=ctx.language,
+                    labels_lang={key: tag for key, tag in ctx.label_languages.items() if key in labels})
     answer = settle(ctx, shape_answer(answer))
     answer.table = table.named(labels) if table is not None else answer_table(answer)
     return answer
@@ -322,7 +329,7 @@ def _describe(ctx: AskContext, items: Sequence[AnswerItem], texts: Mapping[str, 
     for item in fresh:
         mentioned.extend(str(part) for triple in item.evidence_triples() for part in triple)
     keys = list(dict.fromkeys(mentioned))
-    labels, types = fetch_labels(ctx.kb, node_keys(keys), sink=ctx.sink("labels"))
+    labels, types = fetch_labels(ctx.kb, node_keys(keys), sink=ctx.sink("labels"), languages=ctx.label_languages)
     labels.update(_remote_labels(ctx.kb, [key for key in node_keys(keys) if key not in labels]))
     labels.update({key: display_name(key) for key in keys if not is_node_key(key)})
     for item in fresh:

@@ -128,3 +128,22 @@ def test_mwapi_is_allowed_only_in_the_lookups_own_queries() -> None:
     with pytest.raises(ServiceRefused, match=r"wikiba\.se"):  # Oxigraph would fetch it: never exempt there
         OxigraphStore.in_memory().query(own, engine_services={"http://wikiba.se/ontology#mwapi"})
     assert len(store.seen) == 1
+
+
+def test_the_askers_language_is_looked_up_as_well_as_english() -> None:
+    from sparqlqa.language import asked_in
+
+    lookup, recording = lookup_for("wikidata")
+    german = "Alien – Das unheimliche Wesen aus einer fremden Welt"
+    with asked_in("de", "en"):
+        [alien] = lookup.exact(german)
+        assert (alien.iri, alien.label) == (f"{WD}Q103569", german)  # named in the asker's language
+        assert [m.label for m in lookup.exact("ridley scott")] == ["Ridley Scott"]  # English still found
+    assert lookup.exact(german) == []  # an English question: as before
+    assert [m.label for m in lookup.exact("alien (1979)")] == ["Alien"]
+    mwapi, store = lookup_for("wikidata", name_search="mwapi")
+    with asked_in("de", "en"):
+        mwapi.fuzzy("Douglas Adams")
+    assert '<https://www.mediawiki.org/ontology#API/language> "de"' in store.seen[0]
+    assert 'langMatches(lang(?name), "de")' in store.seen[0] and 'langMatches(lang(?name), "en")' in store.seen[0]
+    assert len(recording.seen) >= 1

@@ -17,6 +17,8 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+from sparqlqa.language import prompt_note
+
 SYSTEM_PROMPT = ("You help answer questions over a knowledge graph by mapping the question's clues to the "
                  "graph's relations and nodes. Answer with the JSON asked for, nothing else.")
 
@@ -52,7 +54,7 @@ def clue_prompt(question: str) -> str:
         "Example: What is the population of the capital of China? -> "
         '{"clues": ["China", "capital", "population"]}\n'
         "Example: Which place is the madam satan located? -> " '{"clues": ["place", "madam satan"]}\n'
-        f"Question: {question}\n"
+        f"Question: {question}\n{_language_line()}"
         'Answer as {"clues": [...]}.'
     )
 
@@ -64,7 +66,7 @@ def _numbered(lines: Sequence[str]) -> str:
 def relation_prompt(question: str, unmapped: Sequence[str], at: Sequence[str], path: str,
                     relations: Sequence[str]) -> str:
     return (
-        f"Question: {question}\n"
+        f"Question: {question}\n{_language_line()}"
         f"Clues not yet found in the graph: {json.dumps(list(unmapped), ensure_ascii=False)}\n"
         f"We are at: {', '.join(at)}" + (f" (reached by: {path})" if path else "") + "\n"
         "Candidate relations ([out] r: the current node -r-> a neighbour; [in] r: a neighbour -r-> the "
@@ -79,7 +81,7 @@ def relation_prompt(question: str, unmapped: Sequence[str], at: Sequence[str], p
 def pair_prompt(question: str, unmapped: Sequence[str], pairs: Sequence[tuple[str, str]]) -> str:
     shown = [f"({relation}, {name})" for relation, name in pairs]
     return (
-        f"Question: {question}\n"
+        f"Question: {question}\n{_language_line()}"
         f"Clues not yet found in the graph: {json.dumps(list(unmapped), ensure_ascii=False)}\n"
         "Candidate (relation, neighbour) pairs:\n"
         f"{_numbered(shown)}\n"
@@ -94,7 +96,7 @@ def answer_prompt(question: str) -> str:
         "The knowledge graph did not give a complete answer. Answer the question from your own knowledge: "
         "think step by step in 'reasoning', then list the answers as short names (most likely first; "
         "an empty list when you do not know).\n"
-        f"Question: {question}\n"
+        f"Question: {question}\n{_language_line()}"
         'Answer as {"reasoning": "...", "answers": ["..."]}.'
     )
 
@@ -121,3 +123,9 @@ def clues_from(data: Any) -> list[str]:
         if isinstance(clue, str) and clue.strip():
             seen.setdefault(clue.strip().lower(), clue.strip())
     return list(seen.values())
+
+
+def _language_line() -> str:
+    """The question's and the KB's languages, when either is not English (issue 37); else nothing."""
+    note = prompt_note()
+    return note + "\n" if note else ""

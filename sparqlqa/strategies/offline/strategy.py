@@ -24,22 +24,24 @@ from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 from pyoxigraph import NamedNode
 
 import sparqlqa.english as english
-from sparqlqa.english import ALTERNATIVE_MARGIN, IMPLIED_HOP, MENTION_WEIGHT, ScoringSettings
+from sparqlqa.english import ALTERNATIVE_MARGIN, IMPLIED_HOP, MENTION_WEIGHT, ScoringSettings, foreign_cues
 from sparqlqa.kb.labels import LabelIndex, NodeMatch, resolve_type
 from sparqlqa.stages.linking import LinkedConstants
 from sparqlqa.stages.triplets import Term, Triplet, Triplets
 from sparqlqa.strategies.base import FourStep, strategies
+from sparqlqa.strategies.offline.foreign import read_as_english, unreadable_note
 from sparqlqa.strategies.offline.form_triplets import ValueRelation, add_form, boolean_reading, value_relations
 from sparqlqa.strategies.offline.forms import FormCue, detect_form
 from sparqlqa.strategies.offline.mentions import PLACEHOLDER, Mention, detect_mentions, mask_all, words_of
 from sparqlqa.strategies.offline.paths import RelationPath, SelfChaining, ValueClasses, enumerate_paths
 from sparqlqa.strategies.offline.reasons import ChosenReading, OfflineReasons
 from sparqlqa.strategies.offline.scoring import QuestionScorer, RelationVectors, has_round_trip
-from sparqlqa.strategies.pipeline import note_topic
+from sparqlqa.strategies.pipeline import build_answer, note_topic
 
 if TYPE_CHECKING:
     from sparqlqa.embed.embedders import Embedder
     from sparqlqa.kb.knowledge_base import KnowledgeBase
+    from sparqlqa.stages.answer import Answer
     from sparqlqa.stages.execute import Candidates
     from sparqlqa.strategies.pipeline import AskContext
 
@@ -433,8 +435,20 @@ class OfflineStrategy(FourStep):
     needs_llm: ClassVar[bool] = False
     rerank_enabled: ClassVar[bool] = False
 
+    def run(self, ctx: AskContext) -> Answer:
+        """A question in a language the reader has no cue words for is not answered (issue 37): a note says
+        so, no vector-similar nodes stand in for an answer."""
+        if ctx.language is not None and not ctx.language.english and foreign_cues(ctx.language.code) is None:
+            ctx.note(unreadable_note(ctx.language.code))
+            return build_answer(ctx)
+        return super().run(ctx)
+
     def make_triplets(self, ctx: AskContext) -> Triplets:
-        triplets = offline_triplets(ctx.question, ctx.kb, embedder=ctx.word_embedder)
+        question = ctx.question
+        if ctx.language is not None and not ctx.language.english:  # read as English (strategies/offline/foreign)
+            question = read_as_english(question, ctx.language.code, ctx.kb) or question
+            ctx.note(f"read offline as: {question}")
+        triplets = offline_triplets(question, ctx.kb, embedder=ctx.word_embedder)
         if isinstance(triplets, OfflineTriplets):  # why it chose what it chose: Answer.meta.offline
             ctx.meta["offline"] = triplets.details
         return triplets

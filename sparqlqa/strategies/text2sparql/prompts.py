@@ -25,6 +25,7 @@ from pyoxigraph import Literal, NamedNode
 from sparqlqa.kb.node_text import label_predicates
 from sparqlqa.kb.schema import relation_names
 from sparqlqa.kb.vocab import XSD, kb_prefixes, prefixed_name
+from sparqlqa.language import prompt_note
 from sparqlqa.stages.schema_prompt import SCHEMA_PROMPT_TOKENS, schema_prompt
 
 if TYPE_CHECKING:
@@ -206,7 +207,7 @@ def _context(question: str, kb: KnowledgeBase, embedder: Embedder | None) -> tup
 def build_prompt(question: str, kb: KnowledgeBase, *, embedder: Embedder | None = None) -> str:
     """The user message of the query call."""
     context, name = _context(question, kb, embedder)
-    return "\n\n".join([context, rules(name), f"Question: {question.strip()}"])
+    return "\n\n".join([context, rules(name), *filter(None, [prompt_note()]), f"Question: {question.strip()}"])
 
 
 def repair_prompt(question: str, kb: KnowledgeBase, query: str, problem: str, *,
@@ -214,7 +215,7 @@ def repair_prompt(question: str, kb: KnowledgeBase, query: str, problem: str, *,
     """The user message of the one repair call: the same context, the failing query and what went wrong."""
     context, name = _context(question, kb, embedder)
     return "\n\n".join([
-        context, rules(name), f"Question: {question.strip()}",
+        context, rules(name), *filter(None, [prompt_note()]), f"Question: {question.strip()}",
         f"This query was written for the question:\n{query.strip()}",
         f"It failed: {problem.strip()}",
         "Write a corrected query (check the relation names, their direction and the entity names).",
