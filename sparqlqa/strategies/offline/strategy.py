@@ -40,6 +40,7 @@ from sparqlqa.strategies.pipeline import note_topic
 if TYPE_CHECKING:
     from sparqlqa.embed.embedders import Embedder
     from sparqlqa.kb.knowledge_base import KnowledgeBase
+    from sparqlqa.stages.answer import Answer
     from sparqlqa.stages.execute import Candidates
     from sparqlqa.strategies.pipeline import AskContext
 
@@ -432,6 +433,16 @@ class OfflineStrategy(FourStep):
     name = "offline"
     needs_llm: ClassVar[bool] = False
     rerank_enabled: ClassVar[bool] = False
+
+    def run(self, ctx: AskContext) -> Answer:
+        """A graph mapped from tables is read as tables first (:mod:`.table_answer`), then as paths; when
+        neither reading holds there, the answer says so rather than offer similar nodes as answers."""
+        from sparqlqa.strategies.offline.table_answer import honest, table_answer
+
+        answer = table_answer(ctx)
+        if answer is not None:
+            return answer
+        return honest(ctx, super().run(ctx))
 
     def make_triplets(self, ctx: AskContext) -> Triplets:
         triplets = offline_triplets(ctx.question, ctx.kb, embedder=ctx.word_embedder)
