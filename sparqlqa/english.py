@@ -257,6 +257,12 @@ COMPARISON_COLUMNS = {"older": "age", "younger": "age", "heavier": "weight", "li
 #: words that negate a link: "stadiums **without** any concert", "countries with **no** car maker"
 NEGATION_WORDS = (("without",), ("with", "no"), ("have", "no"), ("has", "no"), ("not", "have"),
                   ("not", "own"), ("no",))
+#: words a table's name ends with that say nothing of what its rows are ("cars_data", "car_names",
+#: "model_list"): such a table is said by its first word ("cars")
+GENERIC_TABLE_WORDS = frozenset(["name", "data", "datum", "info", "information", "list", "detail", "record",
+                                 "table", "entry"])
+#: words that ask for a node's name ("the **name** of the stadium"): its naming column
+NAME_WORDS = frozenset(["name", "names"])
 #: small numbers said in words ("more than **one** pet")
 NUMBER_WORDS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9,
                 "ten": 10, "zero": 0}

@@ -29,6 +29,7 @@ from sparqlqa.english import (
     DESCENDING_WORDS,
     DISTINCT_WORDS,
     GROUP_WORDS,
+    NAME_WORDS,
     NEGATION_WORDS,
     ORDER_CUES,
     SUPERLATIVE_LEADS,
@@ -107,17 +108,16 @@ def after(mentions: list[Mention], index: int | None, kind: str, within: int = 3
 
 
 def focus_of(model: TableModel, mentions: list[Mention], cues: Cues) -> tuple[str, Mention | None] | None:
-    counted = after(mentions, cues.count, "class")
-    if counted is not None:
-        return counted.classes[0], counted
-    grouped = after(mentions, cues.group, "class", 1)
-    classes = [m for m in mentions if m.kind == "class" and m is not grouped]
-    if classes:
-        return classes[0].classes[0], classes[0]
     owners: dict[str, int] = {}
     for mention in mentions:
-        for column in mention.columns:
-            owners[column.cls] = owners.get(column.cls, 0) + (2 if column.name else 1)
+        for column in mention.columns if mention.kind == "column" else []:
+            owners[column.cls] = owners.get(column.cls, 0) + 1
+    counted = after(mentions, cues.count, "class")
+    grouped = after(mentions, cues.group, "class", 1)
+    classes = [m for m in mentions if m.kind == "class" and m is not grouped]
+    chosen = counted or (classes[0] if classes else None)
+    if chosen is not None:  # of classes said alike ("cars": car_names, cars_data), the one whose columns are named
+        return max(chosen.classes, key=lambda c: (owners.get(c, 0), -chosen.classes.index(c))), chosen
     if not owners:
         return None
     return max(sorted(owners), key=lambda c: owners[c]), None
@@ -134,8 +134,12 @@ def column_for(reading: Reading, mention: Mention, prefer: str | None = None) ->
     order = [*([prefer] if prefer else []), *(c for m in near for c in m.classes), reading.focus,
              *sorted(builder.nodes)]
     order += sorted(reading.builder.model.neighbours(reading.focus))
+    says_name = mention.text.lower() in NAME_WORDS
     for cls in order:
         found = [c for c in mention.columns if c.cls == cls and builder.reachable(cls)]
+        naming = builder.model.naming(cls) if says_name and builder.reachable(cls) else None
+        if naming is not None:
+            return naming
         if found:
             return sorted(found, key=lambda c: (not c.name, c.iri))[0]
     return None

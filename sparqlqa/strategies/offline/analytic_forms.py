@@ -206,8 +206,10 @@ def _select_columns(reading: Reading, columns: list[Column]) -> None:
 
 def _group_key(reading: Reading) -> tuple[str, Mention] | None:
     """What follows "each"/"per": a class linked to the focus, or a column."""
-    mention = next((m for m in reading.mentions if reading.cues.group is not None
-                    and reading.cues.group <= m.start <= reading.cues.group + 1), None)
+    at = reading.cues.group
+    if at is not None and at < len(reading.words) and reading.words[at].low in ("the", "of"):
+        at += 1
+    mention = next((m for m in reading.mentions if m.start == at), None)
     if mention is None:
         return None
     if mention.kind == "class" and mention.classes[0] != reading.focus and reading.builder.reachable(
@@ -243,7 +245,7 @@ def _aggregates(reading: Reading) -> list[tuple[str, Column]]:
     """Each aggregate word with the next column mention after it ("average, minimum and maximum age")."""
     pairs = []
     for at, function in reading.cues.aggregates:
-        mention = next((m for m in reading.mentions if m.kind == "column" and m.start > at), None)
+        mention = next((m for m in reading.mentions if m.kind == "column" and at < m.start <= at + 4), None)
         column = column_for(reading, mention) if mention else None
         if mention is not None and column is not None and column.numeric:
             mention.used = True
@@ -275,6 +277,7 @@ def _superlative(reading: Reading) -> bool:
 def _top(reading: Reading, column: Column, direction: str) -> bool:
     builder = reading.builder
     builder.order.append(f"{direction}({builder.numeric(column)})")
+    builder.filters.append(f"FILTER({builder.numeric(column)} = {builder.numeric(column)})")  # a number
     builder.limit = builder.limit or 1
     _select_columns(reading, _outputs(reading) or _default(reading))
     return True
@@ -372,6 +375,8 @@ def build_reading(reading: Reading) -> TableQuery | None:
     shaped = _superlative(reading) or _count(reading) or _aggregate(reading) or _rows(reading)
     builder = reading.builder
     for mention in reading.mentions:
+        if not mention.used and mention.kind == "class" and reading.focus in mention.classes:
+            mention.used = True
         if not mention.used and mention.kind == "class" and builder.reachable(mention.classes[0]):
             builder.node(mention.classes[0])
             mention.used = True

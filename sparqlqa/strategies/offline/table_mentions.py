@@ -19,7 +19,14 @@ from dataclasses import dataclass, field
 
 from pyoxigraph import Literal
 
-from sparqlqa.english import AGGREGATE_WORDS, NUMBER_WORDS, SUPERLATIVE_WORDS, TABLE_FILLER, singular
+from sparqlqa.english import (
+    AGGREGATE_WORDS,
+    GENERIC_TABLE_WORDS,
+    NUMBER_WORDS,
+    SUPERLATIVE_WORDS,
+    TABLE_FILLER,
+    singular,
+)
 from sparqlqa.kb.labels import normalize_label
 from sparqlqa.strategies.offline.tables import Column, TableModel, column_phrases
 
@@ -97,7 +104,8 @@ def phrase_at(words: Sequence[Token], i: int, phrase: Sequence[str]) -> bool:
 def _classes_at(model: TableModel, words: list[Token], i: int) -> tuple[int, list[str]]:
     best, found = 0, []  # type: tuple[int, list[str]]
     for cls, cls_words in model.classes.items():
-        for phrase in (cls_words, cls_words[-1:]):
+        head = cls_words[:1] if cls_words[-1] in GENERIC_TABLE_WORDS else cls_words[-1:]
+        for phrase in (cls_words, head):
             if phrase and phrase_at(words, i, phrase) and len(phrase) >= best:
                 if len(phrase) > best:
                     best, found = len(phrase), []
