@@ -249,14 +249,16 @@ COMPARISON_PHRASES: dict[tuple[str, ...], str] = {
     ("at", "least"): ">=", ("no", "less", "than"): ">=", ("less", "than"): "<", ("fewer", "than"): "<",
     ("smaller", "than"): "<", ("lower", "than"): "<", ("below",): "<", ("under",): "<", ("before",): "<",
     ("at", "most"): "<=", ("no", "more", "than"): "<=", ("older", "than"): ">", ("younger", "than"): "<",
-    ("heavier", "than"): ">", ("lighter", "than"): "<", ("equal", "to"): "=",
+    ("heavier", "than"): ">", ("lighter", "than"): "<", ("equal", "to"): "=", ("between",): "between",
 }
 #: comparatives that say the column they compare by its word ("**older** than 1": age)
 COMPARISON_COLUMNS = {"older": "age", "younger": "age", "heavier": "weight", "lighter": "weight",
                       "taller": "height", "before": "year", "after": "year", "in": "year"}
 #: words that negate a link: "stadiums **without** any concert", "countries with **no** car maker"
 NEGATION_WORDS = (("without",), ("with", "no"), ("have", "no"), ("has", "no"), ("not", "have"),
-                  ("not", "own"), ("no",))
+                  ("not", "own"), ("no",), ("except",), ("not",))
+#: words that say "the average" a value is compared with ("older than **average**")
+AVERAGE_WORDS = frozenset(["average", "avg", "mean"])
 #: words a table's name ends with that say nothing of what its rows are ("cars_data", "car_names",
 #: "model_list"): such a table is said by its first word ("cars")
 GENERIC_TABLE_WORDS = frozenset(["name", "data", "datum", "info", "information", "list", "detail", "record",

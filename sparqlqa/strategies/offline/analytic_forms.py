@@ -3,7 +3,7 @@ a superlative, a count, aggregates or rows, each compiled through the reading's 
 
 from __future__ import annotations
 
-from sparqlqa.english import COMPARISON_COLUMNS, VALUE_SUPERLATIVES
+from sparqlqa.english import AVERAGE_WORDS, COMPARISON_COLUMNS, VALUE_SUPERLATIVES
 from sparqlqa.kb.schema import local_name
 from sparqlqa.strategies.offline.analytic import Reading, after, column_for, focus_of, read_cues
 from sparqlqa.strategies.offline.table_mentions import Mention, find_mentions, tokens
@@ -62,7 +62,7 @@ def _numbers(reading: Reading, first: Mention) -> list[Mention]:
     """A number and those joined to it by "or" ("in 2014 or 2015")."""
     found, at = [first], first.end
     for mention in reading.mentions[reading.mentions.index(first) + 1:]:
-        if mention.kind == "number" and mention.start == at + 1 and reading.words[at].low == "or":
+        if mention.kind == "number" and mention.start == at + 1 and reading.words[at].low in ("or", "and"):
             found.append(mention)
             at = mention.end
     return found
@@ -144,7 +144,9 @@ def _conditions(reading: Reading) -> bool:
             continue
         if mention.kind == "number" and not _number_condition(reading, mention) and not _is_limit(reading, mention):
             return False
-        if mention.kind == "value" and not _value_condition(reading, mention):
+        if mention.kind == "value" and not mention.values and not _contains(reading, mention):
+            return False
+        if mention.kind == "value" and mention.values and not _value_condition(reading, mention):
             return False
     return True
 
@@ -167,8 +169,7 @@ def _negation(reading: Reading) -> None:
         return
     builder = reading.builder
     if target.kind == "class" and target.classes[0] != reading.focus and builder.reachable(target.classes[0]):
-        builder.absent(target.classes[0])
-        target.used = True
+        _absent_class(reading, target)
         return
     held = [(p, c, lit) for p, c, lit in target.values if c != reading.focus and builder.reachable(c)]
     if target.kind == "value" and held:
@@ -178,6 +179,53 @@ def _negation(reading: Reading) -> None:
         for mention in reading.mentions:
             if mention.kind == "class" and mention.start == target.end and column.cls in mention.classes:
                 mention.used = True
+
+
+def _absent_class(reading: Reading, target: Mention) -> None:
+    """No joined node of the class, or none with the number said right after it ("did not have a
+    concert in 2014")."""
+    cls, builder = target.classes[0], reading.builder
+    target.used = True
+    number = next((m for m in reading.mentions if m.kind == "number" and target.end <= m.start <= target.end + 2), None)
+    if number is not None:
+        before = reading.words[number.start - 1].low
+        implied = COMPARISON_COLUMNS.get(before)
+        column = next((c for c in builder.model.columns_of(cls) if implied and implied in c.words and c.numeric), None)
+        if column is not None:
+            number.used = True
+            builder.absent(cls, column, compare=("=", [number.number or 0.0]))
+            return
+    builder.absent(cls)
+
+
+def _average_conditions(reading: Reading) -> bool:
+    """"singers above the average age", "older than average": a value against its class's average."""
+    words = reading.words
+    for start, end, op in reading.cues.comparisons:
+        at = end + (1 if end < len(words) and words[end].low == "the" else 0)
+        if at >= len(words) or words[at].low not in AVERAGE_WORDS or op == "between":
+            continue
+        mention = _column_mention(reading, at + 1, at + 2) or _column_mention(reading, max(0, start - 3), start)
+        column = column_for(reading, mention) if mention else _implied_column(
+            reading, COMPARISON_COLUMNS.get(words[start].low, ""))
+        if column is None or not column.numeric:
+            return False
+        if mention is not None:
+            mention.used = True
+        reading.builder.compare_to_average(column, op)
+        reading.cues.aggregates = [(i, f) for i, f in reading.cues.aggregates if i != at]
+    return True
+
+
+def _contains(reading: Reading, value: Mention) -> bool:
+    """A quoted text the data does not hold, said with a text column ("'Hey' in its name"): contained."""
+    named = next((m for m in reading.mentions if m.kind == "column" and value.end <= m.start <= value.end + 3), None)
+    column = column_for(reading, named) if named is not None else None
+    if column is None or column.numeric or named is None:
+        return False
+    reading.builder.contains(column, value.text.strip("'\"\u2018\u2019"))
+    value.used = named.used = True
+    return True
 
 
 def _outputs(reading: Reading, owner: str | None = None) -> list[Column]:
@@ -370,7 +418,7 @@ def _order(reading: Reading, columns: list[Column]) -> None:
 def build_reading(reading: Reading) -> TableQuery | None:
     """Conditions, then the first form that holds; None unless every mention is used."""
     _negation(reading)
-    if not _conditions(reading):
+    if not _average_conditions(reading) or not _conditions(reading):
         return None
     shaped = _superlative(reading) or _count(reading) or _aggregate(reading) or _rows(reading)
     builder = reading.builder

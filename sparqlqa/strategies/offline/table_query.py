@@ -109,16 +109,24 @@ class QueryBuilder:
             self.filters.append(f"FILTER({var} IN ({', '.join(str(v) for v in literals)}))")
 
     def compare(self, column: Column, op: str, numbers: list[float]) -> None:
-        terms = [Literal(_figure(n), datatype=DECIMAL) for n in numbers]
-        value = self.numeric(column)
-        if op == "=" and len(terms) > 1:
-            self.filters.append(f"FILTER({value} IN ({', '.join(str(t) for t in terms)}))")
-        else:
-            self.filters.append(f"FILTER({value} {op} {terms[0]})")
+        self.filters.append(_comparison(self.numeric(column), op, numbers))
 
-    def absent(self, cls: str, column: Column | None = None, literals: tuple[Literal, ...] = ()) -> None:
-        """No node of ``cls`` (with ``column`` holding one of ``literals``) is joined to the focus
-        (``FILTER NOT EXISTS`` over the chain of links from the focus)."""
+    def compare_to_average(self, column: Column, op: str) -> None:
+        """The column's value against its average over all nodes of its class (a subquery)."""
+        n = len(self.filters) + 1
+        inner = (f"{{ SELECT (AVG({DECIMAL}(?a{n})) AS ?avg{n}) WHERE {{ ?s{n} {self.type} {NamedNode(column.cls)} . "
+                 f"?s{n} {NamedNode(column.iri)} ?a{n} }} }}")
+        self.patterns.append(inner)
+        self.filters.append(f"FILTER({self.numeric(column)} {op} ?avg{n})")
+
+    def contains(self, column: Column, text: str) -> None:
+        """The column's text contains ``text`` (case-insensitive)."""
+        self.filters.append(f"FILTER(CONTAINS(LCASE(STR({self.value(column)})), {Literal(text.lower())}))")
+
+    def absent(self, cls: str, column: Column | None = None, literals: tuple[Literal, ...] = (),
+               compare: tuple[str, list[float]] | None = None) -> None:
+        """No node of ``cls`` (with ``column`` holding one of ``literals``, or compared as ``compare``: an
+        operator and numbers) is joined to the focus (``FILTER NOT EXISTS`` over the links from the focus)."""
         path = self._path_from(self.focus, cls)
         if path is None:
             raise KeyError(cls)
@@ -132,6 +140,8 @@ class QueryBuilder:
         patterns.append(f"{var} {self.type} {NamedNode(cls)} .")
         if column is not None and literals:
             patterns.append(f"{var} {NamedNode(column.iri)} ?mv . FILTER(?mv IN ({', '.join(map(str, literals))}))")
+        if column is not None and compare is not None:
+            patterns.append(f"{var} {NamedNode(column.iri)} ?mv . {_comparison(f'{DECIMAL}(?mv)', *compare)}")
         self.filters.append(f"FILTER NOT EXISTS {{ {' '.join(patterns)} }}")
 
     def _path_from(self, start: str, cls: str) -> list[tuple[str, str]] | None:
@@ -168,6 +178,15 @@ class QueryBuilder:
         if self.limit is not None:
             text += f"\nLIMIT {int(self.limit)}"
         return TableQuery(text, [name for _, name in self.select], set(self.aggregates), bool(self.order), reading)
+
+
+def _comparison(value: str, op: str, numbers: list[float]) -> str:
+    terms = [Literal(_figure(n), datatype=DECIMAL) for n in numbers]
+    if op == "between" and len(terms) == 2:
+        return f"FILTER({value} >= {terms[0]} && {value} <= {terms[1]})"
+    if op == "=" and len(terms) > 1:
+        return f"FILTER({value} IN ({', '.join(str(t) for t in terms)}))"
+    return f"FILTER({value} {op} {terms[0]})"
 
 
 def _figure(number: float) -> str:

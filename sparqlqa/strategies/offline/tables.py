@@ -110,6 +110,8 @@ def column_phrases(column: Column, cls_words: tuple[str, ...] = ()) -> list[tupl
                     phrases.append((tail,))
     elif head and column.words[0] == head:
         phrases.append(column.words[1:])
+    elif len(column.words) > 2:  # "release year" of ``song_release_year``
+        phrases.append(column.words[-2:])
     return phrases
 
 
