@@ -6,7 +6,8 @@ nodes mostly have no name from the label predicates, :func:`find_data_names` loo
 literal-valued relations for
 
 - its **naming predicate**: a text column whose local name says name (``name``, ``title``, ``label``,
-  ``*_name``, ``*name``, or the class's own name in the singular: ``continents#continent``) and whose
+  ``*_name``, ``*name``, or the class's own name in the singular: ``continents#continent``,
+  ``model_list#model``) and whose
   values are mostly unique within the class (at least :data:`NAME_UNIQUE` of its nodes have their own);
   the best is kept (an exact ``name`` first, then ``<class>_name``, then ``title``/``label``, then other
   ``*name``; more unique values break a tie);
@@ -21,6 +22,8 @@ A profile's ``name_predicates`` (``sparqlqa ingest --name-predicate IRI``) repla
 (0, 3)
 >>> name_rank("http://x/continents#continent", "http://x/continents"), name_rank("http://x/a#age", "http://x/a")
 (1, None)
+>>> name_rank("http://x/model_list#model", "http://x/model_list")  # a table named "<noun> list"
+1
 >>> is_key_name("http://x/airports#airportcode"), is_key_name("http://x/singer#singer_id")
 (True, True)
 """
@@ -33,6 +36,7 @@ from typing import TYPE_CHECKING, Any
 
 from pyoxigraph import Literal, NamedNode
 
+from sparqlqa.english import GENERIC_TABLE_WORDS
 from sparqlqa.kb.schema import local_name
 
 if TYPE_CHECKING:
@@ -95,9 +99,11 @@ def _singular(word: str) -> str:
 def name_rank(predicate: str, type_iri: str) -> int | None:
     """How clearly a column's local name says it names the class's nodes (0 best), None when it does not."""
     column, table = _column(predicate), _singular(local_name(type_iri).lower())
+    parts = table.split("_")
+    head = _singular(parts[0]) if len(parts) > 1 and parts[-1] in GENERIC_TABLE_WORDS else table
     if column in ("name", "fullname", "full_name"):
         return 0
-    if column in (f"{table}_name", f"{table}name") or _singular(column) == table:
+    if column in (f"{table}_name", f"{table}name") or _singular(column) in (table, head):
         return 1
     if column in ("title", "label"):
         return 2

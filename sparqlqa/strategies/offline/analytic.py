@@ -30,6 +30,7 @@ from sparqlqa.english import (
     DISTINCT_WORDS,
     GROUP_WORDS,
     NAME_WORDS,
+    WH_WORDS,
     NEGATION_WORDS,
     ORDER_CUES,
     SUPERLATIVE_LEADS,
@@ -79,6 +80,10 @@ def read_cues(words: list[Token]) -> Cues:
         for phrase, op in COMPARISON_PHRASES.items():
             if phrase_at(words, i, phrase):
                 cues.comparisons.append((i, i + len(phrase), op))
+            elif len(phrase) == 2 and phrase[1] == "than" and token.low == phrase[0]:
+                than = next((j for j in range(i + 2, min(i + 5, len(words))) if words[j].low == "than"), None)
+                if than is not None:  # "a greater weight than 10": the compared noun in between
+                    cues.comparisons.append((i, than + 1, op))
         for phrase in NEGATION_WORDS:
             if cues.negation is None and phrase_at(words, i, phrase):
                 cues.negation = i + len(phrase)
@@ -107,7 +112,10 @@ def after(mentions: list[Mention], index: int | None, kind: str, within: int = 3
     return next((m for m in mentions if m.kind == kind and index <= m.start <= index + within), None)
 
 
-def focus_of(model: TableModel, mentions: list[Mention], cues: Cues) -> tuple[str, Mention | None] | None:
+def focus_of(model: TableModel, mentions: list[Mention], cues: Cues, words: list[Token],
+             ) -> tuple[str, Mention | None] | None:
+    """The class the question is about: what it counts, the class right after "which"/"what", else the
+    first class named, else the class of most named columns."""
     owners: dict[str, int] = {}
     for mention in mentions:
         for column in mention.columns if mention.kind == "column" else []:
@@ -115,7 +123,8 @@ def focus_of(model: TableModel, mentions: list[Mention], cues: Cues) -> tuple[st
     counted = after(mentions, cues.count, "class")
     grouped = after(mentions, cues.group, "class", 1)
     classes = [m for m in mentions if m.kind == "class" and m is not grouped]
-    chosen = counted or (classes[0] if classes else None)
+    asked = next((m for m in classes if m.start and words[m.start - 1].low in WH_WORDS), None)
+    chosen = counted or asked or (classes[0] if classes else None)
     if chosen is not None:  # of classes said alike ("cars": car_names, cars_data), the one whose columns are named
         return max(chosen.classes, key=lambda c: (owners.get(c, 0), -chosen.classes.index(c))), chosen
     if not owners:

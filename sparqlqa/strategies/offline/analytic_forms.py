@@ -18,7 +18,7 @@ def read_table_question(question: str, model: TableModel, type_predicate: str) -
     words = tokens(question)
     mentions = find_mentions(model, words)
     cues = read_cues(words)
-    focus = focus_of(model, mentions, cues)
+    focus = focus_of(model, mentions, cues, words)
     if focus is None:
         return None
     reading = Reading(words, mentions, cues, focus[0], QueryBuilder(model, focus[0], type_predicate))
@@ -77,6 +77,7 @@ def _number_condition(reading: Reading, number: Mention) -> bool:
     column_mention = None
     if comparison:
         column_mention = _column_mention(reading, comparison[1], number.start) or \
+            _column_mention(reading, comparison[0], comparison[1]) or \
             _column_mention(reading, max(0, comparison[0] - 3), comparison[0])
     column_mention = column_mention or _column_mention(reading, number.end, number.end + 1) or next(
         (m for m in reading.mentions if m.kind == "column" and not m.used and m.end == number.start), None)

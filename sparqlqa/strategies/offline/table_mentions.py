@@ -132,8 +132,9 @@ def _value_at(model: TableModel, words: list[Token], i: int) -> tuple[int, list[
         span = words[i:i + size]
         if any(t.quoted for t in span) or all(t.low in TABLE_FILLER for t in span) or span[0].number is not None:
             continue
-        found = model.values.get(normalize_label(" ".join(t.text for t in span)), [])
-        if found:
+        text = normalize_label(" ".join(t.text for t in span))
+        found = model.values.get(text, []) or model.values.get(" ".join([*text.split()[:-1], span[-1].stem]), [])
+        if found:  # "volvos", "cats": a plural of a value
             return size, found
     return 0, []
 
