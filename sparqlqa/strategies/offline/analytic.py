@@ -30,11 +30,11 @@ from sparqlqa.english import (
     DISTINCT_WORDS,
     GROUP_WORDS,
     NAME_WORDS,
-    WH_WORDS,
     NEGATION_WORDS,
     ORDER_CUES,
     SUPERLATIVE_LEADS,
     SUPERLATIVE_WORDS,
+    WH_WORDS,
 )
 from sparqlqa.strategies.offline.table_mentions import Mention, Token, phrase_at
 from sparqlqa.strategies.offline.table_query import QueryBuilder
