@@ -142,7 +142,7 @@ def column_for(reading: Reading, mention: Mention, prefer: str | None = None) ->
         near = [mention, *near]
     order = [*([prefer] if prefer else []), *(c for m in near for c in m.classes), reading.focus,
              *sorted(builder.nodes)]
-    order += sorted(reading.builder.model.neighbours(reading.focus))
+    order += reading.builder.model.by_distance(reading.focus)
     says_name = mention.text.lower() in NAME_WORDS
     for cls in order:
         found = [c for c in mention.columns if c.cls == cls and builder.reachable(cls)]

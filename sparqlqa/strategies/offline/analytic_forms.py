@@ -46,7 +46,7 @@ def _implied_column(reading: Reading, word: str, at: int | None = None) -> Colum
     builder = reading.builder
     near = [c for m in reading.mentions if m.kind == "class" and at is not None and at - 4 <= m.start < at
             for c in m.classes]
-    order = [*near, reading.focus, *sorted(builder.model.neighbours(reading.focus))]
+    order = [*near, reading.focus, *builder.model.by_distance(reading.focus)]
     for cls in order:
         for column in builder.model.columns_of(cls):
             if column.numeric and word in column.words and builder.reachable(cls):
@@ -97,7 +97,7 @@ def _number_condition(reading: Reading, number: Mention) -> bool:
 
 def _value_condition(reading: Reading, value: Mention) -> bool:
     builder = reading.builder
-    order = [reading.focus, *sorted(builder.model.neighbours(reading.focus))]
+    order = [reading.focus, *builder.model.by_distance(reading.focus)]
     named = next((m for m in reading.mentions if (m.kind == "column" and abs(m.start - value.end) <= 1)
                   or (m.kind == "column" and abs(value.start - m.end) <= 2)), None)
     wanted = {c.iri for c in named.columns} if named else set()

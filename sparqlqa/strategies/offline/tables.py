@@ -89,6 +89,15 @@ class TableModel:
         found = [(link, True) for link in self.links if link.head == a and link.tail == b]
         return found + [(link, False) for link in self.links if link.head == b and link.tail == a]
 
+    def by_distance(self, cls: str, most: int = 3) -> list[str]:
+        """The classes joined to ``cls`` through at most ``most`` links, nearest first (``cls`` not included)."""
+        found, frontier = [cls], [cls]
+        for _ in range(most):
+            frontier = [n for here in frontier for n in sorted(self.neighbours(here)) if n not in found]
+            frontier = list(dict.fromkeys(frontier))
+            found += frontier
+        return found[1:]
+
     def neighbours(self, cls: str) -> set[str]:
         return {link.tail for link in self.links if link.head == cls} | {
             link.head for link in self.links if link.tail == cls}
