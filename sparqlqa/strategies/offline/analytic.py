@@ -121,7 +121,7 @@ def focus_of(model: TableModel, mentions: list[Mention], cues: Cues, words: list
         for column in mention.columns if mention.kind == "column" else []:
             owners[column.cls] = owners.get(column.cls, 0) + 1
     counted = after(mentions, cues.count, "class")
-    grouped = after(mentions, cues.group, "class", 1)
+    grouped = after(mentions, cues.group, "class", 1) if cues.count is not None or cues.aggregates else None
     classes = [m for m in mentions if m.kind == "class" and m is not grouped]
     asked = next((m for m in classes if m.start and words[m.start - 1].low in WH_WORDS), None)
     chosen = counted or asked or (classes[0] if classes else None)

@@ -177,8 +177,9 @@ def _negation(reading: Reading) -> None:
         column = next(c for c in builder.model.columns_of(held[0][1]) if c.iri == held[0][0])
         builder.absent(column.cls, column, tuple(lit for p, _, lit in held if p == column.iri))
         target.used = True
-        for mention in reading.mentions:
-            if mention.kind == "class" and mention.start == target.end and column.cls in mention.classes:
+        for mention in reading.mentions:  # "a cat as a pet": the class said with the value
+            if mention.kind == "class" and target.end <= mention.start <= target.end + 2 \
+                    and column.cls in mention.classes:
                 mention.used = True
 
 
