@@ -73,6 +73,7 @@ def read_cues(words: list[Token]) -> Cues:
             cues.group = i + 1
         superlative = token.low in SUPERLATIVE_WORDS and (token.low not in AGGREGATE_WORDS
                                                           or _superlative_position(words, i))
+        superlative = superlative and not (i and words[i - 1].low == "at")  # "at least 3"
         if superlative:
             cues.superlatives.append((i, SUPERLATIVE_WORDS[token.low]))
         elif token.low in AGGREGATE_WORDS:

@@ -181,6 +181,12 @@ def find_mentions(model: TableModel, words: list[Token]) -> list[Mention]:
             continue
         found.append(mention)
         i = mention.end
+    # "car models": of two classes said one after the other, the second is the noun, the first its modifier
+    found = [m for n, m in enumerate(found) if not (m.kind == "class" and n + 1 < len(found)
+                                                      and found[n + 1].kind == "class" and found[n + 1].start == m.end)]
+    # "each one": a number word after a group word is no number
+    found = [m for m in found if not (m.kind == "number" and not words[m.start].low[0].isdigit() and m.start
+                                      and words[m.start - 1].low in ("each", "every", "per", "the", "which"))]
     starts = {m.start for m in found if m.kind in ("column", "class")}
     return [m for m in found if not (m.kind == "column" and m.end - m.start == 1 and words[m.start].low in CUE_WORDS
                                      and _modifies(words, m.start, starts))]
