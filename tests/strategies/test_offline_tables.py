@@ -11,8 +11,8 @@ from sparqlqa.evaluation.execution import rows_match
 from sparqlqa.ingest import ingest
 from sparqlqa.kb.knowledge_base import KnowledgeBase
 from sparqlqa.strategies.ask import ask
-from sparqlqa.strategies.offline.table_answer import NO_READING_NOTE
-from sparqlqa.strategies.offline.tables import table_model
+from sparqlqa.strategies.offline.tables.answer import NO_READING_NOTE
+from sparqlqa.strategies.offline.tables.model import table_model
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "library_db.nt"
 

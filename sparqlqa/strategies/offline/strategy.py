@@ -435,9 +435,9 @@ class OfflineStrategy(FourStep):
     rerank_enabled: ClassVar[bool] = False
 
     def run(self, ctx: AskContext) -> Answer:
-        """A graph mapped from tables is read as tables first (:mod:`.table_answer`), then as paths; when
+        """A graph mapped from tables is read as tables first (:mod:`.tables.answer`), then as paths; when
         neither reading holds there, the answer says so rather than offer similar nodes as answers."""
-        from sparqlqa.strategies.offline.table_answer import honest, table_answer
+        from sparqlqa.strategies.offline.tables.answer import honest, table_answer
 
         answer = table_answer(ctx)
         if answer is not None:

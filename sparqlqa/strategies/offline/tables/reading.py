@@ -1,6 +1,6 @@
 """Analytical questions over a graph mapped from tables, answered offline as tables (issue 35 item 3).
 
-The reading, from the question's mentions (:mod:`~sparqlqa.strategies.offline.table_mentions`) and the
+The reading, from the question's mentions (:mod:`~sparqlqa.strategies.offline.tables.mentions`) and the
 English cue words (:mod:`sparqlqa.english`):
 
 1. the **focus class**: what is counted ("how many *singers*"), else the first class named, else the class
@@ -36,9 +36,9 @@ from sparqlqa.english import (
     SUPERLATIVE_WORDS,
     WH_WORDS,
 )
-from sparqlqa.strategies.offline.table_mentions import Mention, Token, phrase_at
-from sparqlqa.strategies.offline.table_query import QueryBuilder
-from sparqlqa.strategies.offline.tables import Column, TableModel
+from sparqlqa.strategies.offline.tables.mentions import Mention, Token, phrase_at
+from sparqlqa.strategies.offline.tables.model import Column, TableModel
+from sparqlqa.strategies.offline.tables.query import QueryBuilder
 
 __all__ = ["Cues", "Reading", "column_for", "focus_of", "read_cues"]
 

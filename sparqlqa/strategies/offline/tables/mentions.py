@@ -1,4 +1,4 @@
-"""What an analytical question says, in the terms of a :class:`~sparqlqa.strategies.offline.tables.TableModel`.
+"""What an analytical question says, in the terms of a :class:`~sparqlqa.strategies.offline.tables.model.TableModel`.
 
 A question becomes tokens, and each span of tokens becomes at most one mention: a class ("singers"), a
 column ("release year", "first name" for ``fname``), a value the data holds ("France", "'Live final'": the
@@ -28,7 +28,7 @@ from sparqlqa.english import (
     singular,
 )
 from sparqlqa.kb.labels import normalize_label
-from sparqlqa.strategies.offline.tables import Column, TableModel, column_phrases
+from sparqlqa.strategies.offline.tables.model import Column, TableModel, column_phrases
 
 __all__ = ["Mention", "Token", "find_mentions", "phrase_at", "tokens"]
 

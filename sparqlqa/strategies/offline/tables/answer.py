@@ -1,6 +1,6 @@
 """The offline strategy's answer to an analytical question over a graph mapped from tables.
 
-:func:`table_answer` reads the question (:func:`~sparqlqa.strategies.offline.analytic_forms.read_table_question`),
+:func:`table_answer` reads the question (:func:`~sparqlqa.strategies.offline.tables.forms.read_table_question`),
 runs the query and hands its table to :func:`~sparqlqa.strategies.pipeline.build_answer`: a count is a
 count, one cell a value, one column a list, several columns a table.  It returns ``None`` when the KB is
 not of that shape or no reading of the question holds; the strategy then reads the question as a path
@@ -16,8 +16,8 @@ from sparqlqa.errors import QueryError
 from sparqlqa.kb.terms import is_value_key, value_text
 from sparqlqa.stages.answer import AnswerItem, Ranking
 from sparqlqa.stages.table import Table
-from sparqlqa.strategies.offline.analytic_forms import read_table_question
-from sparqlqa.strategies.offline.tables import table_model
+from sparqlqa.strategies.offline.tables.forms import read_table_question
+from sparqlqa.strategies.offline.tables.model import table_model
 
 if TYPE_CHECKING:
     from sparqlqa.stages.answer import Answer

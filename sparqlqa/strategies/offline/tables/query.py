@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 from pyoxigraph import Literal, NamedNode
 
-from sparqlqa.strategies.offline.tables import Column, TableModel
+from sparqlqa.strategies.offline.tables.model import Column, TableModel
 
 __all__ = ["QueryBuilder", "TableQuery"]
 

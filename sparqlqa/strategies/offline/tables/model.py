@@ -1,6 +1,6 @@
 """A graph mapped from tables, seen as tables: classes, their columns, the links between them, their values.
 
-The analytical reader (:mod:`~sparqlqa.strategies.offline.analytic`) reads questions against this model.
+The analytical reader (:mod:`~sparqlqa.strategies.offline.tables.reading`) reads questions against this model.
 It is built once per opened KB from three grouped scans, and only for a KB whose ingest found names in
 the data (:mod:`sparqlqa.kb.data_names`: a graph mapped from a database); other KBs get ``None``.
 

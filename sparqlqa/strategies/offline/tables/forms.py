@@ -1,14 +1,14 @@
-"""The forms of an analytical reading (:mod:`~sparqlqa.strategies.offline.analytic`): conditions first, then
+"""The forms of an analytical reading (:mod:`~sparqlqa.strategies.offline.tables.reading`): conditions first, then
 a superlative, a count, aggregates or rows, each compiled through the reading's :class:`QueryBuilder`."""
 
 from __future__ import annotations
 
 from sparqlqa.english import AVERAGE_WORDS, COMPARISON_COLUMNS, VALUE_SUPERLATIVES
 from sparqlqa.kb.schema import local_name
-from sparqlqa.strategies.offline.analytic import Reading, after, column_for, focus_of, read_cues
-from sparqlqa.strategies.offline.table_mentions import Mention, find_mentions, tokens
-from sparqlqa.strategies.offline.table_query import QueryBuilder, TableQuery
-from sparqlqa.strategies.offline.tables import Column, TableModel
+from sparqlqa.strategies.offline.tables.mentions import Mention, find_mentions, tokens
+from sparqlqa.strategies.offline.tables.model import Column, TableModel
+from sparqlqa.strategies.offline.tables.query import QueryBuilder, TableQuery
+from sparqlqa.strategies.offline.tables.reading import Reading, after, column_for, focus_of, read_cues
 
 __all__ = ["read_table_question"]
 
