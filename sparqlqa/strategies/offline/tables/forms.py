@@ -72,6 +72,8 @@ def _number_condition(reading: Reading, number: Mention) -> bool:
     words, cues = reading.words, reading.cues
     comparison = next(((s, e, op) for s, e, op in cues.comparisons if number.start - 2 <= e <= number.start), None)
     op = comparison[2] if comparison else "="
+    if comparison:
+        reading.compared.add(comparison[0])
     if comparison and _having(reading, number, op):
         return True
     column_mention = None
@@ -215,6 +217,7 @@ def _average_conditions(reading: Reading) -> bool:
         if mention is not None:
             mention.used = True
         reading.builder.compare_to_average(column, op)
+        reading.compared.add(start)
         reading.cues.aggregates = [(i, f) for i, f in reading.cues.aggregates if i != at]
     return True
 
@@ -430,6 +433,6 @@ def build_reading(reading: Reading) -> TableQuery | None:
         if not mention.used and mention.kind == "class" and builder.reachable(mention.classes[0]):
             builder.node(mention.classes[0])
             mention.used = True
-    if not shaped or any(not m.used for m in reading.mentions):
+    if not shaped or any(not m.used for m in reading.mentions) or reading.unexplained():
         return None
     return builder.query(", ".join(m.text for m in reading.mentions))

@@ -103,8 +103,18 @@ class Reading:
     cues: Cues
     focus: str
     builder: QueryBuilder
-    outputs: list[Column] = field(default_factory=list)
-    said: list[str] = field(default_factory=list)
+    #: the comparisons (their start token) a condition used
+    compared: set[int] = field(default_factory=set)
+
+    def unexplained(self) -> bool:
+        """A cue the reading did not use: a comparison no condition took, a superlative with no order, an
+        aggregate word with no aggregate (a reading that ignores them answers another question)."""
+        builder = self.builder
+        if any(start not in self.compared for start, _, _ in self.cues.comparisons):
+            return True
+        if self.cues.superlatives and not builder.order:
+            return True
+        return bool(self.cues.aggregates) and not builder.aggregates and not builder.order
 
 
 def after(mentions: list[Mention], index: int | None, kind: str, within: int = 3) -> Mention | None:
