@@ -128,7 +128,8 @@ class _Column:
 
 
 COLUMNS_QUERY = """SELECT ?c ?p (COUNT(DISTINCT ?s) AS ?n) (COUNT(DISTINCT ?o) AS ?d) (MIN(DATATYPE(?o)) AS ?t)
-  (MAX(DATATYPE(?o)) AS ?u) WHERE {{ ?s {type} ?c . ?s ?p ?o . FILTER(isLiteral(?o)) }} GROUP BY ?c ?p"""
+  (MAX(DATATYPE(?o)) AS ?u) WHERE {{ VALUES ?c {{ {classes} }} ?s {type} ?c . ?s ?p ?o . FILTER(isLiteral(?o)) }}
+  GROUP BY ?c ?p"""
 SIZES_QUERY = """SELECT ?c (COUNT(DISTINCT ?s) AS ?n) (COUNT(DISTINCT ?l) AS ?m) WHERE {{
   ?s {type} ?c . OPTIONAL {{ VALUES ?lp {{ {labels} }} ?s ?lp ?l }} }} GROUP BY ?c"""
 
@@ -147,7 +148,8 @@ def _unlabelled(store: Store, schema: Schema) -> dict[str, int]:
 
 def _columns(store: Store, schema: Schema, classes: dict[str, int]) -> list[_Column]:
     found = []
-    for row in store.query(COLUMNS_QUERY.format(type=NamedNode(schema.type_predicate))).rows:
+    values = " ".join(str(NamedNode(c)) for c in sorted(classes))
+    for row in store.query(COLUMNS_QUERY.format(type=NamedNode(schema.type_predicate), classes=values)).rows:
         if not (isinstance(row[0], NamedNode) and row[0].value in classes and isinstance(row[1], NamedNode)):
             continue
         kinds = {term.value for term in row[4:6] if isinstance(term, NamedNode)}
