@@ -404,6 +404,8 @@ def _rows(reading: Reading) -> bool:
     columns = _outputs(reading) or _default(reading)
     if not columns:
         return False
+    if all(builder.value(c) in builder.fixed for c in columns):
+        return False  # "who sang in Auditions" read as "Auditions": the answer would only repeat the question
     builder.distinct = reading.cues.distinct
     if reading.cues.order:
         _order(reading, columns)

@@ -51,6 +51,8 @@ class QueryBuilder:
         self.limit: int | None = None
         self.distinct = False
         self.havings: list[str] = []
+        #: value variables an equality fixes (selecting only them would repeat the question's constants)
+        self.fixed: set[str] = set()
 
     def reachable(self, cls: str) -> bool:
         return cls in self.nodes or self._path(cls) is not None
@@ -103,6 +105,7 @@ class QueryBuilder:
 
     def equals(self, column: Column, literals: list[Literal]) -> None:
         var = self.value(column)
+        self.fixed.add(var)
         if len(literals) == 1:
             self.filters.append(f"FILTER({var} = {literals[0]})")
         else:
