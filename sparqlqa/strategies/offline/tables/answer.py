@@ -17,6 +17,7 @@ from sparqlqa.kb.terms import is_value_key, value_text
 from sparqlqa.stages.answer import AnswerItem, Ranking
 from sparqlqa.stages.table import Table
 from sparqlqa.strategies.offline.tables.forms import read_table_question
+from sparqlqa.strategies.offline.tables.mentions import find_mentions, tokens
 from sparqlqa.strategies.offline.tables.model import table_model
 
 if TYPE_CHECKING:
@@ -26,8 +27,8 @@ if TYPE_CHECKING:
 __all__ = ["NO_READING_NOTE", "honest", "table_answer", "table_form"]
 
 NO_READING_NOTE = ("offline: no reading of the question holds over this graph's tables (nearest reading: {nearest}); "
-                   "the items below are only similar to the question, not answers — ask with an LLM strategy "
-                   "(--strategy text2sparql) for this question")
+                   "no answer is given rather than nodes that are only similar to the question — ask with an LLM "
+                   "strategy (--strategy text2sparql) for this question")
 
 
 def table_form(table: Table) -> tuple[str, int | str | None]:
@@ -83,8 +84,10 @@ def honest(ctx: AskContext, answer: Answer) -> Answer:
             or answer.form in ("count", "boolean"):
         return answer
     triplets = answer.triplets
+    model = table_model(ctx.kb)
+    named = ", ".join(m.text for m in find_mentions(model, tokens(ctx.question))) if model is not None else ""
     nearest = "; ".join(f"{t.head.text} {t.relation} {t.tail.text}" for t in triplets.triplets) \
-        if triplets is not None and triplets.triplets else "none"
+        if triplets is not None and triplets.triplets else f"it names {named}" if named else "none"
     answer.items = []
     answer.notes.append(NO_READING_NOTE.format(nearest=nearest))
     answer.table = AnswerTable.of_keys("answer", [], matched=False)
