@@ -70,3 +70,13 @@ def test_the_user_style_sets_are_read_as_before(name: str) -> None:
     data = Path(__file__).resolve().parents[2] / "benchmarks" / "data" / f"forms_{name}.ttl"
     kb = ingest([data], kb=name)
     assert kb.manifest.extra["data_names"] == []
+
+
+def test_ingest_name_predicate_option(runner) -> None:  # type: ignore[no-untyped-def]
+    from sparqlqa.cli import main
+    from sparqlqa.kb.knowledge_base import open_kb
+
+    result = runner.invoke(main, ["ingest", str(FIXTURE), "--kb", "lib", "--name-predicate", f"{DB}book#author"])
+    assert result.exit_code == 0, result.output
+    assert open_kb("lib").schema.label_predicates[-1] == f"{DB}book#author"
+    assert "book: names from" not in result.output and "book#author" in result.output  # given, not searched

@@ -37,6 +37,7 @@ CASES = [
      [["Paper Moons", "2015"], ["Winter Roads", "2001"], ["Old Harbours", "1995"], ["The Quiet Sea", "1988"],
       ["Stone Bridges", "1979"]], True),
     ("What is the total capacity of libraries in Oslo?", "value", [["128000"]], False),
+    ("What is the title of book 3?", "value", [["Stone Bridges"]], False),
 ]
 
 

@@ -88,6 +88,7 @@ def _number_condition(reading: Reading, number: Mention) -> bool:
         lead = words[comparison[0]].low if comparison else words[number.start - 1].low if number.start else ""
         implied = COMPARISON_COLUMNS.get(lead) or ("year" if words[number.start - 1].low == "year" else None)
         column = _implied_column(reading, implied, number.start) if implied else None
+    column = column or (None if comparison else _key_of(reading, number))
     if column is None:
         return False
     group = _numbers(reading, number)
@@ -95,6 +96,19 @@ def _number_condition(reading: Reading, number: Mention) -> bool:
     for mention in [*group, *([column_mention] if column_mention else [])]:
         mention.used = True
     return True
+
+
+def _key_of(reading: Reading, number: Mention) -> Column | None:
+    """"student 1001": a figure right after a class names its node by its key column."""
+    named = next((m for m in reading.mentions if m.kind == "class" and m.end == number.start), None)
+    if named is None:
+        return None
+    cls = named.classes[0]
+    key = next((c for c in reading.builder.model.columns_of(cls) if c.key and c.numeric), None)
+    if key is not None and reading.builder.reachable(cls):
+        named.used = True
+        return key
+    return None
 
 
 def _value_condition(reading: Reading, value: Mention) -> bool:
