@@ -252,3 +252,64 @@ def foreign_cues(code: str) -> ForeignCues | None:
     data = json.loads(path.read_text(encoding="utf-8"))
     return ForeignCues(code, data["name"], dict(data["phrases"]), tuple(data.get("yes_no_markers", ())),
                        tuple((a, b) for a, b in data.get("plural_endings", ())))
+# --- analytical questions over tables (strategies/offline/analytic.py) --------------------------------
+
+#: aggregate words → SPARQL aggregate ("the **average** age", "**maximum** capacity")
+AGGREGATE_WORDS = {"average": "AVG", "avg": "AVG", "mean": "AVG", "maximum": "MAX", "max": "MAX",
+                   "minimum": "MIN", "min": "MIN", "total": "SUM", "sum": "SUM", "highest": "MAX",
+                   "lowest": "MIN", "largest": "MAX", "smallest": "MIN", "biggest": "MAX", "greatest": "MAX"}
+#: words that count ("how many", "number of", "count"): the words after them name what is counted
+COUNT_WORDS: tuple[tuple[str, ...], ...] = (("how", "many"), ("number", "of"), ("count", "of"), ("count",),
+                                           ("numbers", "of"))
+#: words that group: "for **each** stadium", "**per** country", "in **every** year"
+GROUP_WORDS = frozenset(["each", "per", "every"])
+#: "distinct countries", "different types"
+DISTINCT_WORDS = frozenset(["distinct", "different", "unique"])
+#: superlative words with their direction: "the stadium **with the most** concerts", "the **youngest** singer"
+SUPERLATIVE_WORDS = {"most": "DESC", "highest": "DESC", "largest": "DESC", "biggest": "DESC", "greatest": "DESC",
+                     "maximum": "DESC", "max": "DESC", "least": "ASC", "fewest": "ASC", "lowest": "ASC",
+                     "smallest": "ASC", "minimum": "ASC", "min": "ASC"}
+#: superlatives that say the value they order by, by its word, and the direction ("youngest" = lowest age)
+VALUE_SUPERLATIVES = {"youngest": ("age", "ASC"), "oldest": ("age", "DESC"), "heaviest": ("weight", "DESC"),
+                      "lightest": ("weight", "ASC"), "earliest": ("year", "ASC"), "latest": ("year", "DESC"),
+                      "tallest": ("height", "DESC"), "shortest": ("height", "ASC")}
+#: words before "the" that make an aggregate word a superlative ("the model **with the** minimum horsepower")
+SUPERLATIVE_LEADS = frozenset(["with", "has", "have", "had", "having", "of", "by"])
+#: comparison phrases (as word tuples) → operator; the column is said next to them or by the word itself
+COMPARISON_PHRASES: dict[tuple[str, ...], str] = {
+    ("more", "than"): ">", ("greater", "than"): ">", ("larger", "than"): ">", ("bigger", "than"): ">",
+    ("higher", "than"): ">", ("above",): ">", ("over",): ">", ("after",): ">", ("exceeding",): ">",
+    ("at", "least"): ">=", ("no", "less", "than"): ">=", ("less", "than"): "<", ("fewer", "than"): "<",
+    ("smaller", "than"): "<", ("lower", "than"): "<", ("below",): "<", ("under",): "<", ("before",): "<",
+    ("at", "most"): "<=", ("no", "more", "than"): "<=", ("older", "than"): ">", ("younger", "than"): "<",
+    ("heavier", "than"): ">", ("lighter", "than"): "<", ("equal", "to"): "=", ("between",): "between",
+}
+#: comparatives that say the column they compare by its word ("**older** than 1": age)
+COMPARISON_COLUMNS = {"older": "age", "younger": "age", "heavier": "weight", "lighter": "weight",
+                      "taller": "height", "before": "year", "after": "year", "in": "year"}
+#: words that negate a link: "stadiums **without** any concert", "countries with **no** car maker"
+NEGATION_WORDS = (("without",), ("with", "no"), ("have", "no"), ("has", "no"), ("not", "have"),
+                  ("not", "own"), ("no",), ("except",), ("not",))
+#: words that say "the average" a value is compared with ("older than **average**")
+AVERAGE_WORDS = frozenset(["average", "avg", "mean"])
+#: words a table's name ends with that say nothing of what its rows are ("cars_data", "car_names",
+#: "model_list"): such a table is said by its first word ("cars")
+GENERIC_TABLE_WORDS = frozenset(["name", "data", "datum", "info", "information", "list", "detail", "record",
+                                 "table", "entry"])
+#: words that ask for a node's name ("the **name** of the stadium"): its naming column
+NAME_WORDS = frozenset(["name", "names"])
+#: small numbers said in words ("more than **one** pet")
+NUMBER_WORDS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9,
+                "ten": 10, "zero": 0}
+#: words that order a list: "ordered by age", "in descending order of age"
+ORDER_CUES = frozenset(["order", "ordered", "sorted", "sort", "descending", "ascending"])
+DESCENDING_WORDS = frozenset(["descending", "desc", "decreasing", "oldest"])
+#: "the top 3 …", "the 5 oldest …": a limit before a superlative
+TOP_WORDS = frozenset(["top", "first"])
+#: words of an analytical question that carry no content of their own (left out when checking that a
+#: reading explains the question)
+TABLE_FILLER = frozenset(
+    """show list find give return tell what which who whose how are is was were the a an of for in on at by to
+    from with all every each do does did we have has had there their its it and or as that this those these
+    there be been being any some ever exist exists listed also along what's number numbers
+    many much different distinct them they respectively whole total please""".split())  # noqa: SIM905

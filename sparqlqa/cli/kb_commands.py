@@ -8,10 +8,11 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from sparqlqa.cli.output import KB_NAME, byte_progress, cell, console, note, print_json, safe
+from sparqlqa.cli.output import KB_NAME, CleanText, byte_progress, cell, console, note, print_json, safe
 from sparqlqa.cli.remote_options import ADD_HELP, endpoint_timeout_option
 from sparqlqa.errors import ConfigError
 from sparqlqa.kb.limits import DEFAULT_MAX_MEMORY_MB, DEFAULT_MAX_ROWS, DEFAULT_TIMEOUT_S, QueryLimits
+from sparqlqa.text_input import CODE
 
 if TYPE_CHECKING:
     from sparqlqa.kb.groups import SavedGroup
@@ -47,13 +48,16 @@ def _manifest_summary(manifest: Any) -> dict[str, Any]:
 @click.option("--ontology", "ontologies", multiple=True, type=click.Path(exists=True, dir_okay=False),
               help="Extra ontology file (Turtle) with labels/comments for classes and relations. Repeatable.")
 @click.option("--profile", "profile_name", help="Naming profile (e.g. wikidata, freebase) for dumps of those stores.")
+@click.option("--name-predicate", "name_predicates", multiple=True, type=CleanText(CODE, "--name-predicate"),
+              help="IRI of a column that names nodes (after rdfs:label and the other label predicates); "
+                   "replaces the search for naming columns in the data. Repeatable.")
 @click.option("-o", "--option", "extra", multiple=True, help="Format option KEY=VALUE (e.g. -o dataset=prime).")
 @click.option("--json", "as_json", is_flag=True, help="Print the manifest as JSON.")
 @click.option("--index", "build_index", is_flag=True, help="Also build the node vector index now, with progress "
               "(else 'sparqlqa index KB' later: questions are answered without it, with no vector fill-in).")
 def ingest(sources: tuple[str, ...], kb_name: str, fmt: str | None, sep: str | None, replace: bool, force: bool,
            base_iri: str | None, ontologies: tuple[str, ...], profile_name: str | None,
-           extra: tuple[str, ...], as_json: bool, build_index: bool = False) -> None:
+           name_predicates: tuple[str, ...], extra: tuple[str, ...], as_json: bool, build_index: bool = False) -> None:
     """Build knowledge base KB from SOURCES (RDF files, delimited triples, STaRK SKBs; .gz/.bz2 ok)."""
     from sparqlqa.ingest import ingest as run_ingest
     from sparqlqa.kb.profile import DEFAULT_PROFILE
@@ -66,6 +70,10 @@ def ingest(sources: tuple[str, ...], kb_name: str, fmt: str | None, sep: str | N
         from sparqlqa.remote.profiles import load_profile
 
         profile = load_profile(profile_name)
+    if name_predicates:
+        from dataclasses import replace as replaced
+
+        profile = replaced(profile, name_predicates=(*profile.name_predicates, *name_predicates))
     with byte_progress("loading") as progress:
         kb = run_ingest(list(sources), kb=kb_name, format=fmt, replace=replace, options=options,
                         base_iri=base_iri, ontologies=[Path(o) for o in ontologies], progress=progress,
@@ -94,6 +102,12 @@ def _note_names(kb: Any) -> None:
     prefixes = kb_prefixes(kb)
     names = ", ".join(shorten(NamedNode(p), prefixes) for p in kb.schema.label_predicates) or "none"
     note(f"node names from {names} (a node without one is named after its IRI)")
+    for found in kb.manifest.extra.get("data_names", []):
+        from sparqlqa.kb.data_names import DataName
+
+        name = DataName.from_dict(found)
+        if name.type_iri:
+            note(name.describe())
 
 
 @click.group(invoke_without_command=True)

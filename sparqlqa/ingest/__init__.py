@@ -33,6 +33,7 @@ from sparqlqa.ingest.base import (
     format_choices,
     ingest_formats,
 )
+from sparqlqa.kb.data_names import DataName, find_data_names, with_data_names
 from sparqlqa.kb.export import ADDED_FILE
 from sparqlqa.kb.knowledge_base import (
     KnowledgeBase,
@@ -44,7 +45,7 @@ from sparqlqa.kb.knowledge_base import (
 )
 from sparqlqa.kb.ontologies import CORE, load_ontology, ontology_path
 from sparqlqa.kb.profile import DEFAULT_PROFILE, Profile
-from sparqlqa.kb.schema import compute_schema
+from sparqlqa.kb.schema import Schema, compute_schema
 from sparqlqa.kb.store import OxigraphStore
 from sparqlqa.kb.vocab import default_base_iri
 from sparqlqa.paths import atomic_writer
@@ -109,13 +110,15 @@ def _build(directory: Path, name: str, sources: Sequence[Path], fmt: str | None,
         from sparqlqa.remote.schema_sampling import apply_profile
 
         schema = apply_profile(schema, OxigraphStore(store), profile)
+    schema, data_names = _data_names(OxigraphStore(store), schema, profile)
     manifest = Manifest(
         name=name, generation=directory.name, store={"kind": "oxigraph"}, base_iri=base_iri,
         sources=[report.to_dict() for report in reports], schema=schema.to_dict(), profile=profile.to_dict(),
         counts={"triples": schema.triple_count, "nodes": schema.node_count, "types": len(schema.types),
                 "relations": len(schema.relations), "sources": len(reports), "data_triples": data_triples},
         created_at=datetime.now(timezone.utc).isoformat(timespec="seconds"), sparqlqa_version=__version__,
-        extra={"ontologies": [str(p) for p in ontologies]}, prefixes=_source_prefixes(reports),
+        extra={"ontologies": [str(p) for p in ontologies], "data_names": [n.to_dict() for n in data_names]},
+        prefixes=_source_prefixes(reports),
     )
     store.optimize()
     del store
@@ -124,6 +127,16 @@ def _build(directory: Path, name: str, sources: Sequence[Path], fmt: str | None,
         serialize(added, handle, RdfFormat.N_TRIPLES)
     manifest.write(directory)
     return manifest
+
+
+def _data_names(store: OxigraphStore, schema: Schema, profile: Profile) -> tuple[Schema, list[DataName]]:
+    """The columns that name (and identify) nodes in the data: the profile's, else those found
+    (:mod:`sparqlqa.kb.data_names`); the naming ones join the schema's label predicates, after theirs."""
+    if profile.name_predicates:
+        names = [DataName("", p) for p in profile.name_predicates]
+    else:
+        names = find_data_names(store, schema)
+    return with_data_names(schema, names), names
 
 
 def _add_ontologies(store: OxStore, paths: Sequence[Path]) -> list[Triple]:

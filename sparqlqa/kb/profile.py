@@ -31,7 +31,7 @@ TEXT_PREDICATES: tuple[str, ...] = (
 )
 
 TUPLE_FIELDS = ("label_predicates", "alias_predicates", "text_predicates", "exclude_predicates",
-                "exclude_types", "relation_prefixes", "allow_service")
+                "exclude_types", "relation_prefixes", "allow_service", "name_predicates")
 
 
 @dataclass(frozen=True)
@@ -57,6 +57,9 @@ class Profile:
     relation_prefixes: tuple[str, ...] = ()  # when set, only predicates under these IRIs are relations
     allow_service: tuple[str, ...] = ()  # hosts a query's SERVICE may call from the CLI (sparqlqa.kb.service_guard)
     endpoint_timeout: float | None = None  # [endpoint] timeout: seconds per endpoint query (sparqlqa.remote)
+    #: columns that name nodes in the data (``ingest --name-predicate``), after the label predicates; when
+    #: empty, ingest looks for them (:mod:`sparqlqa.kb.data_names`)
+    name_predicates: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)

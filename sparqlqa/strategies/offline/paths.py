@@ -257,8 +257,10 @@ def object_relation_iris(schema: Schema) -> list[str]:
 
 def value_relation_iris(schema: Schema) -> list[str]:
     """The relations whose values are mostly literals (a birth date, a population): the last hop of a
-    path may walk one forwards, to the value a question asks for."""
-    return [r.iri for r in schema.relations if r.kind == "literal"]
+    path may walk one forwards, to the value a question asks for.  A naming column found in the data
+    (:mod:`sparqlqa.kb.data_names`) is how its nodes are shown, not a value to walk to."""
+    names = set(schema.label_predicates)
+    return [r.iri for r in schema.relations if r.kind == "literal" and r.iri not in names]
 
 
 @dataclass(frozen=True)

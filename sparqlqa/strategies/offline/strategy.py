@@ -437,11 +437,18 @@ class OfflineStrategy(FourStep):
 
     def run(self, ctx: AskContext) -> Answer:
         """A question in a language the reader has no cue words for is not answered (issue 37): a note says
-        so, no vector-similar nodes stand in for an answer."""
+        so, no vector-similar nodes stand in for an answer.  A graph mapped from tables is read as tables first
+        (:mod:`.tables.answer`), then as paths; when neither reading holds there, the answer says so rather
+        than offer similar nodes as answers."""
+        from sparqlqa.strategies.offline.tables.answer import honest, table_answer
+
         if ctx.language is not None and not ctx.language.english and foreign_cues(ctx.language.code) is None:
             ctx.note(unreadable_note(ctx.language.code))
             return build_answer(ctx)
-        return super().run(ctx)
+        answer = table_answer(ctx)
+        if answer is not None:
+            return answer
+        return honest(ctx, super().run(ctx))
 
     def make_triplets(self, ctx: AskContext) -> Triplets:
         question = ctx.question

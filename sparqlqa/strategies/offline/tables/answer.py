@@ -1,0 +1,94 @@
+"""The offline strategy's answer to an analytical question over a graph mapped from tables.
+
+:func:`table_answer` reads the question (:func:`~sparqlqa.strategies.offline.tables.forms.read_table_question`),
+runs the query and hands its table to :func:`~sparqlqa.strategies.pipeline.build_answer`: a count is a
+count, one cell a value, one column a list, several columns a table.  It returns ``None`` when the KB is
+not of that shape or no reading of the question holds; the strategy then reads the question as a path
+and, when that too finds nothing, says so (:data:`NO_READING_NOTE`) instead of presenting vector-similar
+nodes as answers.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from sparqlqa.errors import QueryError
+from sparqlqa.kb.terms import is_value_key, value_text
+from sparqlqa.stages.answer import AnswerItem, Ranking
+from sparqlqa.stages.table import Table
+from sparqlqa.strategies.offline.tables.forms import read_table_question
+from sparqlqa.strategies.offline.tables.mentions import find_mentions, tokens
+from sparqlqa.strategies.offline.tables.model import table_model
+
+if TYPE_CHECKING:
+    from sparqlqa.stages.answer import Answer
+    from sparqlqa.strategies.pipeline import AskContext
+
+__all__ = ["NO_READING_NOTE", "honest", "table_answer", "table_form"]
+
+NO_READING_NOTE = ("offline: no reading of the question holds over this graph's tables (nearest reading: {nearest}); "
+                   "no answer is given rather than nodes that are only similar to the question — ask with an LLM "
+                   "strategy (--strategy text2sparql) for this question")
+
+
+def table_form(table: Table) -> tuple[str, int | str | None]:
+    """The answer form of a query's table: a single ``count`` cell is a count, another single cell a
+    value, one column a list, more a table."""
+    if len(table.rows) == 1 and table.width == 1:
+        key = table.rows[0][0]
+        text = value_text(key) if key is not None and is_value_key(key) else key
+        if table.columns[0].name == "count" and text is not None and text.isdigit():
+            return "count", int(text)
+        return "value", text
+    return ("list", None) if table.width == 1 else ("table", None)
+
+
+def table_answer(ctx: AskContext) -> Answer | None:
+    """The answer from the question's analytical reading, or None when there is none."""
+    from sparqlqa.stages.execute import Candidate, Candidates, Evidence
+    from sparqlqa.strategies.pipeline import build_answer
+
+    model = table_model(ctx.kb)
+    if model is None:
+        return None
+    reading = read_table_question(ctx.question, model, ctx.kb.schema.type_predicate)
+    if reading is None:
+        return None
+    try:
+        with ctx.stage("sparql"):
+            result = ctx.kb.query(reading.sparql)
+    except QueryError as exc:
+        ctx.note(f"offline: the table reading's query failed ({exc.message})")
+        return None
+    ctx.queries.append(result.history().at("sparql"))
+    table = Table.from_result(result, reading.columns, aggregates=reading.aggregates, ordered=reading.ordered)
+    form, value = table_form(table)
+    keys = list(dict.fromkeys(row[0] for row in table.rows if row and row[0] is not None))
+    items = [AnswerItem.ranked(key, 1.0 - n / (len(keys) + 1), "filtered", tier=0) for n, key in enumerate(keys)]
+    candidates = Candidates(target=None, items=[Candidate(key, 0, 1, Evidence()) for key in keys],
+                            target_is_value=any(is_value_key(k) for k in keys), form=form,
+                            value=value if not isinstance(value, str) else None, ordered=reading.ordered)
+    ctx.note(f"offline: read as a question about the graph's tables (what it names: {reading.reading})")
+    answer = build_answer(ctx, Ranking(query_text=ctx.question, items=items), candidates=candidates, table=table)
+    if form == "value":
+        answer.value = value
+    return answer
+
+
+def honest(ctx: AskContext, answer: Answer) -> Answer:
+    """On a graph mapped from tables, an answer with no matched item is no answer: its vector fill-in is
+    dropped and a note says so, with the nearest reading and a hint (issue 35 item 4)."""
+    from sparqlqa.stages.table import Table as AnswerTable
+
+    if table_model(ctx.kb) is None or any(item.source == "filtered" for item in answer.items) \
+            or answer.form in ("count", "boolean"):
+        return answer
+    triplets = answer.triplets
+    model = table_model(ctx.kb)
+    named = ", ".join(m.text for m in find_mentions(model, tokens(ctx.question))) if model is not None else ""
+    nearest = "; ".join(f"{t.head.text} {t.relation} {t.tail.text}" for t in triplets.triplets) \
+        if triplets is not None and triplets.triplets else f"it names {named}" if named else "none"
+    answer.items = []
+    answer.notes.append(NO_READING_NOTE.format(nearest=nearest))
+    answer.table = AnswerTable.of_keys("answer", [], matched=False)
+    return answer

@@ -1,0 +1,70 @@
+"""The offline strategy on a graph mapped from tables (issue 35): analytical questions answered as tables,
+values named in the question as constants, and an honest note when no reading holds."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from sparqlqa.evaluation.execution import rows_match
+from sparqlqa.ingest import ingest
+from sparqlqa.kb.knowledge_base import KnowledgeBase
+from sparqlqa.strategies.ask import ask
+from sparqlqa.strategies.offline.tables.answer import NO_READING_NOTE
+from sparqlqa.strategies.offline.tables.model import table_model
+
+FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "library_db.nt"
+
+
+@pytest.fixture
+def library() -> KnowledgeBase:
+    return ingest([FIXTURE], kb="library")
+
+
+CASES = [
+    ("How many books are there?", "count", [["5"]], False),
+    ("How many books are by Ann Berg?", "count", [["2"]], False),
+    ("How many books does each library have?", "table", [["Central Library", "3"], ["Harbour Library", "2"]], False),
+    ("What is the average and maximum capacity of all libraries?", "table", [["50750", "120000"]], False),
+    ("Which library has the most books?", "table", [["Central Library", "3"]], True),
+    ("Show the names of libraries without any book.", "list", [["North Branch"], ["Hill Library"]], False),
+    ("List the titles of books with year after 1990.", "list",
+     [["Winter Roads"], ["Paper Moons"], ["Old Harbours"]], False),
+    ("What is the capacity of Central Library?", "value", [["120000"]], False),
+    ("What is the title of the book with code 'BK-PM'?", "value", [["Paper Moons"]], False),
+    ("Show the title and year of books in descending order of year.", "table",
+     [["Paper Moons", "2015"], ["Winter Roads", "2001"], ["Old Harbours", "1995"], ["The Quiet Sea", "1988"],
+      ["Stone Bridges", "1979"]], True),
+    ("What is the total capacity of libraries in Oslo?", "value", [["128000"]], False),
+    ("What is the title of book 3?", "value", [["Stone Bridges"]], False),
+]
+
+
+@pytest.mark.parametrize(("question", "form", "rows", "ordered"), CASES)
+def test_analytical_questions_are_answered_as_tables(library: KnowledgeBase, question: str, form: str,
+                                                     rows: list[list[str]], ordered: bool) -> None:
+    answer = ask(library, question, strategy="offline", rerank="none")
+    assert answer.table is not None
+    assert answer.form == form, (answer.form, answer.table.lexical_rows(), answer.notes)
+    assert rows_match(answer.table.lexical_rows(), rows, ordered=ordered), answer.table.lexical_rows()
+
+
+def test_a_value_the_data_holds_links_to_its_column(library: KnowledgeBase) -> None:
+    model = table_model(library)
+    assert model is not None
+    held = model.values["oslo"]
+    assert {(predicate, literal.value) for predicate, _, literal in held} == {("http://db.example/library#city",
+                                                                                "Oslo")}
+
+
+def test_no_reading_says_so_instead_of_similar_nodes(library: KnowledgeBase) -> None:
+    answer = ask(library, "Who painted the ceiling of the chapel?", strategy="offline", rerank="none")
+    assert not answer.items
+    assert any(note.startswith(NO_READING_NOTE.split("{")[0]) for note in answer.notes)
+
+
+def test_answers_show_names_not_row_iris(library: KnowledgeBase) -> None:
+    answer = ask(library, "Which library has the most books?", strategy="offline", rerank="none")
+    assert answer.table is not None and "Central Library" in answer.table.text_rows()[0]
+    assert not any("library_id=" in cell for row in answer.table.text_rows() for cell in row if cell)
