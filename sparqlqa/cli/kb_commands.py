@@ -102,10 +102,9 @@ def _note_names(kb: Any) -> None:
     prefixes = kb_prefixes(kb)
     names = ", ".join(shorten(NamedNode(p), prefixes) for p in kb.schema.label_predicates) or "none"
     note(f"node names from {names} (a node without one is named after its IRI)")
-    for found in kb.manifest.extra.get("data_names", []):
-        from sparqlqa.kb.data_names import DataName
+    from sparqlqa.kb.data_names import stored_data_names
 
-        name = DataName.from_dict(found)
+    for name in stored_data_names(kb):
         if name.type_iri:
             note(name.describe())
 

@@ -40,6 +40,7 @@ from sparqlqa.english import GENERIC_TABLE_WORDS
 from sparqlqa.kb.schema import local_name
 
 if TYPE_CHECKING:
+    from sparqlqa.kb.knowledge_base import KnowledgeBase
     from sparqlqa.kb.schema import Schema
     from sparqlqa.kb.store import Store
 
@@ -192,3 +193,9 @@ def with_data_names(schema: Schema, names: Sequence[DataName]) -> Schema:
     """``schema`` with the naming predicates found appended to its label predicates (theirs first)."""
     extra = [n.predicate for n in names if n.kind == "name" and n.predicate not in schema.label_predicates]
     return replace(schema, label_predicates=[*schema.label_predicates, *dict.fromkeys(extra)])
+
+
+def stored_data_names(kb: KnowledgeBase) -> list[DataName]:
+    """The columns ingest found to name or identify the KB's nodes (its manifest's record; none for a KB
+    whose nodes are labelled)."""
+    return [DataName.from_dict(d) for d in kb.manifest.extra.get("data_names", [])]

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from pyoxigraph import Literal, NamedNode
 
+from sparqlqa.kb.data_names import stored_data_names
 from sparqlqa.kb.node_text import label_predicates
 from sparqlqa.kb.schema import relation_names
 from sparqlqa.kb.vocab import XSD, kb_prefixes, prefixed_name
@@ -176,9 +177,13 @@ def name_predicate(kb: KnowledgeBase) -> str | None:
     """The name predicate the prompt names: the first of the KB's label predicates that names the subjects
     of its relations (one bounded ``ASK`` each, remembered), so a schema.org file is asked by
     ``schema:name``, not by the ``rdfs:label`` only its vocabulary nodes carry.  ``None`` when none does
-    (a graph mapped from tables: its nodes are named by their own value relations, a name column)."""
+    (a graph mapped from tables: its nodes are named by their own value relations, a name column — the
+    naming columns ingest found in such data are each one class's, never the graph's name predicate)."""
     def build() -> str | None:
-        candidates = label_predicates(kb)
+        per_class = {found.predicate for found in stored_data_names(kb)}
+        candidates = [p for p in label_predicates(kb) if p not in per_class]
+        if not candidates:
+            return None
         relations = " ".join(str(NamedNode(rel.iri)) for rel in kb.schema.relations[:NAME_PROBE_RELATIONS])
         if not relations:
             return candidates[0]

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from pyoxigraph import Literal, NamedNode
 
 from sparqlqa.english import singular
-from sparqlqa.kb.data_names import DataName
+from sparqlqa.kb.data_names import stored_data_names
 from sparqlqa.kb.labels import normalize_label
 from sparqlqa.kb.schema import humanize, local_name
 
@@ -166,7 +166,7 @@ def _values(kb: KnowledgeBase, type_p: NamedNode) -> dict[str, list[tuple[str, s
 
 def build_table_model(kb: KnowledgeBase) -> TableModel | None:
     """The model of a KB mapped from tables (ingest found names in its data), else None."""
-    found = [DataName.from_dict(d) for d in kb.manifest.extra.get("data_names", [])]
+    found = stored_data_names(kb)
     if not any(d.kind == "name" and d.type_iri for d in found):
         return None
     names: dict[str, set[str]] = {}
