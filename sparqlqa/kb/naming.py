@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 
 from pyoxigraph import NamedNode
 
+from sparqlqa.kb.built_query import BuiltQuery
 from sparqlqa.kb.schema import local_name
 from sparqlqa.kb.terms import is_blank_key, is_value_key, value_text
 from sparqlqa.kb.vocab import META_CLASSES
@@ -97,5 +98,5 @@ def unnamed_nodes(kb: KnowledgeBase, named: set[str], *, typed_known: bool = Fal
         return []
     query = f"SELECT DISTINCT ?n WHERE {{ {' UNION '.join(branches)} FILTER(isIRI(?n)) }}"
     skip = named | schema.type_iris | set(relations) | META_CLASSES
-    found = {row[0].value for row in kb.query(query).rows if isinstance(row[0], NamedNode)}
+    found = {row[0].value for row in kb.query(BuiltQuery.select(query)).rows if isinstance(row[0], NamedNode)}
     return sorted(found - skip)
