@@ -107,6 +107,7 @@ class Candidates:
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
+        data["compiled"] = [c.to_dict() for c in self.compiled]  # the JSON of a compiled query: its own
         data["queries"] = [q.to_dict() for q in self.queries]
         data["elapsed_ms"] = round(self.elapsed_ms, 3)
         return data
