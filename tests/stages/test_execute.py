@@ -326,4 +326,5 @@ def test_a_remote_member_s_service_is_declared_from_the_plan_not_read_from_the_t
         compiled = compile_query(plan, plan.usable, ExecuteOptions(), tier=0, evidence=evidence)
         assert compiled.built().services == (endpoint,) and compiled.built().form == "SELECT"
         assert [call.iri for call in read_query(compiled.sparql).services] == [endpoint]
-        assert "services" not in compiled.to_dict() and "form" not in compiled.to_dict()  # JSON as before
+        holder = Candidates(target="x1", compiled=[compiled])
+        assert set(holder.to_dict()["compiled"][0]) == {"sparql", "triplet_indexes", "tier", "note"}  # JSON as before
