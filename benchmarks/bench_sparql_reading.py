@@ -8,15 +8,22 @@ a subquery with an aggregate), and one real SERVICE to an allowed host.  The new
 uncached (every parse) and cached (the LRU the store uses for a text it has read before); the scale
 is the compiled query run on an in-memory Oxigraph store holding the movie fixture.
 
+Then the share of a whole ``ask`` spent parsing (offline strategy, the movie fixture, fake embedder, the
+reading LRU cleared per ask), in the same run: every query parsed as before (built queries read as text,
+as on main before :class:`~sparqlqa.kb.built_query.BuiltQuery`), and built queries declaring their reading.
+
     PYTHONPATH=. .venv/bin/python benchmarks/bench_sparql_reading.py
 """
 
 from __future__ import annotations
 
 import importlib.util
+import os
+import statistics
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -53,6 +60,8 @@ QUERIES = {
     "real SERVICE": "SELECT * { SERVICE <https://query.wikidata.org/sparql> { ?s ?p ?o } } LIMIT 10",
 }
 ALLOWED = frozenset({"query.wikidata.org"})
+QUESTIONS = ("Which films did Ridley Scott direct?", "How many films did Ridley Scott direct?")
+ASK_RUNS = 5
 
 
 def todays_guard(folder: Path) -> tuple[Any, Any]:
@@ -86,7 +95,65 @@ def main() -> None:
             cached = median_seconds(lambda q=query: check_service(read_query(q), ALLOWED), 1000) * 1e6
             print(f"{name:24} {today:9.1f} {parsed:11.1f} {cached:10.1f} {parsed / today:13.0f}x"
                   f"   (uncached = {parsed / baseline:.0f}x the baseline)")
+    from sparqlqa.kb.built_query import BuiltQuery
+
+    built = BuiltQuery.select(COMPILED)
+    declared = median_seconds(lambda: check_service(built.reading(), ALLOWED), 2000) * 1e6
+    print(f"a built query (the compiled tier, declared, no parse): {declared:.1f} us")
+
+
+def ask_share() -> None:
+    """Per question, p50 over :data:`ASK_RUNS` asks: the ask's wall time, the time spent parsing, and the
+    queries read by the parser / run in all; first with every query parsed (as before), then with built
+    queries declaring their reading (no parse)."""
+    import sparqlqa.kb.sparql_reading as reading
+    import sparqlqa.kb.store as store_module
+    from sparqlqa.ingest import ingest
+    from sparqlqa.kb.built_query import reading_of
+    from sparqlqa.strategies.ask import ask
+
+    kb = ingest([FIXTURE], kb="movies")
+    parse, spent, counts = reading._parse, [0.0], [0, 0]
+
+    def timed_parse(text: str) -> Any:
+        start = time.perf_counter()
+        try:
+            return parse(text)
+        finally:
+            spent[0] += time.perf_counter() - start
+            counts[0] += 1
+
+    def everything_parsed(query: Any) -> Any:
+        counts[1] += 1
+        return read_query(str(query))
+
+    def as_declared(query: Any) -> Any:
+        counts[1] += 1
+        return reading_of(query)
+
+    reading._parse = timed_parse  # type: ignore[assignment]
+    ask(kb, QUESTIONS[0], strategy="offline")  # indexes and caches built once, outside the timings
+    print(f"\n{'offline ask':44} {'ask ms':>8} {'parse ms':>9} {'share':>6} {'parsed/run':>11}")
+    for mode, reader in (("every query parsed (before)", everything_parsed), ("built queries declared", as_declared)):
+        store_module.reading_of = reader  # type: ignore[assignment]
+        for question in QUESTIONS:
+            walls, parses = [], []
+            for _ in range(ASK_RUNS):
+                _cached.cache_clear()
+                spent[0], counts[:] = 0.0, [0, 0]
+                start = time.perf_counter()
+                ask(kb, question, strategy="offline")
+                walls.append(time.perf_counter() - start)
+                parses.append(spent[0])
+            wall, parsed = statistics.median(walls) * 1000, statistics.median(parses) * 1000
+            print(f"{mode[:27]:27} {question[:16]:16} {wall:8.1f} {parsed:9.1f} {parsed / wall:6.0%} "
+                  f"{counts[0]:>5}/{counts[1]:<5}")
+    store_module.reading_of = reading_of  # type: ignore[assignment]
+    reading._parse = parse  # type: ignore[assignment]
 
 
 if __name__ == "__main__":
     main()
+    with tempfile.TemporaryDirectory() as home:
+        os.environ["SPARQLQA_HOME"], os.environ["SPARQLQA_EMBEDDER"] = home, "fake"
+        ask_share()

@@ -16,6 +16,7 @@ def sparqlqa_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     home = tmp_path / "sparqlqa-home"
     monkeypatch.setenv("SPARQLQA_HOME", str(home))
     monkeypatch.setenv("SPARQLQA_EMBEDDER", "fake")
+    monkeypatch.setenv("SPARQLQA_CHECK_BUILT", "1")  # every built query's declared reading is checked
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
     monkeypatch.delenv("SPARQLQA_LLM", raising=False)
     monkeypatch.delenv("SPARQLQA_LLM_CACHE", raising=False)

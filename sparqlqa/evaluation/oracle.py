@@ -25,6 +25,7 @@ from pyoxigraph import Literal, NamedNode
 from sparqlqa.evaluation.datasets import Question
 from sparqlqa.evaluation.metrics import mean, normalize_label
 from sparqlqa.evaluation.results import QuestionResult
+from sparqlqa.kb.built_query import BuiltQuery
 from sparqlqa.kb.records import JsonRecord
 
 if TYPE_CHECKING:
@@ -109,7 +110,7 @@ def reached_labels(kb: KnowledgeBase, path: GoldPath, relations: Mapping[str, li
     query = (f"SELECT DISTINCT {current} ?l WHERE {{ VALUES ?s {{ {starts_in} }} {' '.join(lines)} "
              f"OPTIONAL {{ {current} ?lp ?l FILTER(?lp IN ({labels_in})) }} }}")
     reached: set[str] = set()
-    for node, label in kb.query(query).rows:
+    for node, label in kb.query(BuiltQuery.select(query)).rows:
         if isinstance(label, Literal):
             reached.add(normalize_label(label.value))
         elif isinstance(node, Literal):

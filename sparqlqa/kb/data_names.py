@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any
 from pyoxigraph import Literal, NamedNode
 
 from sparqlqa.english import GENERIC_TABLE_WORDS
+from sparqlqa.kb.built_query import BuiltQuery
 from sparqlqa.kb.schema import local_name
 
 if TYPE_CHECKING:
@@ -142,7 +143,7 @@ def _int(term: Any) -> int:
 def _unlabelled(store: Store, schema: Schema) -> dict[str, int]:
     """The classes whose nodes mostly have no name from a label predicate, with their sizes."""
     labels = " ".join(str(NamedNode(p)) for p in schema.label_predicates) or "<urn:sparqlqa:none>"
-    rows = store.query(SIZES_QUERY.format(type=NamedNode(schema.type_predicate), labels=labels)).rows
+    rows = store.query(BuiltQuery.select(SIZES_QUERY.format(type=NamedNode(schema.type_predicate), labels=labels))).rows
     return {row[0].value: _int(row[1]) for row in rows
             if isinstance(row[0], NamedNode) and _int(row[2]) < LABELLED_ENOUGH * _int(row[1])}
 
@@ -150,7 +151,8 @@ def _unlabelled(store: Store, schema: Schema) -> dict[str, int]:
 def _columns(store: Store, schema: Schema, classes: dict[str, int]) -> list[_Column]:
     found = []
     values = " ".join(str(NamedNode(c)) for c in sorted(classes))
-    for row in store.query(COLUMNS_QUERY.format(type=NamedNode(schema.type_predicate), classes=values)).rows:
+    for row in store.query(BuiltQuery.select(COLUMNS_QUERY.format(type=NamedNode(schema.type_predicate),
+                                                           classes=values))).rows:
         if not (isinstance(row[0], NamedNode) and row[0].value in classes and isinstance(row[1], NamedNode)):
             continue
         kinds = {term.value for term in row[4:6] if isinstance(term, NamedNode)}

@@ -30,6 +30,7 @@ from pyoxigraph import BlankNode, DefaultGraph, Literal, NamedNode, Quad, RdfFor
 from pyoxigraph import Store as OxStore
 
 from sparqlqa.errors import ConfigError, KBError, UnknownNameError
+from sparqlqa.kb.built_query import BuiltQuery
 from sparqlqa.kb.store import OxigraphStore, Store, Term
 from sparqlqa.kb.vocab import PREFIXES, SQA_BASE, XSD
 
@@ -210,7 +211,7 @@ def rdflib_graph(kb: ExportSource, *, source_only: bool = False,
         skip = ingest_additions(kb) if source_only else frozenset()
         triples: Iterable[Triple] = (quad.triple for quad in export_quads(kb.store.oxstore, skip=skip))
     else:  # a remote endpoint: one CONSTRUCT (ingest added nothing there)
-        triples = kb.store.query("CONSTRUCT { ?s ?p ?o } WHERE { ?s ?p ?o }").triples
+        triples = kb.store.query(BuiltQuery.construct("CONSTRUCT { ?s ?p ?o } WHERE { ?s ?p ?o }")).triples
     for triple in triples:
         graph.add((rdflib_term(triple.subject), rdflib_term(triple.predicate), rdflib_term(triple.object)))
     return graph

@@ -55,6 +55,7 @@ from pyoxigraph import BlankNode, DefaultGraph, Literal, Quad, RdfFormat, parse
 from pyoxigraph import Store as OxStore
 
 from sparqlqa.errors import GroupError, GroupMemberNotFound, KBNotFound
+from sparqlqa.kb.built_query import BuiltQuery
 from sparqlqa.kb.export import ADDED_FILE
 from sparqlqa.kb.group_service import has_service, run_services
 from sparqlqa.kb.groups import split_members
@@ -95,22 +96,30 @@ class GroupKB(KnowledgeBase):
         self._opened: dict[str, KnowledgeBase] = {}
         self._open_lock = threading.Lock()
 
-    def query(self, sparql: str, *, limits: QueryLimits | None = None) -> QueryResult:
+    def query(self, sparql: str | BuiltQuery, *, limits: QueryLimits | None = None) -> QueryResult:
         """A read query on the merged store; a remote member's ``SERVICE`` block is run by that member's
         own store first and joined as a ``VALUES`` table (:func:`~sparqlqa.kb.group_service.run_services`).
-        The result keeps the query as written (the ``.rq`` saved has the ``SERVICE`` block)."""
-        if not self.remote or not has_service(sparql):
+        The result keeps the query as written (the ``.rq`` saved has the ``SERVICE`` block).  A built query
+        (:class:`~sparqlqa.kb.built_query.BuiltQuery`) stays built: the queries made from it are sparqlqa's
+        own text and its rows' terms; a ``str`` stays a ``str`` and each part is read by the parser."""
+        text = str(sparql)
+        if not self.remote or not (sparql.services if isinstance(sparql, BuiltQuery) else has_service(text)):
             return super().query(sparql, limits=limits)
 
+        def part(query: str) -> str | BuiltQuery:  # a SELECT made from ``sparql``: built if it was
+            return BuiltQuery.select(query) if isinstance(sparql, BuiltQuery) else query
+
         def remote(endpoint: str, select: str) -> QueryResult:
-            return self.member(self.remote[endpoint]).query(select, limits=limits)
+            return self.member(self.remote[endpoint]).query(part(select), limits=limits)
 
         def local(probe: str) -> QueryResult:
-            return super(GroupKB, self).query(probe, limits=limits)
+            return super(GroupKB, self).query(part(probe), limits=limits)
 
-        local_query, _ = run_services(sparql, self.remote, remote, local)
-        result = super().query(local_query, limits=limits)
-        result.query = sparql
+        local_query, _ = run_services(text, self.remote, remote, local)
+        rest = [iri for iri in sparql.services if iri not in self.remote] if isinstance(sparql, BuiltQuery) else []
+        kept = sparql.with_text(local_query, services=rest) if isinstance(sparql, BuiltQuery) else local_query
+        result = super().query(kept, limits=limits)
+        result.query = text
         return result
 
     def member(self, name: str) -> KnowledgeBase:
@@ -138,7 +147,7 @@ class GroupKB(KnowledgeBase):
         for name in self.members:
             member = self.member(name)
             with nullcontext() if member.is_remote else unbounded():
-                stated = member.query(sparql).rows
+                stated = member.query(BuiltQuery.select(sparql)).rows
             for (index,) in stated:
                 if isinstance(index, Literal):
                     found[wanted[int(index.value)]].append(name)

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from pyoxigraph import Literal, NamedNode
 
+from sparqlqa.kb.built_query import BuiltQuery
 from sparqlqa.kb.naming import self_named
 from sparqlqa.kb.vocab import OWL, RDFS
 
@@ -76,17 +77,19 @@ class Identity:
 
 def _build(kb: KnowledgeBase) -> Identity:
     same = NamedNode(OWL.sameAs.value)
-    rows = kb.query(f"SELECT ?a ?b WHERE {{ ?a {same} ?b FILTER(isIRI(?a) && isIRI(?b)) }}").rows
+    rows = kb.query(BuiltQuery.select(f"SELECT ?a ?b WHERE {{ ?a {same} ?b FILTER(isIRI(?a) && isIRI(?b)) }}")).rows
     pairs = [(a.value, b.value) for a, b in rows if isinstance(a, NamedNode) and isinstance(b, NamedNode)]
     if not pairs:
         return Identity()
     nodes = " ".join(str(NamedNode(i)) for i in dict.fromkeys(i for pair in pairs for i in pair))
     labels = " ".join(str(NamedNode(p)) for p in (kb.schema.label_predicates or [RDFS.label.value]))
     facts = {n.value: int(c.value) for n, c in kb.query(
-        f"SELECT ?n (COUNT(*) AS ?c) WHERE {{ VALUES ?n {{ {nodes} }} ?n ?p ?o FILTER(?p != {same}) }} GROUP BY ?n"
+        BuiltQuery.select(f"SELECT ?n (COUNT(*) AS ?c) WHERE {{ VALUES ?n {{ {nodes} }} ?n ?p ?o "
+                          f"FILTER(?p != {same}) }} GROUP BY ?n")
     ).rows if isinstance(n, NamedNode) and isinstance(c, Literal)}
     named = {n.value for (n,) in kb.query(
-        f"SELECT DISTINCT ?n WHERE {{ VALUES ?n {{ {nodes} }} VALUES ?p {{ {labels} }} ?n ?p ?l }}").rows
+        BuiltQuery.select(f"SELECT DISTINCT ?n WHERE {{ VALUES ?n {{ {nodes} }} VALUES ?p {{ {labels} }} "
+                          "?n ?p ?l }")).rows
         if isinstance(n, NamedNode)}
     own = tuple(kb.manifest.prefixes.values())
     return Identity.from_pairs(pairs, rank=lambda iri: (iri not in named, not iri.startswith(own),

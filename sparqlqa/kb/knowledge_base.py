@@ -35,6 +35,7 @@ from sparqlqa.errors import (
     StorageError,
     StoreUnavailable,
 )
+from sparqlqa.kb.built_query import BuiltQuery
 from sparqlqa.kb.kb_names import GROUP_SEPARATOR as GROUP_SEPARATOR
 from sparqlqa.kb.kb_names import canonical_kb_name as canonical_kb_name
 from sparqlqa.kb.kb_names import validate_kb_name as validate_kb_name
@@ -185,7 +186,7 @@ class KnowledgeBase:
                        hint="if the reason is not a permission or a limit of open files, the store is damaged: "
                        f"rebuild it with 'sparqlqa ingest FILE --kb {self.name} --replace'")
 
-    def query(self, sparql: str, *, limits: QueryLimits | None = None) -> QueryResult:
+    def query(self, sparql: str | BuiltQuery, *, limits: QueryLimits | None = None) -> QueryResult:
         """Run a read query on the store (bounded by ``limits``, or the :func:`~sparqlqa.kb.limits.bounded` scope)."""
         return self.store.query(sparql, limits=limits)
 

@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from pyoxigraph import Literal, NamedNode
 
+from sparqlqa.kb.built_query import BuiltQuery
 from sparqlqa.kb.identity import Identity, identity_of
 from sparqlqa.kb.naming import language_rank, name_from_iri, unnamed_nodes
 from sparqlqa.kb.schema import Schema, local_name
@@ -206,7 +207,7 @@ class LabelIndex(NodeLookup):
         type_p = schema.type_predicate or profile.type_predicate
         values = " ".join(str(NamedNode(p)) for p in [*label_ps, *alias_ps, type_p])
         query = f"SELECT ?s ?p ?o WHERE {{ VALUES ?p {{ {values} }} ?s ?p ?o . FILTER(isIRI(?s)) }}"
-        rows = kb.query(query).rows
+        rows = kb.query(BuiltQuery.select(query)).rows
         named = {row[0].value for row in rows if isinstance(row[0], NamedNode) and isinstance(row[1], NamedNode)
                  and row[1].value != type_p and _keep_literal(row[2], profile.language)}
         identity = identity_of(kb)

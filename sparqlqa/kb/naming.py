@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 from pyoxigraph import NamedNode
 
 from sparqlqa.errors import SparqlqaError
+from sparqlqa.kb.built_query import BuiltQuery
 from sparqlqa.kb.schema import local_name
 from sparqlqa.kb.terms import is_blank_key, is_value_key, value_text
 from sparqlqa.kb.vocab import META_CLASSES, RDFS
@@ -91,7 +92,7 @@ def names_language(kb: KnowledgeBase, *, sample: bool = True) -> str | None:
     def count() -> str | None:
         predicate = NamedNode(kb.schema.label_predicates[0]) if kb.schema.label_predicates else RDFS.label
         try:
-            rows = kb.query(f"SELECT ?l WHERE {{ ?s {predicate} ?l }} LIMIT {NAMES_SAMPLE}").rows
+            rows = kb.query(BuiltQuery.select(f"SELECT ?l WHERE {{ ?s {predicate} ?l }} LIMIT {NAMES_SAMPLE}")).rows
         except SparqlqaError:  # an endpoint that will not answer: say nothing of its language
             return None
         tags: dict[str, int] = {}
@@ -132,5 +133,5 @@ def unnamed_nodes(kb: KnowledgeBase, named: set[str], *, typed_known: bool = Fal
         return []
     query = f"SELECT DISTINCT ?n WHERE {{ {' UNION '.join(branches)} FILTER(isIRI(?n)) }}"
     skip = named | schema.type_iris | set(relations) | META_CLASSES
-    found = {row[0].value for row in kb.query(query).rows if isinstance(row[0], NamedNode)}
+    found = {row[0].value for row in kb.query(BuiltQuery.select(query)).rows if isinstance(row[0], NamedNode)}
     return sorted(found - skip)

@@ -17,6 +17,7 @@ from typing import Any
 
 from pyoxigraph import Literal, NamedNode
 
+from sparqlqa.kb.built_query import BuiltQuery
 from sparqlqa.kb.knowledge_base import KnowledgeBase
 from sparqlqa.kb.naming import display_name, language_rank, name_from_iri
 from sparqlqa.kb.records import QueryRecord
@@ -53,7 +54,7 @@ def _values(keys: Iterable[str]) -> str:
 
 
 def run_query(kb: KnowledgeBase, sparql: str, sink: QuerySink | None) -> list[tuple[Any, ...]]:
-    result = kb.query(sparql)
+    result = kb.query(BuiltQuery.select(sparql))
     if sink is not None:
         sink(result.history())
     return result.rows

@@ -21,6 +21,7 @@ from typing import Any
 from pyoxigraph import Literal, NamedNode, Triple
 
 from sparqlqa.english import NAME_STOPWORDS
+from sparqlqa.kb.built_query import BuiltQuery
 from sparqlqa.kb.profile import Profile
 from sparqlqa.kb.store import Store, Term
 from sparqlqa.kb.vocab import META_CLASSES, OWL, RDF, RDFS, SKOS
@@ -187,7 +188,7 @@ def relation_names(schema: Schema) -> dict[str, str]:
 
 
 def _count(store: Store, sparql: str) -> int:
-    rows = store.select(sparql).rows
+    rows = store.select(BuiltQuery.select(sparql)).rows
     term = rows[0][0] if rows and rows[0] else None
     return int(term.value) if isinstance(term, Literal) else 0
 
@@ -207,7 +208,7 @@ def _annotations(store: Store, iris: Iterable[str], predicate: str) -> dict[str,
     for start in range(0, len(iris), 500):
         values = " ".join(str(NamedNode(i)) for i in iris[start : start + 500])
         query = f"SELECT ?x ?v WHERE {{ VALUES ?x {{ {values} }} ?x {NamedNode(predicate)} ?v }}"
-        rows = sorted(store.select(query).rows, key=lambda row: _language_order(row[1]))
+        rows = sorted(store.select(BuiltQuery.select(query)).rows, key=lambda row: _language_order(row[1]))
         for x, v in rows:
             key, value = _value(x), _value(v)
             if key is not None and value is not None:
@@ -242,7 +243,7 @@ def _predicate_counts(store: Store) -> list[PredicateRow]:
     )
     return [
         (p.value, int(n.value), int(lit.value), int(other.value))
-        for p, n, lit, other in store.select(query).rows
+        for p, n, lit, other in store.select(BuiltQuery.select(query)).rows
         if isinstance(p, NamedNode) and isinstance(n, Literal) and isinstance(lit, Literal)
         and isinstance(other, Literal)
     ]
@@ -252,7 +253,7 @@ def _type_counts(store: Store, type_predicate: str) -> list[tuple[str, int]]:
     query = (
         f"SELECT ?t (COUNT(DISTINCT ?s) AS ?n) WHERE {{ ?s {NamedNode(type_predicate)} ?t }} GROUP BY ?t"
     )
-    rows = store.select(query).rows
+    rows = store.select(BuiltQuery.select(query)).rows
     return [(t.value, int(n.value)) for t, n in rows if isinstance(t, NamedNode) and isinstance(n, Literal)
             and t.value not in META_CLASSES]
 
@@ -292,7 +293,7 @@ def _relation_pairs(store: Store, type_predicate: str, rows: Iterable[PredicateR
     untyped node, or a value)."""
     pairs: Pairs = {}
     for predicate, query in _pair_queries(type_predicate, rows):
-        for row in store.select(query).rows:
+        for row in store.select(BuiltQuery.select(query)).rows:
             p, (ts, to, n) = (_value(row[0]), row[1:]) if predicate is None else (predicate, row)
             domain, range_ = _value(ts), _value(to)
             if p is None or not isinstance(n, Literal) or domain in META_CLASSES or range_ in META_CLASSES:
@@ -475,7 +476,7 @@ def described_iris(ontology: Store) -> list[str]:
     predicates = " ".join(str(NamedNode(p)) for p in ANNOTATION_PREDICATES)
     query = (f"SELECT DISTINCT ?s WHERE {{ VALUES ?p {{ {predicates} }} ?s ?p ?o . FILTER(isIRI(?s)) "
              f"FILTER NOT EXISTS {{ ?s {NamedNode(RDF.type.value)} {NamedNode(OWL.Ontology.value)} }} }} ORDER BY ?s")
-    return [v for (s,) in ontology.select(query).rows if (v := _value(s)) is not None]
+    return [v for (s,) in ontology.select(BuiltQuery.select(query)).rows if (v := _value(s)) is not None]
 
 
 # --- relation names as words, and relations stored both ways -------------------------------------

@@ -25,12 +25,12 @@ from pyoxigraph import BlankNode, Literal, NamedNode, QueryBoolean, QuerySolutio
 from pyoxigraph import Store as OxStore
 
 from sparqlqa.errors import QueryError, QueryTimeout, QueryTooLarge, StoreUnavailable
+from sparqlqa.kb.built_query import BuiltQuery, reading_of
 from sparqlqa.kb.limits import QueryLimits, Scope, bounded, current
 from sparqlqa.kb.query_errors import syntax_error
 from sparqlqa.kb.query_pool import DEFAULT_WORKERS, Outcome, QueryPool, run_in_process
 from sparqlqa.kb.records import QueryRecord
 from sparqlqa.kb.service_guard import check_service
-from sparqlqa.kb.sparql_reading import read_query
 from sparqlqa.registry import Registry
 
 Term = NamedNode | BlankNode | Literal | Triple
@@ -77,9 +77,12 @@ class Store(ABC):
     #: True where the engine runs every SERVICE by fetching its IRI itself (Oxigraph): none is the engine's own
     fetches_every_service: ClassVar[bool] = False
 
-    def query(self, sparql: str, *, engine_services: Collection[str] = (),
+    def query(self, sparql: str | BuiltQuery, *, engine_services: Collection[str] = (),
               limits: QueryLimits | None = None) -> QueryResult:
         """Run a read query; updates, and SERVICE calls to hosts not allowed, are refused before anything is sent.
+
+        A ``str`` is read by the SPARQL 1.1 parser (:func:`~sparqlqa.kb.sparql_reading.read_query`); a
+        :class:`~sparqlqa.kb.built_query.BuiltQuery` (sparqlqa's own, written from terms) declares its reading.
 
         ``engine_services``: for queries sparqlqa builds itself only (never a user's), IRIs of SERVICEs
         the remote engine provides and runs in-house (Wikidata's ``wikibase:mwapi`` name search):
@@ -87,7 +90,8 @@ class Store(ABC):
         With ``limits`` (or inside a :func:`~sparqlqa.kb.limits.bounded` scope) the query is stopped at
         the time, row or memory limit (:class:`~sparqlqa.errors.QueryTimeout`, :class:`~sparqlqa.errors.QueryTooLarge`).
         """
-        reading = read_query(sparql)  # the one reading: refuses updates and what it cannot read with certainty
+        reading = reading_of(sparql)  # the one reading: refuses updates and what it cannot read with certainty
+        sparql = str(sparql)
         check_service(reading, self.allow_service,
                       engine_services=() if self.fetches_every_service else engine_services)
         form = reading.form
@@ -108,7 +112,7 @@ class Store(ABC):
         result.store = self.describe()
         return result
 
-    def select(self, sparql: str, *, engine_services: Collection[str] = ()) -> QueryResult:
+    def select(self, sparql: str | BuiltQuery, *, engine_services: Collection[str] = ()) -> QueryResult:
         result = self.query(sparql, engine_services=engine_services)
         if result.form != "SELECT":
             raise QueryError(f"expected a SELECT query, got {result.form}")

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from pyoxigraph import Literal, NamedNode
 
+from sparqlqa.kb.built_query import BuiltQuery
 from sparqlqa.kb.labels import FUZZY_CUTOFF, LabelIndex, NodeLookup, NodeMatch, normalize_label
 from sparqlqa.kb.profile import Profile
 from sparqlqa.kb.store import Store, Term
@@ -212,7 +213,7 @@ class RemoteLabelLookup(NodeLookup):
         query = (f"SELECT DISTINCT ?node ?name WHERE {{ VALUES ?name {{ {values} }} "
                  f"VALUES ?p {{ {self._name_predicates()} }} ?node ?p ?name . "
                  f"{self._type_pattern(type_iri)} FILTER(isIRI(?node)) }} LIMIT {limit}")
-        rows = self.store.select(query).rows
+        rows = self.store.select(BuiltQuery.select(query)).rows
         return [(node.value, name.value) for node, name in rows
                 if isinstance(node, NamedNode) and isinstance(name, Literal)]
 
@@ -304,7 +305,8 @@ class RemoteLabelLookup(NodeLookup):
                      else self._mwapi_query(text, type_iri) if mode == "mwapi" else None)
             rows = []
             if query is not None:
-                found = self.store.select(query, engine_services=ENGINE_SERVICES if mode == "mwapi" else ())
+                found = self.store.select(BuiltQuery.select(query, services=ENGINE_SERVICES if mode == "mwapi" else ()),
+                                         engine_services=ENGINE_SERVICES if mode == "mwapi" else ())
                 rows = [(node.value, name.value) for node, name in found.rows
                         if isinstance(node, NamedNode) and isinstance(name, Literal)]
             self._searches[cache_key] = rows
@@ -356,7 +358,7 @@ class RemoteLabelLookup(NodeLookup):
             names: dict[str, list[tuple[int, int, str]]] = {}
             for iri in chunk:
                 self._types.setdefault(iri, [])
-            for node, p, v in self.store.select(query).rows:
+            for node, p, v in self.store.select(BuiltQuery.select(query)).rows:
                 self._absorb(node, p, v, rank, names)
             for iri, found in names.items():
                 self._labels[iri] = sorted(found)[0][2]

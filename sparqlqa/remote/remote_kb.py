@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from sparqlqa.errors import ConfigError, EndpointError, KBExists
+from sparqlqa.kb.built_query import BuiltQuery
 from sparqlqa.kb.knowledge_base import (
     KnowledgeBase,
     Manifest,
@@ -65,7 +66,7 @@ def _store_entry(config: EndpointConfig, options: dict[str, Any]) -> dict[str, A
 
 
 def _check_reachable(store: EndpointStore) -> None:
-    if not store.query("ASK { ?s ?p ?o }").boolean:
+    if not store.query(BuiltQuery.ask("ASK { ?s ?p ?o }")).boolean:
         raise EndpointError(store.url, "the endpoint answers but holds no triples",
                             hint="check the URL and default_graphs (the data may sit in a named graph)")
 

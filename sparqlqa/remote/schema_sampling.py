@@ -34,6 +34,7 @@ from typing import TypeVar
 
 from pyoxigraph import Literal, NamedNode
 
+from sparqlqa.kb.built_query import BuiltQuery
 from sparqlqa.kb.profile import Profile
 from sparqlqa.kb.schema import SCHEMA_PREDICATES, RelationInfo, Schema, TypeInfo, humanize, local_name
 from sparqlqa.kb.store import Store, Term
@@ -95,7 +96,7 @@ def _predicate_filter(variable: str, profile: Profile) -> str:
 def _edges(store: Store, sparql: str) -> list[Edge]:
     """Rows ``?p ?o ?ts ?to`` → edges (IRI-less predicates dropped)."""
     edges = []
-    for row in store.select(sparql).rows:
+    for row in store.select(BuiltQuery.select(sparql)).rows:
         p, o, ts, to = (list(row) + [None] * 4)[:4]
         predicate = _iri(p)
         if predicate is not None and o is not None:
@@ -116,7 +117,7 @@ def _type_counts(store: Store, profile: Profile, opts: SampleOptions) -> Counter
     t = NamedNode(profile.type_predicate)
     query = f"SELECT ?t WHERE {{ ?s {t} ?t }} LIMIT {opts.type_sample}"
     found: Counter[str] = Counter()
-    for (term,) in store.select(query).rows:
+    for (term,) in store.select(BuiltQuery.select(query)).rows:
         iri = _iri(term)
         if iri is not None and _is_type(iri, profile):
             found[iri] += 1
@@ -172,7 +173,8 @@ def _relations(edges: Iterable[Edge], profile: Profile, opts: SampleOptions) -> 
 
 def _present(store: Store, predicates: Sequence[str]) -> list[str]:
     """The predicates that occur in the store at all (one bounded ASK each)."""
-    return [p for p in dict.fromkeys(predicates) if store.query(f"ASK {{ ?s {NamedNode(p)} ?o }}").boolean]
+    return [p for p in dict.fromkeys(predicates)
+            if store.query(BuiltQuery.ask(f"ASK {{ ?s {NamedNode(p)} ?o }}")).boolean]
 
 
 def sample_schema(store: Store, profile: Profile, options: SampleOptions | None = None) -> Schema:
@@ -231,7 +233,7 @@ def _literals(store: Store, iris: Sequence[str], predicates: Sequence[str], lang
     unique = list(dict.fromkeys(iris))
     for start in range(0, len(unique), _CHUNK):
         query = _values_query(unique[start : start + _CHUNK], predicates, via)
-        for x, p, v in store.select(query).rows:
+        for x, p, v in store.select(BuiltQuery.select(query)).rows:
             rank = _language_rank(v, language) if v is not None else None
             subject = _iri(x)
             if subject is not None and rank is not None and isinstance(v, Literal):

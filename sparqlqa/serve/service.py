@@ -35,6 +35,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from sparqlqa.errors import ConfigError, KBError, KBNotFound, QueryError, QueryTimeout, QueryTooLarge, SparqlqaError
+from sparqlqa.kb.built_query import BuiltQuery
 from sparqlqa.kb.limits import DEFAULT_MAX_MEMORY_MB, DEFAULT_MAX_ROWS, QueryLimits, bounded, unbounded
 from sparqlqa.serve.open_kbs import DEFAULT_MAX_OPEN_KBS, OpenKBs
 
@@ -159,7 +160,8 @@ class Service:
         kb.store.allow_service = frozenset(self.settings.allow_service)  # only what the server was started with
         if isinstance(kb.store, OxigraphStore):
             kb.store.query_workers = self.settings.workers  # one query worker per request thread
-            kb.query("ASK { ?s ?p ?o }", limits=self.limits())  # starts a query worker now, not on a request
+            # starts a query worker now, not on a request
+            kb.query(BuiltQuery.ask("ASK { ?s ?p ?o }"), limits=self.limits())
         embedder = get_embedder(self.settings.embedder)
         if not kb.is_remote:  # a remote endpoint has neither index (its names are looked up remotely)
             LabelIndex.for_kb(kb)

@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 from pyoxigraph import Literal, NamedNode
 
 from sparqlqa.errors import QueryError
+from sparqlqa.kb.built_query import BuiltQuery
 from sparqlqa.kb.group_service import merge_service_lines, service_line
 from sparqlqa.kb.identity import Identity
 from sparqlqa.kb.labels import NodeMatch, resolve_type
@@ -77,9 +78,16 @@ class CompiledQuery:
     triplet_indexes: list[int]
     tier: int
     note: str = ""
+    #: what the query is, as compiled (not in :meth:`to_dict`): its form and its SERVICE endpoints
+    form: str = field(default="SELECT", compare=False)
+    services: tuple[str, ...] = field(default=(), compare=False)
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        return {key: value for key, value in asdict(self).items() if key not in ("form", "services")}
+
+    def built(self) -> BuiltQuery:
+        """The query to run: written from terms, so it declares its reading (no parse)."""
+        return BuiltQuery(self.sparql, self.form, self.services)
 
 
 @dataclass
@@ -364,12 +372,17 @@ def _nodes(plan: Plan, nodes: list[NodeMatch]) -> str:
     return " ".join(str(NamedNode(iri)) for iri in iris)
 
 
+def _type_nodes(plan: Plan, type_iri: str) -> list[NamedNode]:
+    """The IRIs of a type (a merged type's several), as nodes."""
+    return [node for iri in plan.type_iris.get(type_iri, [type_iri]) if (node := _iri(iri)) is not None]
+
+
 def _type_lines(plan: Plan, var: str, type_iri: str | None) -> list[str]:
     """``?var`` is of the type: one triple, or any of a merged type's IRIs (``VALUES ?var_type {…}``); in a
     KB with ``owl:sameAs`` groups, a node whose other name has the type is of it too."""
     if type_iri is None:
         return []
-    nodes = [node for iri in plan.type_iris.get(type_iri, [type_iri]) if (node := _iri(iri)) is not None]
+    nodes = _type_nodes(plan, type_iri)
     type_predicate = str(NamedNode(plan.type_predicate))
     if plan.identity:  # an owl:sameAs alias has its canonical node's type (and the other way round)
         same = NamedNode(OWL.sameAs.value)
@@ -384,9 +397,9 @@ def _type_lines(plan: Plan, var: str, type_iri: str | None) -> list[str]:
 
 
 def _where(plan: Plan, indexes: list[int], options: ExecuteOptions, restrict: list[str] | None,
-           choices: bool = True, filters: bool = True) -> tuple[list[str], list[str]]:
-    """The WHERE lines and the variables (target first) of a conjunction of patterns (``choices``: the
-    form's choices restrict the target; ``filters``: the form's value filters apply)."""
+           choices: bool = True, filters: bool = True) -> tuple[list[str], list[str], tuple[str, ...]]:
+    """The WHERE lines, the variables (target first) and the SERVICE endpoints of a conjunction of patterns
+    (``choices``: the form's choices restrict the target; ``filters``: the form's value filters apply)."""
     lines: list[str] = []
     if restrict is not None and plan.target:
         keys = dict.fromkeys(k for key in restrict for k in plan.identity.members(key))
@@ -419,7 +432,16 @@ def _where(plan: Plan, indexes: list[int], options: ExecuteOptions, restrict: li
             if flt.variable in variables else None
         if expression is not None:
             lines.append("  " + expression)
-    return (merge_service_lines(lines) if plan.services else lines), list(variables)
+    if not plan.services:
+        return lines, list(variables), ()
+    return merge_service_lines(lines), list(variables), _endpoints(plan, indexes, variables)
+
+
+def _endpoints(plan: Plan, indexes: list[int], variables: dict[str, str | None]) -> tuple[str, ...]:
+    """The endpoints :func:`_edge` and :func:`_type_lines` put SERVICE lines for, from the same structure."""
+    relations = [plan.services.get(p.predicate.value) for i in indexes if (p := plan.patterns[i]).predicate]
+    types = [plan.services.get(t) for t in variables.values() if t is not None and _type_nodes(plan, t)]
+    return tuple(dict.fromkeys(e for e in [*relations, *types] if e is not None))
 
 
 def compile_query(plan: Plan, indexes: list[int], options: ExecuteOptions, *, tier: int, note: str = "",
@@ -431,7 +453,8 @@ def compile_query(plan: Plan, indexes: list[int], options: ExecuteOptions, *, ti
     # than B", "was X released in 2010": the values shown, the ASK filters), else of the other end
     boolean = plan.form.form == "boolean"
     own = bool(plan.form.order_by or plan.form.filters)
-    lines, variables = _where(plan, indexes, options, restrict, choices=not boolean or own, filters=not boolean)
+    lines, variables, services = _where(plan, indexes, options, restrict, choices=not boolean or own,
+                                        filters=not boolean)
     orders = [(o.variable, o.direction) for o in plan.form.order_by if o.variable in variables]
     numeric = {v for v, _ in orders if v in plan.numeric_text}
     if evidence:
@@ -449,7 +472,7 @@ def compile_query(plan: Plan, indexes: list[int], options: ExecuteOptions, *, ti
     if orders and plan.form.limit and not evidence and plan.form.form != "count":
         limit = min(limit, plan.form.limit)
     sparql = "\n".join([f"SELECT DISTINCT {projected} WHERE {{", *lines, "}", order, f"LIMIT {limit}"])
-    return CompiledQuery(sparql, sorted(indexes), tier, note)
+    return CompiledQuery(sparql, sorted(indexes), tier, note, services=services)
 
 
 def compile_form(plan: Plan, indexes: list[int], options: ExecuteOptions, *, tier: int) -> CompiledQuery | None:
@@ -457,9 +480,10 @@ def compile_form(plan: Plan, indexes: list[int], options: ExecuteOptions, *, tie
     ?target) AS ?count)`` or ``ASK`` (the form's choices restrict the target); None for a list."""
     if plan.target is None or plan.form.form not in ("count", "boolean"):
         return None
-    lines, _ = _where(plan, indexes, options, None, choices=True)
+    lines, _, services = _where(plan, indexes, options, None, choices=True)
     head = f"SELECT (COUNT(DISTINCT ?{plan.target}) AS ?count) WHERE {{" if plan.form.form == "count" else "ASK {"
-    return CompiledQuery("\n".join([head, *lines, "}"]), sorted(indexes), tier, f"{plan.form.form} of tier {tier}")
+    return CompiledQuery("\n".join([head, *lines, "}"]), sorted(indexes), tier, f"{plan.form.form} of tier {tier}",
+                         form="SELECT" if plan.form.form == "count" else "ASK", services=services)
 
 
 def label_lookup_query(text: str, label_predicates: list[str], *, type_iri: str | None = None,

@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any
 from pyoxigraph import BlankNode, Literal, NamedNode
 
 from sparqlqa.errors import QueryError
+from sparqlqa.kb.built_query import BuiltQuery
 from sparqlqa.kb.identity import identity_of
 from sparqlqa.kb.records import QueryRecord
 from sparqlqa.kb.terms import is_node_key, term_key
@@ -106,6 +107,7 @@ class Candidates:
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
+        data["compiled"] = [c.to_dict() for c in self.compiled]  # the JSON of a compiled query: its own
         data["queries"] = [q.to_dict() for q in self.queries]
         data["elapsed_ms"] = round(self.elapsed_ms, 3)
         return data
@@ -165,7 +167,7 @@ def _initial(plan: Plan, result: Candidates) -> list[int]:
     return connected
 
 
-def _run(kb: KnowledgeBase, sparql: str, result: Candidates) -> QueryResult | None:
+def _run(kb: KnowledgeBase, sparql: BuiltQuery, result: Candidates) -> QueryResult | None:
     try:
         answer = kb.query(sparql)
     except QueryError as exc:
@@ -181,7 +183,7 @@ def _run_tier(kb: KnowledgeBase, plan: Plan, used: list[int], tier: int, options
     note = f"tier {tier}: {len(used)} triplet(s) {used}"
     compiled = compile_query(plan, used, options, tier=tier, note=note)
     result.compiled.append(compiled)
-    answer = _run(kb, compiled.sparql, result)
+    answer = _run(kb, compiled.built(), result)
     if answer is None:
         return False
     have = {c.iri for c in result.items}
@@ -201,7 +203,7 @@ def _evidence(kb: KnowledgeBase, plan: Plan, used: list[int], tier: int, options
     """``{target: [(s, p, o), ...]}`` from one query binding every edge of the tier's patterns."""
     restrict = targets[: options.limit] if all(is_node_key(t) for t in targets) else None  # a blank node's
     query = compile_query(plan, used, options, tier=tier, evidence=True, restrict=restrict)  # name: no VALUES
-    answer = _run(kb, query.sparql, result)
+    answer = _run(kb, query.built(), result)
     found: dict[str, list[tuple[str, str, str]]] = {}
     if answer is None:
         return found

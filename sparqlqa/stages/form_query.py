@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from pyoxigraph import Literal
 
 from sparqlqa.errors import QueryError
+from sparqlqa.kb.built_query import BuiltQuery
 from sparqlqa.stages.compile import ExecuteOptions, Plan, compile_form
 from sparqlqa.stages.forms import is_numeric_type
 
@@ -45,7 +46,7 @@ def value_datatypes(kb: KnowledgeBase, plan: Plan) -> dict[str, str]:
         var = pattern.tail.var
         if var not in wanted or var in found or pattern.predicate is None:
             continue
-        query = (f"SELECT ?o WHERE {{ ?s {pattern.predicate} ?o . FILTER(isLiteral(?o)) }} LIMIT 1")
+        query = BuiltQuery.select(f"SELECT ?o WHERE {{ ?s {pattern.predicate} ?o . FILTER(isLiteral(?o)) }} LIMIT 1")
         try:
             rows = kb.query(query).rows
         except QueryError:
@@ -84,7 +85,7 @@ def run_form(kb: KnowledgeBase, plan: Plan, used: list[int] | None, options: Exe
         return
     result.compiled.append(compiled)
     try:
-        answer = kb.query(compiled.sparql)
+        answer = kb.query(compiled.built())
     except QueryError as exc:
         result.notes.append(f"the {plan.form.form} query failed: {exc}")
         return

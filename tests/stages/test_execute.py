@@ -310,3 +310,21 @@ def test_named_nodes_are_dropped_only_when_another_candidate_satisfies_their_tie
     drop_constant_nodes(found, LinkedConstants({"X": [NodeMatch("x", "X", 1.0, "exact")]}))
     assert [c.iri for c in found.items] == kept
     assert bool(found.notes) == (len(kept) < len(items))
+
+
+def test_a_remote_member_s_service_is_declared_from_the_plan_not_read_from_the_text() -> None:
+    from sparqlqa.kb.sparql_reading import read_query
+
+    endpoint = "http://localhost:8890/sparql"
+    plan = prepare(_triplets("a", "b", "?x1", "directed by", ""),
+                   LinkedConstants({"a": [NodeMatch(EX + "ridley_scott", "Ridley Scott", 1.0, "exact")], "b": []}),
+                   Schema(), ExecuteOptions())
+    assert compile_query(plan, plan.usable, ExecuteOptions(), tier=0).built().services == ()
+    plan.patterns[plan.usable[0]].predicate = NamedNode(EX + "directed_by")
+    plan.services = {EX + "directed_by": endpoint}
+    for evidence in (False, True):
+        compiled = compile_query(plan, plan.usable, ExecuteOptions(), tier=0, evidence=evidence)
+        assert compiled.built().services == (endpoint,) and compiled.built().form == "SELECT"
+        assert [call.iri for call in read_query(compiled.sparql).services] == [endpoint]
+        holder = Candidates(target="x1", compiled=[compiled])
+        assert set(holder.to_dict()["compiled"][0]) == {"sparql", "triplet_indexes", "tier", "note"}  # JSON as before

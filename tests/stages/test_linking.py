@@ -125,7 +125,7 @@ def _spy_queries(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     original = KnowledgeBase.query
 
     def spy(self: KnowledgeBase, sparql: str):  # type: ignore[no-untyped-def]
-        queries.append(sparql)
+        queries.append(str(sparql))
         return original(self, sparql)
 
     monkeypatch.setattr(KnowledgeBase, "query", spy)

@@ -45,7 +45,7 @@ def test_hubs_are_expanded_from_a_bounded_sample(tmp_path: Path, monkeypatch: py
     kb = ingest([source], kb="hub", format="triples", options={"sep": "|"})
     queries: list[str] = []
     original = kb.query
-    monkeypatch.setattr(kb, "query", lambda q: queries.append(q) or original(q))
+    monkeypatch.setattr(kb, "query", lambda q: queries.append(str(q)) or original(q))
     start = kb.manifest.base_iri + "entity/Drama"
     paths = {p.arrows(): p for p in enumerate_paths(kb, start)}
     assert "<-has_genre--directed_by->" in paths

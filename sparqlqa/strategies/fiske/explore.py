@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from pyoxigraph import BlankNode, NamedNode
 
+from sparqlqa.kb.built_query import BuiltQuery
 from sparqlqa.kb.records import QueryRecord
 from sparqlqa.kb.schema import humanize, local_name
 from sparqlqa.kb.vocab import RDFS
@@ -86,7 +87,7 @@ def neighbour_pairs(kb: KnowledgeBase, ends: Sequence[str], *, sink: Callable[[Q
     prefixes = tuple(kb.profile.relation_prefixes)
     pairs: list[Pair] = []
     for direction in ("out", "in"):
-        result = kb.query(pair_query(ends, direction, names, excluded, limit=limit))
+        result = kb.query(BuiltQuery.select(pair_query(ends, direction, names, excluded, limit=limit)))
         sink(replace(result.history(), direction=direction))
         for s, p, m, p2, n in result.rows:
             if s is None or p is None or n is None:

@@ -22,6 +22,7 @@ import unicodedata
 from pyoxigraph import Literal, NamedNode
 
 from sparqlqa.english import WH_WORDS, ForeignCues, foreign_cues
+from sparqlqa.kb.built_query import BuiltQuery
 from sparqlqa.kb.knowledge_base import KnowledgeBase
 from sparqlqa.kb.labels import normalize_label
 from sparqlqa.kb.vocab import RDFS
@@ -73,7 +74,7 @@ def kb_words(kb: KnowledgeBase, code: str, cues: ForeignCues) -> dict[str, str]:
     values = " ".join(str(NamedNode(iri)) for iri in named)
     query = f"SELECT ?s ?l WHERE {{ VALUES ?s {{ {values} }} ?s {RDFS.label} ?l }}"
     words: dict[str, str] = {}
-    for subject, label in kb.query(query).rows:
+    for subject, label in kb.query(BuiltQuery.select(query)).rows:
         tag = label.language if isinstance(label, Literal) else None
         if isinstance(subject, NamedNode) and isinstance(label, Literal) and (tag or "").split("-")[0].lower() == code:
             key = _fold(normalize_label(label.value))

@@ -22,6 +22,7 @@ import numpy as np
 from pyoxigraph import Literal, NamedNode
 
 from sparqlqa.english import IMPLIED_HOP, ScoringSettings
+from sparqlqa.kb.built_query import BuiltQuery
 from sparqlqa.stages.forms import XSD, OrderBy, ValueFilter, is_numeric_type
 from sparqlqa.stages.triplets import Term, Triplet, Triplets
 from sparqlqa.strategies.offline.mentions import PLACEHOLDER, Mention, mask_all
@@ -68,15 +69,16 @@ def value_relations(kb: KnowledgeBase) -> list[ValueRelation]:
     for rel in kb.schema.relations:
         if rel.kind != "literal":
             continue
-        rows = kb.query(f"SELECT ?o WHERE {{ ?s {NamedNode(rel.iri)} ?o . FILTER(isLiteral(?o)) }} LIMIT 1").rows
+        rows = kb.query(BuiltQuery.select(f"SELECT ?o WHERE {{ ?s {NamedNode(rel.iri)} ?o . FILTER(isLiteral(?o)) }} "
+                                          "LIMIT 1")).rows
         value = rows[0][0] if rows else None
         datatype = value.datatype.value if isinstance(value, Literal) else None
         numeric_text = isinstance(value, Literal) and not is_numeric_type(datatype) and \
             NUMBER_TEXT.fullmatch(value.value.strip()) is not None
         domains = {d for d, _, _ in rel.pairs if d} | ({rel.domain} if rel.domain else set())
         if not domains:
-            typed = kb.query(f"SELECT DISTINCT ?t WHERE {{ ?s {NamedNode(rel.iri)} ?o . "
-                             f"?s {NamedNode(kb.schema.type_predicate)} ?t }} LIMIT 20").rows
+            typed = kb.query(BuiltQuery.select(f"SELECT DISTINCT ?t WHERE {{ ?s {NamedNode(rel.iri)} ?o . "
+                             f"?s {NamedNode(kb.schema.type_predicate)} ?t }} LIMIT 20")).rows
             domains = {row[0].value for row in typed if isinstance(row[0], NamedNode)}
         found.append(ValueRelation(rel.iri, rel.label, datatype, domains, numeric_text, _largest(kb, rel.iri)))
     return found
@@ -88,8 +90,8 @@ def _largest(kb: KnowledgeBase, relation: str) -> Callable[[], float | None]:
 
     def largest() -> float | None:
         if not known:
-            rows = kb.query(f"SELECT (MAX(?n) AS ?m) WHERE {{ ?s {NamedNode(relation)} ?o "
-                            f"BIND({NamedNode(XSD + 'decimal')}(STR(?o)) AS ?n) }}").rows
+            rows = kb.query(BuiltQuery.select(f"SELECT (MAX(?n) AS ?m) WHERE {{ ?s {NamedNode(relation)} ?o "
+                            f"BIND({NamedNode(XSD + 'decimal')}(STR(?o)) AS ?n) }}")).rows
             value = rows[0][0] if rows else None
             known.append(float(value.value) if isinstance(value, Literal) else None)
         return known[0]

@@ -27,6 +27,7 @@ import numpy as np
 from pyoxigraph import Literal, NamedNode
 
 from sparqlqa.english import SELF_CHAIN_MIN
+from sparqlqa.kb.built_query import BuiltQuery
 from sparqlqa.kb.schema import Schema, humanize, local_name
 from sparqlqa.strategies.offline.verbalise import inverse_twins
 
@@ -101,7 +102,7 @@ def _expand(kb: KnowledgeBase, prefixes: list[RelationPath], samples: list[list[
     frontier = [(i, nodes) for i, nodes in enumerate(samples) if nodes]
     if not frontier:
         return [], []
-    result = kb.query(_level_query(frontier, with_nodes, bool(values)))
+    result = kb.query(BuiltQuery.select(_level_query(frontier, with_nodes, bool(values))))
     grown: list[RelationPath] = []
     ends: list[list[str]] = []
     for row in result.rows:
@@ -185,7 +186,7 @@ def same_kind(kb: KnowledgeBase, relation: str, relations: Sequence[str]) -> flo
     for side in ("?s", "?o"):
         query = f"SELECT DISTINCT ?n WHERE {{ ?s {pred} ?o FILTER(isIRI(?o)) BIND({side} AS ?n) }} " \
                 f"LIMIT {SELF_CHAIN_SAMPLE}"
-        nodes = [row[0] for row in kb.query(query).rows if isinstance(row[0], NamedNode)]
+        nodes = [row[0] for row in kb.query(BuiltQuery.select(query)).rows if isinstance(row[0], NamedNode)]
         profiles.append(_profile(kb, nodes, [r for r in relations if r != relation]))
     subjects, values = profiles
     overlap = float(subjects @ values)
@@ -201,7 +202,7 @@ def _profile(kb: KnowledgeBase, nodes: Sequence[NamedNode], relations: Sequence[
     where = {r: i for i, r in enumerate(relations)}
     query = (f"SELECT ?p ?side (COUNT(DISTINCT ?n) AS ?c) WHERE {{ VALUES ?n {{ {' '.join(map(str, nodes))} }} "
              "{ ?n ?p ?x BIND(0 AS ?side) } UNION { ?x ?p ?n BIND(1 AS ?side) } } GROUP BY ?p ?side")
-    for p, side, count in kb.query(query).rows:
+    for p, side, count in kb.query(BuiltQuery.select(query)).rows:
         if isinstance(p, NamedNode) and p.value in where:
             profile[2 * where[p.value] + _int(side)] = _int(count) / len(nodes)
     return profile
@@ -228,13 +229,15 @@ class ValueClasses:
         """Three bounded queries (no counting over a hub's edges): the relations into the node, two of
         its subjects along the one relation, and whether it has a relation of its own."""
         term = str(NamedNode(node))
-        rows = self.kb.query(f"SELECT DISTINCT ?p WHERE {{ ?s ?p {term} }} LIMIT 20").rows
+        rows = self.kb.query(BuiltQuery.select(f"SELECT DISTINCT ?p WHERE {{ ?s ?p {term} }} LIMIT 20")).rows
         into = [p.value for (p,) in rows if isinstance(p, NamedNode) and p.value in self.relations]
         if len(into) != 1:
             return None
-        if len(self.kb.query(f"SELECT ?s WHERE {{ ?s {NamedNode(into[0])} {term} }} LIMIT 2").rows) < 2:
+        two = BuiltQuery.select(f"SELECT ?s WHERE {{ ?s {NamedNode(into[0])} {term} }} LIMIT 2")
+        if len(self.kb.query(two).rows) < 2:
             return None
-        out = self.kb.query(f"SELECT DISTINCT ?p WHERE {{ {term} ?p ?o FILTER(!isLiteral(?o)) }} LIMIT 20").rows
+        own = BuiltQuery.select(f"SELECT DISTINCT ?p WHERE {{ {term} ?p ?o FILTER(!isLiteral(?o)) }} LIMIT 20")
+        out = self.kb.query(own).rows
         if any(isinstance(p, NamedNode) and p.value in self.relations for (p,) in out):
             return None
         return into[0]

@@ -25,6 +25,7 @@ from pyoxigraph import NamedNode
 
 import sparqlqa.english as english
 from sparqlqa.english import ALTERNATIVE_MARGIN, IMPLIED_HOP, MENTION_WEIGHT, ScoringSettings, foreign_cues
+from sparqlqa.kb.built_query import BuiltQuery
 from sparqlqa.kb.labels import LabelIndex, NodeMatch, resolve_type
 from sparqlqa.stages.linking import LinkedConstants
 from sparqlqa.stages.triplets import Term, Triplet, Triplets
@@ -171,7 +172,7 @@ def _leaves_start(kb: KnowledgeBase, path: RelationPath) -> bool:
     apart = [f"FILTER({nodes[i]} != {nodes[i + 2]})" for i in range(len(path.hops) - 1)
              if path.hops[i].relation == path.hops[i + 1].relation
              and path.hops[i].forward != path.hops[i + 1].forward]
-    return bool(kb.query(f"ASK {{ {' '.join(lines + apart)} }}").boolean)
+    return bool(kb.query(BuiltQuery.ask(f"ASK {{ {' '.join(lines + apart)} }}")).boolean)
 
 
 def _meets(kb: KnowledgeBase, first: RelationPath, second: RelationPath) -> bool:
@@ -185,7 +186,7 @@ def _meets(kb: KnowledgeBase, first: RelationPath, second: RelationPath) -> bool
             lines.append(f"{current} {pred} {nxt} ." if hop.forward else f"{nxt} {pred} {current} .")
             current = nxt
     starts = ", ".join(str(NamedNode(p.start)) for p in (first, second))
-    return bool(kb.query(f"ASK {{ {' '.join(lines)} FILTER(?t NOT IN ({starts})) }}").boolean)
+    return bool(kb.query(BuiltQuery.ask(f"ASK {{ {' '.join(lines)} FILTER(?t NOT IN ({starts})) }}")).boolean)
 
 
 def masked_for(question: str, mentions: list[Mention], used: list[Mention]) -> tuple[str, list[Mention]]:

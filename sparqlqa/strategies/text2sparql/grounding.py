@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 from pyoxigraph import Literal, NamedNode
 
+from sparqlqa.kb.built_query import BuiltQuery
 from sparqlqa.kb.identity import identity_of
 from sparqlqa.kb.labels import resolve_type
 from sparqlqa.kb.naming import name_from_iri
@@ -101,7 +102,7 @@ class _Grounder:
         self.identity = identity_of(kb)
 
     def exists(self, pattern: str) -> bool:
-        return bool(self.kb.query(f"ASK {{ {pattern} }}").boolean)
+        return bool(self.kb.query(BuiltQuery.ask(f"ASK {{ {pattern} }}")).boolean)
 
     def link(self, text: str, type_iri: str | None) -> NodeMatch | None:
         """The linker's best node; else the closest name within :data:`TYPO_CUTOFF` (a misspelling); the
@@ -191,7 +192,8 @@ class _Grounder:
             return
         if self.exists(f"?s {NamedNode(predicate)} {term}"):
             if predicate in self.names:  # the nodes so named are the question's own
-                rows = self.kb.query(f"SELECT DISTINCT ?s WHERE {{ ?s {NamedNode(predicate)} {term} }} LIMIT 5").rows
+                lookup = BuiltQuery.select(f"SELECT DISTINCT ?s WHERE {{ ?s {NamedNode(predicate)} {term} }} LIMIT 5")
+                rows = self.kb.query(lookup).rows
                 named = [row[0].value for row in rows if isinstance(row[0], NamedNode)]
                 self.result.topic.update(named)
                 self.alias_name(key, str(value), predicate, named)
@@ -289,8 +291,8 @@ VALUE_CHOICES = 5000
 def stored_values(kb: KnowledgeBase, predicate: str) -> list[Literal]:
     """The distinct text values ``predicate`` stores (at most :data:`VALUE_CHOICES`), read once per opened KB."""
     def build() -> list[Literal]:
-        rows = kb.query(f"SELECT DISTINCT ?v WHERE {{ ?s {NamedNode(predicate)} ?v . FILTER(isLiteral(?v)) }} "
-                        f"LIMIT {VALUE_CHOICES}").rows
+        rows = kb.query(BuiltQuery.select(f"SELECT DISTINCT ?v WHERE {{ ?s {NamedNode(predicate)} ?v . "
+                                          f"FILTER(isLiteral(?v)) }} LIMIT {VALUE_CHOICES}")).rows
         return [row[0] for row in rows if isinstance(row[0], Literal) and not literal_key(row[0])[3]]
 
     found: list[Literal] = kb.remember(("text2sparql-stored-values", predicate), build)
@@ -328,8 +330,8 @@ def _oxigraph_literal(value: Any) -> Literal:
 def _stored_name(kb: KnowledgeBase, iri: str, predicates: list[str]) -> tuple[str, Literal] | None:
     """The first name ``iri`` has under ``predicates`` (in that order), as stored."""
     for predicate in predicates:
-        rows = kb.query(f"SELECT ?l WHERE {{ {NamedNode(iri)} {NamedNode(predicate)} ?l . FILTER(isLiteral(?l)) }} "
-                        "LIMIT 1").rows
+        rows = kb.query(BuiltQuery.select(f"SELECT ?l WHERE {{ {NamedNode(iri)} {NamedNode(predicate)} ?l . "
+                                          "FILTER(isLiteral(?l)) } LIMIT 1")).rows
         if rows and isinstance(rows[0][0], Literal):
             return predicate, rows[0][0]
     return None

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from pyoxigraph import Literal, NamedNode
 
+from sparqlqa.kb.built_query import BuiltQuery
 from sparqlqa.kb.data_names import stored_data_names
 from sparqlqa.kb.node_text import label_predicates
 from sparqlqa.kb.schema import relation_names
@@ -163,7 +164,8 @@ def value_example(kb: KnowledgeBase, relation: str) -> Literal | None:
     """One value ``relation`` holds, as stored (None when it holds no literal): one bounded read
     (``LIMIT 1``), remembered by the opened KB."""
     def build() -> Literal | None:
-        rows = kb.query(f"SELECT ?v WHERE {{ ?s {NamedNode(relation)} ?v FILTER(isLiteral(?v)) }} LIMIT 1").rows
+        rows = kb.query(BuiltQuery.select(f"SELECT ?v WHERE {{ ?s {NamedNode(relation)} ?v FILTER(isLiteral(?v)) }} "
+                                          "LIMIT 1")).rows
         return rows[0][0] if rows and isinstance(rows[0][0], Literal) else None
 
     return kb.remember(("text2sparql-value-example", relation), build)
@@ -188,7 +190,8 @@ def name_predicate(kb: KnowledgeBase) -> str | None:
         if not relations:
             return candidates[0]
         used = (p for p in candidates
-                if kb.query(f"ASK {{ VALUES ?r {{ {relations} }} ?s ?r ?x . ?s {NamedNode(p)} ?o }}").boolean)
+                if kb.query(BuiltQuery.ask(f"ASK {{ VALUES ?r {{ {relations} }} ?s ?r ?x . "
+                                           f"?s {NamedNode(p)} ?o }}")).boolean)
         return next(used, None)
 
     found: str | None = kb.remember("text2sparql-name-predicate", build)

@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from sparqlqa.errors import QueryError
+from sparqlqa.kb.built_query import BuiltQuery
 from sparqlqa.kb.terms import is_value_key, value_text
 from sparqlqa.stages.answer import AnswerItem, Ranking
 from sparqlqa.stages.table import Table
@@ -56,7 +57,7 @@ def table_answer(ctx: AskContext) -> Answer | None:
         return None
     try:
         with ctx.stage("sparql"):
-            result = ctx.kb.query(reading.sparql)
+            result = ctx.kb.query(BuiltQuery.select(reading.sparql))
     except QueryError as exc:
         ctx.note(f"offline: the table reading's query failed ({exc.message})")
         return None

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 from pyoxigraph import Literal, NamedNode
 
 from sparqlqa.english import singular
+from sparqlqa.kb.built_query import BuiltQuery
 from sparqlqa.kb.data_names import stored_data_names
 from sparqlqa.kb.labels import normalize_label
 from sparqlqa.kb.schema import humanize, local_name
@@ -141,7 +142,7 @@ def _reads_as_number(term: Any) -> bool:
 
 def _columns(kb: KnowledgeBase, type_p: NamedNode, names: dict[str, set[str]]) -> list[Column]:
     columns = []
-    for row in kb.query(TYPED_LITERALS.format(type=type_p)).rows:
+    for row in kb.query(BuiltQuery.select(TYPED_LITERALS.format(type=type_p))).rows:
         if not (isinstance(row[0], NamedNode) and isinstance(row[1], NamedNode)):
             continue
         cls, predicate = row[0].value, row[1].value
@@ -155,7 +156,7 @@ def _columns(kb: KnowledgeBase, type_p: NamedNode, names: dict[str, set[str]]) -
 def _values(kb: KnowledgeBase, type_p: NamedNode) -> dict[str, list[tuple[str, str, Literal]]]:
     values: dict[str, list[tuple[str, str, Literal]]] = {}
     query = TEXT_VALUES.format(type=type_p, most=MAX_VALUE_CHARS, XSD=XSD, limit=MAX_VALUES)
-    for cls, predicate, literal in kb.query(query).rows:
+    for cls, predicate, literal in kb.query(BuiltQuery.select(query)).rows:
         if not (isinstance(cls, NamedNode) and isinstance(predicate, NamedNode) and isinstance(literal, Literal)):
             continue
         key = normalize_label(literal.value)
@@ -174,7 +175,7 @@ def build_table_model(kb: KnowledgeBase) -> TableModel | None:
         names.setdefault(data_name.kind, set()).add(data_name.predicate)
     type_p = NamedNode(kb.schema.type_predicate)
     columns = _columns(kb, type_p, names)
-    links = [Link(p.value, c.value, d.value) for c, p, d in kb.query(LINKS.format(type=type_p)).rows
+    links = [Link(p.value, c.value, d.value) for c, p, d in kb.query(BuiltQuery.select(LINKS.format(type=type_p))).rows
              if isinstance(c, NamedNode) and isinstance(p, NamedNode) and isinstance(d, NamedNode)]
     classes = {cls: words_of(cls) for cls in {c.cls for c in columns} | {link.head for link in links}}
     return TableModel(classes, columns, links, _values(kb, type_p))

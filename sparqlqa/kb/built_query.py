@@ -1,0 +1,94 @@
+"""A query sparqlqa wrote itself from pyoxigraph terms, carrying its own reading: :class:`BuiltQuery`.
+
+:meth:`sparqlqa.kb.store.Store.query` reads every ``str`` with a real SPARQL 1.1 parser
+(:func:`sparqlqa.kb.sparql_reading.read_query`: a few milliseconds a text).  A query sparqlqa composes
+itself from pyoxigraph terms (``str(NamedNode(...))``, ``str(Literal(...))``, variables and keywords it
+writes) has nothing to discover: its builder knows its form and the SERVICE endpoints it wrote.  Such a
+query is passed as a :class:`BuiltQuery`, and the store takes that declaration instead of parsing.
+
+The rule that keeps this safe: **construct a BuiltQuery only where every piece of its text comes from
+terms or from sparqlqa's own code** (a builder in ``kb/``, ``stages/``, ``strategies/``, ``remote/``).
+Text from outside (a user's, an LLM's, a profile's query; anything read from a file or a request) stays
+a ``str`` and gets the full reading; ``tests/kb/test_built_query.py`` checks that the untrusted entry
+points never construct one.  Query workers are sandboxed (:mod:`sparqlqa.kb.sandbox`) whatever a
+reading says.
+
+With ``SPARQLQA_CHECK_BUILT=1`` (the test suite sets it) every declaration is checked against the
+parser's reading when the query runs, so a builder that declares the wrong form or leaves out a
+SERVICE fails the tests.
+
+>>> query = BuiltQuery.ask("ASK { ?s ?p ?o }")
+>>> query.reading().form, query.reading().services
+('ASK', ())
+>>> BuiltQuery.select("SELECT * { SERVICE <http://e.org/sparql> { ?s ?p ?o } }",
+...                   services=("http://e.org/sparql",)).reading().services[0].iri
+'http://e.org/sparql'
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from sparqlqa.errors import QueryError
+from sparqlqa.kb.sparql_reading import READ_FORMS, QueryReading, ServiceCall, read_query
+
+#: set to 1 to check every built query's declaration against the parser's reading (the tests do)
+CHECK_ENV = "SPARQLQA_CHECK_BUILT"
+
+
+@dataclass(frozen=True)
+class BuiltQuery:
+    """A read query written from terms by sparqlqa, with its form and the SERVICE endpoints it calls."""
+
+    text: str
+    form: str  # SELECT | ASK | CONSTRUCT | DESCRIBE
+    #: the absolute IRIs of the SERVICE endpoints the text calls, as the builder wrote them
+    services: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.form not in READ_FORMS:
+            raise QueryError(f"a built query must be a read query, not {self.form!r}")
+
+    @classmethod
+    def select(cls, text: str, *, services: Iterable[str] = ()) -> BuiltQuery:
+        return cls(text, "SELECT", tuple(dict.fromkeys(services)))
+
+    @classmethod
+    def ask(cls, text: str, *, services: Iterable[str] = ()) -> BuiltQuery:
+        return cls(text, "ASK", tuple(dict.fromkeys(services)))
+
+    @classmethod
+    def construct(cls, text: str) -> BuiltQuery:
+        return cls(text, "CONSTRUCT")
+
+    def __str__(self) -> str:
+        return self.text
+
+    def with_text(self, text: str, *, services: Iterable[str]) -> BuiltQuery:
+        """The same form over ``text`` (sparqlqa's rewrite of this query from terms), calling ``services``."""
+        return BuiltQuery(text, self.form, tuple(dict.fromkeys(services)))
+
+    def reading(self) -> QueryReading:
+        """The declared reading (no parse; checked against the parser's with ``SPARQLQA_CHECK_BUILT=1``)."""
+        declared = QueryReading(self.form, tuple(ServiceCall(f"<{iri}>", iri, False) for iri in self.services))
+        if os.environ.get(CHECK_ENV) == "1":
+            _check(self, declared)
+        return declared
+
+
+def reading_of(sparql: str | BuiltQuery) -> QueryReading:
+    """A built query's declared reading; the parser's reading of any other text."""
+    return sparql.reading() if isinstance(sparql, BuiltQuery) else read_query(sparql)
+
+
+def _check(query: BuiltQuery, declared: QueryReading) -> None:
+    parsed = read_query(query.text)
+    found = {call.iri for call in parsed.services}
+    if parsed.form != declared.form or found != set(query.services):
+        raise AssertionError(f"built query declares {declared.form} calling {sorted(query.services)}, but reads as "
+                             f"{parsed.form} calling {sorted(map(str, found))}:\n{query.text}")
+
+
+__all__ = ["CHECK_ENV", "BuiltQuery", "reading_of"]
