@@ -208,14 +208,16 @@ def _evidence(answer: Answer, iris: Iterable[str]) -> dict[str, object]:
 
 def execution_score(question: Question, answer: Answer | None) -> ExecutionScore | None:
     """An execution-scored question's score: the answer's table rows (lexical forms, IRIs for nodes) against
-    the gold rows (no answer: none, wrong); None for a question scored by its gold nodes."""
+    the gold rows (no answer: none, wrong); None for a question scored by its gold nodes.  Rows no query
+    matched (vector fill-in, ``Table.matched`` false) are no rows: they are not what a query returned."""
     if question.gold_rows is None:
         return None
     rows: list[list[str | None]] = []
     if answer is not None:
         from sparqlqa.stages.answer import answer_table
 
-        rows = (answer.table or answer_table(answer)).lexical_rows()
+        table = answer.table or answer_table(answer)
+        rows = table.lexical_rows() if table.matched else []
     return score_rows(rows, question.gold_rows, ordered=question.gold_ordered,
                       form=str(question.meta.get("form", "other")), apart=question.meta.get("apart"))
 

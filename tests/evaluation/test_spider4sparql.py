@@ -197,3 +197,15 @@ def test_the_shared_dev_slice_loads(shared_data: Path) -> None:
     assert len(questions) == 339 and {q.db for q in questions} == set(graph_files(folder))
     apart = [q.meta["apart"] for q in questions if "apart" in q.meta]
     assert apart.count(APART_VOCABULARY) == 1 and apart.count(APART_EMPTY) == 9
+
+
+def test_rows_no_query_matched_are_no_rows() -> None:
+    from sparqlqa.evaluation.datasets import Question
+    from sparqlqa.evaluation.runner import execution_score
+
+    question = Question(id="q", text="Which stadium holds no concert?", gold_rows=(), gold_ordered=False,
+                        meta={"form": "list"})
+    filled = Answer("q", "kb", "text2sparql", table=Table.of_keys("stadium", ["http://x/s1"], matched=False))
+    found = Answer("q", "kb", "text2sparql", table=Table.of_keys("stadium", ["http://x/s1"]))
+    assert execution_score(question, filled).right  # type: ignore[union-attr]
+    assert not execution_score(question, found).right  # type: ignore[union-attr]
