@@ -79,8 +79,8 @@ class _Builder:
         self.value_vars: set[str] = set()
         self.typed: set[str] = set()
 
-    def term(self, term: Term, lines: list[str], *, value: bool) -> str:
-        """The variable of one end (a constant's VALUES or value comparison goes into ``lines``)."""
+    def term(self, term: Term, lines: list[str], after: list[str], *, value: bool) -> str:
+        """The variable of one end (a constant's VALUES goes into ``lines``, a value's comparison into ``after``)."""
         if term.is_variable:
             return variable_name(term.text)
         key = (term.text, value)
@@ -88,7 +88,7 @@ class _Builder:
             return self.constants[key]
         var = self.constants[key] = f"c{len(self.constants)}"
         if value:
-            lines.append(f"  FILTER(LCASE(STR(?{var})) = {Literal(term.text.strip().lower())})")
+            after.append(f"  FILTER(LCASE(STR(?{var})) = {Literal(term.text.strip().lower())})")
             return var
         nodes = [m.iri for m in self.linked.links.get(term.text, [])][:MAX_NODES]
         if not nodes:
@@ -98,10 +98,11 @@ class _Builder:
 
     def triple(self, index: int, triplet: Triplet, lines: list[str]) -> None:
         value = triplet.relation_iri in self.literal
-        head = self.term(triplet.head, lines, value=False)
-        tail = self.term(triplet.tail, lines, value=value and not triplet.tail.is_variable)
+        after: list[str] = []
+        head = self.term(triplet.head, lines, after, value=False)
+        tail = self.term(triplet.tail, lines, after, value=value and not triplet.tail.is_variable)
         predicate = str(NamedNode(triplet.relation_iri)) if triplet.relation_iri else f"?p{index}"
-        lines.append(f"  ?{head} {predicate} ?{tail} .")
+        lines.extend([f"  ?{head} {predicate} ?{tail} .", *after])
         if value:
             self.value_vars.add(tail)
         for term, var in ((triplet.head, head), (triplet.tail, tail)):
