@@ -4,6 +4,7 @@ FakeLLM over the tiny library database; the triplet prompt of a KB with no data 
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +22,7 @@ FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 
 
 @pytest.fixture(scope="module")
-def library(tmp_path_factory: pytest.TempPathFactory) -> KnowledgeBase:
+def library(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KnowledgeBase]:
     mp = pytest.MonkeyPatch()
     mp.setenv("SPARQLQA_HOME", str(tmp_path_factory.mktemp("home")))
     try:
