@@ -21,6 +21,7 @@ True
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -222,7 +223,7 @@ def _aggregate(item: Any) -> Aggregate | None:
     return Aggregate(function, variable, bool(item.get("distinct")))
 
 
-def _analytic_fields(form: AnswerForm, data: dict[str, Any], notes: list[str]) -> None:
+def _analytic_fields(form: AnswerForm, data: Mapping[str, object], notes: list[str]) -> None:
     """``select``, ``aggregates`` and ``group_by`` of the LLM's answer, leniently."""
     for key in ("select", "group_by"):
         raw = data.get(key)

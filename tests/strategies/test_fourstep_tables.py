@@ -90,7 +90,7 @@ def test_analytical_triplets_are_answered_as_tables(library: KnowledgeBase, ques
     assert answer.form == form, (answer.form, answer.table.lexical_rows(), answer.notes)
     assert rows_match(answer.table.lexical_rows(), rows, ordered=ordered), answer.table.lexical_rows()
     assert len(llm.requests) == 1, "stage 4 reranks only a list of nodes"
-    query = [q.query for q in answer.queries if q.stage == "sparql"][0]
+    query = next(q.query for q in answer.queries if q.stage == "sparql")
     assert "SELECT" in query and ("GROUP BY" in query) == bool(reply.get("group_by"))
 
 
