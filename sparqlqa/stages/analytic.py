@@ -60,13 +60,14 @@ def _literal_relations(schema: Schema) -> set[str]:
     return {r.iri for r in schema.relations if r.kind == "literal"}
 
 
-def wants_analytic(triplets: Triplets, schema: Schema, *, tables: bool) -> bool:
-    """Whether the triplets need the analytical query: columns, aggregates, groups or a negated triplet, or (on
-    a graph mapped from tables, ``tables``) a constant at the value end of a literal relation."""
-    if triplets.form.analytic or any(t.negated for t in triplets.triplets):
+def wants_analytic(triplets: Triplets, *, tables: bool) -> bool:
+    """Whether the triplets need the analytical query: columns, aggregates, groups or a negated triplet, or any
+    triplets on a graph mapped from tables (``tables``: names and other data are values there, and rows repeat
+    as SQL's do), except a yes/no or a choice between named nodes (the usual compiler's forms)."""
+    form = triplets.form
+    if form.analytic or any(t.negated for t in triplets.triplets):
         return True
-    literal = _literal_relations(schema)
-    return tables and any(not t.tail.is_variable and t.relation_iri in literal for t in triplets.triplets)
+    return tables and form.form != "boolean" and not form.choices
 
 
 class _Builder:
@@ -186,7 +187,8 @@ def compile_analytic(triplets: Triplets, linked: LinkedConstants, schema: Schema
                for var, agg in columns]
     head = [f"?{out}" if agg is None else f"({_aggregate(agg, builder)} AS ?{out})"
             for (_, agg), out in zip(columns, outputs, strict=True)]
-    text = "SELECT " + " ".join(head) + " WHERE {\n" + "\n".join(lines) + "\n}"
+    distinct = "DISTINCT " if triplets.form.distinct else ""
+    text = f"SELECT {distinct}" + " ".join(head) + " WHERE {\n" + "\n".join(lines) + "\n}"
     plain = [var for var, agg in columns if agg is None]
     groups = list(dict.fromkeys([*(variable_name(g) for g in triplets.form.group_by), *plain])) if summed else []
     if groups:

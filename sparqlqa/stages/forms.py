@@ -83,7 +83,8 @@ class AnswerForm:
     """The form of an answer.  ``choices``: constant texts the target must be one of.
 
     The analytical fields (a graph mapped from tables): ``select`` the answer's columns (variables, in order),
-    ``aggregates`` its aggregate columns, ``group_by`` the variables the aggregates are per."""
+    ``aggregates`` its aggregate columns, ``group_by`` the variables the aggregates are per, ``distinct``
+    rows without repeats (else a row per match, as SQL gives them)."""
 
     form: str = "list"
     order_by: list[OrderBy] = field(default_factory=list)
@@ -93,6 +94,7 @@ class AnswerForm:
     select: list[str] = field(default_factory=list)
     aggregates: list[Aggregate] = field(default_factory=list)
     group_by: list[str] = field(default_factory=list)
+    distinct: bool = False
 
     @property
     def plain(self) -> bool:
@@ -132,6 +134,7 @@ FORM_SCHEMA: dict[str, Any] = {
         "function": {"type": "string", "enum": list(AGGREGATES)}, "variable": {"type": "string"},
         "distinct": {"type": "boolean"}}, "required": ["function", "variable"]}},
     "group_by": {"type": "array", "items": {"type": "string"}},
+    "distinct": {"type": "boolean"},
 }
 
 
@@ -158,15 +161,17 @@ FORM_EXAMPLE = (
 #: the prompt's rule on analytical forms, for a graph mapped from tables only (other KBs keep their prompt)
 TABLE_RULE = (
     "This graph was mapped from database tables: names and other data are values of relations (\"name: "
-    "singer → value\"). A constant the data stores as a value (a name, a country, a code) is the tail of its "
-    "value relation: (?x1, name, \"Joe Sharp\"). Answer with values as the data stores them (a name variable, not "
+    "author → value\"). A constant the data stores as a value (a name, a country, a code) is the tail of its "
+    "value relation: (?x1, name, \"Ann Berg\"). Always write a triplet, even for all things of a type (\"how many "
+    "authors\": ?x1, author name, ?v1). Answer with values as the data stores them (a name variable, not "
     "the node) unless the question asks for the things themselves. Several columns (\"the names and ages\"): "
     "\"select\" lists their variables in the question's order. Figures: \"aggregates\" [{\"function\": \"count\", "
     "\"avg\", \"sum\", \"max\" or \"min\", \"variable\"}] — count a node variable to count things, the others over "
     "a value variable; an aggregated variable in \"select\" is that aggregate's column, other aggregates come "
-    "after the selected columns. Figures per group (\"for each stadium\", \"per country\"): \"group_by\" the "
+    "after the selected columns. Figures per group (\"for each city\", \"per country\"): \"group_by\" the "
     "group's variable and select what names the group. None/never/without/not: mark the triplets that must not "
-    "hold \"negated\": true. The most/least/top k: \"order_by\" the value or aggregated variable with \"limit\": k.")
+    "hold \"negated\": true. Different/distinct values: \"distinct\": true. The most/least/top k: \"order_by\" "
+    "the value or aggregated variable with \"limit\": k.")
 #: ... and its worked examples (from a different graph)
 TABLE_EXAMPLE = (
     'Question: "Show the name of each author born in Dublin and the number of novels they wrote, most first."\n'
@@ -229,6 +234,7 @@ def _analytic_fields(form: AnswerForm, data: Mapping[str, object], notes: list[s
         raw = data.get(key)
         names = [_variable(v) for v in (raw if isinstance(raw, list) else [raw] if raw else [])]
         setattr(form, key, list(dict.fromkeys(n for n in names if n)))
+    form.distinct = data.get("distinct") is True
     raw = data.get("aggregates")
     for item in raw if isinstance(raw, list) else [raw] if raw else []:
         parsed = _aggregate(item)

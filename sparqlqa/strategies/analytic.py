@@ -46,7 +46,7 @@ def analytic_answer(ctx: AskContext, triplets: Triplets, *, rerank: bool) -> Ans
     from sparqlqa.stages.execute import Candidate, Candidates, Evidence
     from sparqlqa.strategies.pipeline import build_answer, rerank_top
 
-    if not triplets.triplets or not wants_analytic(triplets, ctx.kb.schema, tables=bool(stored_data_names(ctx.kb))):
+    if not triplets.triplets or not wants_analytic(triplets, tables=bool(stored_data_names(ctx.kb))):
         return None
     linked = _link_nodes(ctx, triplets)
     try:

@@ -41,7 +41,7 @@ def test_a_negated_triplet_round_trips_and_the_plain_compiler_skips_it() -> None
     assert [tr.negated for tr in Triplets.from_dict(t.to_dict()).triplets] == [False, True]
     assert str(t.triplets[1]).startswith("not ")
     plan = prepare(t, LinkedConstants(), SCHEMA, ExecuteOptions())
-    assert plan.skipped == [1] and wants_analytic(t, SCHEMA, tables=False)
+    assert plan.skipped == [1] and wants_analytic(t, tables=False)
 
 
 def test_names_ages_of_singers_from_a_country_with_a_quote_in_it() -> None:
@@ -75,6 +75,6 @@ def test_per_group_counts_ordered_with_a_limit_and_a_negated_pattern() -> None:
 def test_a_constant_naming_no_node_cannot_be_compiled() -> None:
     t = triplets({"triplets": [{"head": "?c", "relation": "singer", "tail": "Nobody"}], "target": "?c",
                   "form": "count"})
-    assert wants_analytic(t, SCHEMA, tables=False) is False  # a plain count keeps the usual compiler
+    assert wants_analytic(t, tables=False) is False  # a plain count keeps the usual compiler
     with pytest.raises(QueryError):
         compile_analytic(t, LinkedConstants(), SCHEMA)

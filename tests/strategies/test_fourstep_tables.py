@@ -74,6 +74,12 @@ CASES = [
         "triplets": [NAMED, edge(var("?x1", "book"), "ref library id", var("?x2"), negated=True)],
         "target": "?n", "select": ["?n"]},
      "list", [["North Branch"], ["Hill Library"]], False),
+    ("Which cities have libraries?", {  # on a graph of tables a row per match, as SQL gives them
+        "triplets": [edge(var("?x1", "library"), "city", var("?c"))], "target": "?c"},
+     "list", [["Oslo"], ["Bergen"], ["Oslo"], ["Tromso"]], False),
+    ("Which different cities have libraries?", {
+        "triplets": [edge(var("?x1", "library"), "city", var("?c"))], "target": "?c", "distinct": True},
+     "list", [["Oslo"], ["Bergen"], ["Tromso"]], False),
     ("What is the capacity of Central Library?", {
         "triplets": [edge(var("?x1", "library"), "name", const("Central Library")),
                      edge(var("?x1"), "capacity", var("?v"))], "target": "?v"},
