@@ -224,6 +224,10 @@ def prepare(triplets: Triplets, linked: LinkedConstants, schema: Schema, options
     plan.services = {**{r.iri: r.service for r in schema.relations if r.service},
                      **{t.iri: t.service for t in schema.types if t.service}}
     for index, triplet in enumerate(triplets.triplets):
+        if triplet.negated:  # only the analytical compiler (stages/analytic.py) says what must not hold
+            plan.skipped.append(index)
+            plan.notes.append(f"triplet {index} is negated: skipped")
+            continue
         if not triplet.head.is_variable and not triplet.tail.is_variable:
             plan.skipped.append(index)
             plan.notes.append(f"triplet {index} relates two constants: skipped")

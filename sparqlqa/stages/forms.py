@@ -21,13 +21,15 @@ True
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from pyoxigraph import Literal, NamedNode
 
-__all__ = ["ANSWER_FORMS", "FORMS", "FORM_EXAMPLE", "FORM_RULE", "FORM_SCHEMA", "OPERATORS", "XSD", "AnswerForm",
-           "OrderBy", "ValueFilter",
+__all__ = ["AGGREGATES", "ANSWER_FORMS", "FORMS", "FORM_EXAMPLE", "FORM_RULE", "FORM_SCHEMA", "OPERATORS",
+           "TABLE_EXAMPLE", "TABLE_RULE", "XSD",
+           "Aggregate", "AnswerForm", "OrderBy", "ValueFilter",
            "filter_expression", "form_from_data", "form_from_lines", "is_date_type", "is_numeric_type",
            "order_clause"]
 
@@ -37,6 +39,8 @@ FORMS = ("list", "count", "boolean")
 #: every form an :class:`~sparqlqa.stages.answer.Answer` may have: a list of nodes or values, a count, a yes/no,
 #: one value ("the population of Aruba", "the average age"), a table (several columns, per-group figures)
 ANSWER_FORMS = ("list", "count", "boolean", "value", "table")
+#: the aggregate functions an analytical form may ask for (over a value variable, or COUNT of nodes)
+AGGREGATES = ("count", "avg", "sum", "max", "min")
 #: comparison operators a filter may use (anything else is dropped with a note)
 OPERATORS = (">", ">=", "<", "<=", "=", "!=")
 _NUMERIC = {"integer", "decimal", "double", "float", "int", "long", "short", "byte", "nonNegativeInteger",
@@ -66,19 +70,42 @@ class ValueFilter:
 
 
 @dataclass
+class Aggregate:
+    """One aggregate column: ``function`` (:data:`AGGREGATES`) over a variable (``distinct``: distinct values)."""
+
+    function: str
+    variable: str
+    distinct: bool = False
+
+
+@dataclass
 class AnswerForm:
-    """The form of an answer.  ``choices``: constant texts the target must be one of."""
+    """The form of an answer.  ``choices``: constant texts the target must be one of.
+
+    The analytical fields (a graph mapped from tables): ``select`` the answer's columns (variables, in order),
+    ``aggregates`` its aggregate columns, ``group_by`` the variables the aggregates are per, ``distinct``
+    rows without repeats (else a row per match, as SQL gives them)."""
 
     form: str = "list"
     order_by: list[OrderBy] = field(default_factory=list)
     filters: list[ValueFilter] = field(default_factory=list)
     limit: int | None = None
     choices: list[str] = field(default_factory=list)
+    select: list[str] = field(default_factory=list)
+    aggregates: list[Aggregate] = field(default_factory=list)
+    group_by: list[str] = field(default_factory=list)
+    distinct: bool = False
 
     @property
     def plain(self) -> bool:
         """True for a plain list (nothing to add to the query)."""
-        return self.form == "list" and not (self.order_by or self.filters or self.limit or self.choices)
+        return self.form == "list" and not (self.order_by or self.filters or self.limit or self.choices
+                                            or self.analytic)
+
+    @property
+    def analytic(self) -> bool:
+        """True when the form asks for columns, aggregates or groups (compiled by :mod:`sparqlqa.stages.analytic`)."""
+        return bool(self.select or self.aggregates or self.group_by)
 
     def variables(self) -> list[str]:
         return list(dict.fromkeys([o.variable for o in self.order_by] + [f.variable for f in self.filters]))
@@ -102,6 +129,12 @@ FORM_SCHEMA: dict[str, Any] = {
         "value": {"type": ["string", "number"]}}, "required": ["variable", "op", "value"]}},
     "limit": {"type": ["integer", "null"]},
     "choices": {"type": "array", "items": {"type": "string"}},
+    "select": {"type": "array", "items": {"type": "string"}},
+    "aggregates": {"type": "array", "items": {"type": "object", "properties": {
+        "function": {"type": "string", "enum": list(AGGREGATES)}, "variable": {"type": "string"},
+        "distinct": {"type": "boolean"}}, "required": ["function", "variable"]}},
+    "group_by": {"type": "array", "items": {"type": "string"}},
+    "distinct": {"type": "boolean"},
 }
 
 
@@ -123,6 +156,37 @@ FORM_EXAMPLE = (
     '  {"head": "?x1", "relation": "publication date", "tail": "?v2"}],\n'
     ' "target": "?x1", "form": "list", "order_by": [{"variable": "?v1", "direction": "desc"}], "limit": 1,\n'
     ' "filters": [{"variable": "?v2", "op": ">", "value": "1950"}]}')
+
+
+#: the prompt's rule on analytical forms, for a graph mapped from tables only (other KBs keep their prompt)
+TABLE_RULE = (
+    "This graph was mapped from database tables: names and other data are values of relations (\"name: "
+    "author → value\"). A constant the data stores as a value (a name, a country, a code) is the tail of its "
+    "value relation: (?x1, name, \"Ann Berg\"). Always write a triplet, even for all things of a type (\"how many "
+    "authors\": ?x1, author name, ?v1). Answer with values as the data stores them (a name variable, not "
+    "the node) unless the question asks for the things themselves. Several columns (\"the names and ages\"): "
+    "\"select\" lists their variables in the question's order. Figures: \"aggregates\" [{\"function\": \"count\", "
+    "\"avg\", \"sum\", \"max\" or \"min\", \"variable\"}] — count a node variable to count things, the others over "
+    "a value variable; an aggregated variable in \"select\" is that aggregate's column, other aggregates come "
+    "after the selected columns. Figures per group (\"for each city\", \"per country\"): \"group_by\" the "
+    "group's variable and select what names the group. None/never/without/not: mark the triplets that must not "
+    "hold \"negated\": true. Different/distinct values: \"distinct\": true. The most/least/top k: \"order_by\" "
+    "the value or aggregated variable with \"limit\": k.")
+#: ... and its worked examples (from a different graph)
+TABLE_EXAMPLE = (
+    'Question: "Show the name of each author born in Dublin and the number of novels they wrote, most first."\n'
+    '{"triplets": [{"head": {"kind": "variable", "text": "?x1", "type": "novel"}, "relation": "author",\n'
+    '   "tail": {"kind": "variable", "text": "?x2", "type": "author"}},\n'
+    '  {"head": "?x2", "relation": "author name", "tail": "?v1"},\n'
+    '  {"head": "?x2", "relation": "birth city", "tail": {"kind": "constant", "text": "Dublin"}}],\n'
+    ' "target": "?x2", "select": ["?v1", "?x1"], "aggregates": [{"function": "count", "variable": "?x1"}],\n'
+    ' "group_by": ["?x2"], "order_by": [{"variable": "?x1", "direction": "desc"}]}\n'
+    'Question: "What are the names of authors without any novel?"\n'
+    '{"triplets": [{"head": {"kind": "variable", "text": "?x2", "type": "author"}, "relation": "author name",\n'
+    '   "tail": "?v1"},\n'
+    '  {"head": {"kind": "variable", "text": "?x1", "type": "novel"}, "relation": "author", "tail": "?x2",\n'
+    '   "negated": true}],\n'
+    ' "target": "?v1", "select": ["?v1"]}')
 
 
 def _variable(text: Any) -> str | None:
@@ -154,6 +218,32 @@ def _value_filter(item: Any) -> ValueFilter | None:
     return ValueFilter(variable, op, value)
 
 
+def _aggregate(item: Any) -> Aggregate | None:
+    if not isinstance(item, dict):
+        return None
+    function = str(item.get("function") or "").strip().lower()
+    variable = _variable(item.get("variable"))
+    if function not in AGGREGATES or not variable:
+        return None
+    return Aggregate(function, variable, bool(item.get("distinct")))
+
+
+def _analytic_fields(form: AnswerForm, data: Mapping[str, object], notes: list[str]) -> None:
+    """``select``, ``aggregates`` and ``group_by`` of the LLM's answer, leniently."""
+    for key in ("select", "group_by"):
+        raw = data.get(key)
+        names = [_variable(v) for v in (raw if isinstance(raw, list) else [raw] if raw else [])]
+        setattr(form, key, list(dict.fromkeys(n for n in names if n)))
+    form.distinct = data.get("distinct") is True
+    raw = data.get("aggregates")
+    for item in raw if isinstance(raw, list) else [raw] if raw else []:
+        parsed = _aggregate(item)
+        if parsed is None:
+            notes.append(f"aggregates: {str(item)[:80]!r} is malformed and was skipped")
+        else:
+            form.aggregates.append(parsed)
+
+
 def form_from_data(data: Any) -> tuple[AnswerForm, list[str]]:
     """The form fields of a JSON object (the LLM's answer), leniently, and notes on what was dropped.
 
@@ -167,7 +257,8 @@ def form_from_data(data: Any) -> tuple[AnswerForm, list[str]]:
         return form, notes
     stated = str(data.get("form") or "list").strip().lower()
     form.form = stated if stated in FORMS else "list"
-    if stated not in FORMS:
+    _analytic_fields(form, data, notes)
+    if stated not in FORMS and not (stated in ANSWER_FORMS and form.analytic):  # a table's form is its columns'
         notes.append(f"unknown answer form {stated!r}: answering as a list")
     for key in ("order_by", "filters"):
         raw = data.get(key)

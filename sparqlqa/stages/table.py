@@ -116,6 +116,17 @@ class Table:
     def width(self) -> int:
         return len(self.columns)
 
+    def form(self) -> tuple[str, int | str | None]:
+        """The answer form of a query's table and its value: a single ``count`` cell is a count, another
+        single cell a value, one column a list, more a table."""
+        if len(self.rows) == 1 and self.width == 1:
+            key = self.rows[0][0]
+            text = value_text(key) if key is not None and is_value_key(key) else key
+            if self.columns[0].name == "count" and text is not None and text.isdigit():
+                return "count", int(text)
+            return "value", text
+        return ("list", None) if self.width == 1 else ("table", None)
+
     def node_keys(self) -> list[str]:
         """The IRIs in the table's cells, each once, in reading order (what needs a name)."""
         seen = (key for row in self.rows for key in row if key is not None and is_node_key(key))

@@ -24,7 +24,16 @@ from sparqlqa.errors import LLMError
 from sparqlqa.kb.labels import normalize_label, resolve_type
 from sparqlqa.kb.schema import RelationInfo, Schema, humanize, local_name
 from sparqlqa.language import prompt_note
-from sparqlqa.stages.forms import FORM_EXAMPLE, FORM_RULE, FORM_SCHEMA, AnswerForm, form_from_data, form_from_lines
+from sparqlqa.stages.forms import (
+    FORM_EXAMPLE,
+    FORM_RULE,
+    FORM_SCHEMA,
+    TABLE_EXAMPLE,
+    TABLE_RULE,
+    AnswerForm,
+    form_from_data,
+    form_from_lines,
+)
 from sparqlqa.stages.schema_prompt import SCHEMA_PROMPT_TOKENS, schema_prompt
 
 if TYPE_CHECKING:
@@ -60,7 +69,8 @@ TRIPLETS_SCHEMA: dict[str, Any] = {
             "type": "array",
             "items": {
                 "type": "object",
-                "properties": {"head": _TERM_SCHEMA, "relation": {"type": "string"}, "tail": _TERM_SCHEMA},
+                "properties": {"head": _TERM_SCHEMA, "relation": {"type": "string"}, "tail": _TERM_SCHEMA,
+                               "negated": {"type": "boolean"}},
                 "required": ["head", "relation", "tail"],
             },
         },
@@ -87,7 +97,8 @@ class Term:
 
 @dataclass
 class Triplet:
-    """``head -relation-> tail``; ``relation_iri`` None means "any predicate"."""
+    """``head -relation-> tail``; ``relation_iri`` None means "any predicate"; ``negated``: the pattern must
+    not hold ("singers without a concert"; compiled as ``FILTER NOT EXISTS`` by :mod:`sparqlqa.stages.analytic`)."""
 
     head: Term
     relation: str
@@ -95,6 +106,7 @@ class Triplet:
     relation_iri: str | None = None
     flags: list[str] = field(default_factory=list)
     confidence: float = 1.0
+    negated: bool = False
 
     def variables(self) -> list[str]:
         return [t.text for t in (self.head, self.tail) if t.is_variable]
@@ -107,7 +119,8 @@ class Triplet:
             text = term.text if term.is_variable else repr(term.text)
             return f"{term.type} {text}" if term.type else text
 
-        return f"{show(self.head)} -> {self.relation or '*'} -> {show(self.tail)}"
+        text = f"{show(self.head)} -> {self.relation or '*'} -> {show(self.tail)}"
+        return f"not {text}" if self.negated else text
 
 
 @dataclass
@@ -164,7 +177,7 @@ class Triplets:
         from sparqlqa.llm import LLMCall
 
         triplets = [Triplet(Term(**t["head"]), t["relation"], Term(**t["tail"]), t.get("relation_iri"),
-                            list(t.get("flags", [])), float(t.get("confidence", 1.0)))
+                            list(t.get("flags", [])), float(t.get("confidence", 1.0)), bool(t.get("negated")))
                     for t in data.get("triplets", [])]
         return cls(question=data.get("question", ""), triplets=triplets, target=data.get("target"),
                    requirements=list(data.get("requirements", [])), source=data.get("source", "parsed"),
@@ -301,7 +314,7 @@ def _triplet_from(item: Any) -> Triplet | None:
     relation = item.get("relation")
     if head is None or tail is None or not isinstance(relation, (str, type(None))):
         return None
-    return Triplet(head, (relation or "").strip(), tail)
+    return Triplet(head, (relation or "").strip(), tail, negated=item.get("negated") is True)
 
 
 def _choose_target(result: Triplets, stated: str | None) -> None:
@@ -506,9 +519,11 @@ VALUE_RULE_ASKED = ("Relations whose tail is \"value\" hold literals (dates, num
 
 
 def build_prompt(question: str, schema: Schema, *, budget_tokens: int = SCHEMA_PROMPT_TOKENS,
-                 embedder: Embedder | None = None) -> str:
+                 embedder: Embedder | None = None, tables: bool = False) -> str:
     """The user message for the triplet call: schema (relations relevant to ``question`` when they
-    do not all fit ``budget_tokens``), rules, one worked example, the question."""
+    do not all fit ``budget_tokens``), rules, one worked example, the question.  ``tables``: the KB was
+    mapped from tables (ingest found names in its data): the analytical rule and examples are added
+    (:data:`~sparqlqa.stages.forms.TABLE_RULE`); any other KB's prompt is left as it was."""
     summary = schema_summary(schema, question, budget_tokens=budget_tokens, embedder=embedder)
     values = VALUE_RULE_ASKED + " " + FORM_RULE if "→ value" in summary else FORM_RULE
     return "\n\n".join([
@@ -521,7 +536,9 @@ def build_prompt(question: str, schema: Schema, *, budget_tokens: int = SCHEMA_P
         "\"target\". Conditions that no relation expresses (dates, numbers, qualities such as "
         "\"safe for kids\") go into \"requirements\" as short phrases. "
         "If the question names no entity, return no triplets but still give the target.",
-        "Example (from a different graph):\n" + _EXAMPLE + "\n" + FORM_EXAMPLE,
+        *([TABLE_RULE] if tables else []),
+        "Example (from a different graph):\n" + _EXAMPLE + "\n" + FORM_EXAMPLE
+        + ("\n" + TABLE_EXAMPLE if tables else ""),
         *filter(None, [prompt_note()]),  # another language (issue 37); nothing for English
         f"Question: {question.strip()}\nAnswer with the JSON object only.",
     ])
@@ -538,9 +555,11 @@ def generate_triplets(question: str, kb: KnowledgeBase, llm: LLM, *, budget_toke
     the caller decides whether to retry or degrade.
     """
     from sparqlqa.errors import LLMParseError
+    from sparqlqa.kb.data_names import stored_data_names
 
     schema = kb.schema
-    prompt = build_prompt(question, schema, budget_tokens=budget_tokens, embedder=embedder)
+    prompt = build_prompt(question, schema, budget_tokens=budget_tokens, embedder=embedder,
+                          tables=bool(stored_data_names(kb)))
     try:
         reply = llm.complete(prompt, system=SYSTEM_PROMPT, schema=TRIPLETS_SCHEMA, schema_name="triplets")
     except LLMParseError as exc:

@@ -109,6 +109,12 @@ class FourStep(Strategy):
         triplets = run_triplets(ctx, self.make_triplets)
         if triplets is None and ctx.pending:  # the triplet prompt waits for an answer: ask nothing more
             return waiting_answer(ctx)
+        if triplets is not None:  # columns, aggregates, groups, a negated pattern: one analytical query
+            from sparqlqa.strategies.analytic import analytic_answer
+
+            answer = analytic_answer(ctx, triplets, rerank=self.rerank_enabled)
+            if answer is not None:
+                return answer
         linked, candidates = self.narrow(ctx, triplets)
         ranking = rank(ctx, triplets, candidates)
         texts = rerank_top(ctx, ranking, enabled=self.rerank_enabled)

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from sparqlqa.errors import QueryError
 from sparqlqa.kb.built_query import BuiltQuery
-from sparqlqa.kb.terms import is_value_key, value_text
+from sparqlqa.kb.terms import is_value_key
 from sparqlqa.stages.answer import AnswerItem, Ranking
 from sparqlqa.stages.table import Table
 from sparqlqa.strategies.offline.tables.forms import read_table_question
@@ -33,15 +33,8 @@ NO_READING_NOTE = ("offline: no reading of the question holds over this graph's 
 
 
 def table_form(table: Table) -> tuple[str, int | str | None]:
-    """The answer form of a query's table: a single ``count`` cell is a count, another single cell a
-    value, one column a list, more a table."""
-    if len(table.rows) == 1 and table.width == 1:
-        key = table.rows[0][0]
-        text = value_text(key) if key is not None and is_value_key(key) else key
-        if table.columns[0].name == "count" and text is not None and text.isdigit():
-            return "count", int(text)
-        return "value", text
-    return ("list", None) if table.width == 1 else ("table", None)
+    """The answer form of a query's table (:meth:`~sparqlqa.stages.table.Table.form`)."""
+    return table.form()
 
 
 def table_answer(ctx: AskContext) -> Answer | None:

@@ -1,0 +1,77 @@
+"""4step's answer to an analytical question: the triplets' columns, aggregates, groups and negated
+patterns as one query (:mod:`sparqlqa.stages.analytic`), its table handed to the one answer builder.
+
+The form is the table's (:meth:`~sparqlqa.stages.table.Table.form`): a COUNT cell is a count, another single
+cell a value, one column a list, several a table.  Stage 4 (the LLM rerank) runs only when the answer is a
+list of nodes; a table, a count or a value keeps the query's rows in the query's order.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from sparqlqa.errors import QueryError
+from sparqlqa.kb.built_query import BuiltQuery
+from sparqlqa.kb.data_names import stored_data_names
+from sparqlqa.kb.terms import is_value_key
+from sparqlqa.stages.analytic import compile_analytic, wants_analytic
+from sparqlqa.stages.answer import AnswerItem, Ranking
+from sparqlqa.stages.table import Table
+
+if TYPE_CHECKING:
+    from sparqlqa.stages.answer import Answer
+    from sparqlqa.stages.linking import LinkedConstants
+    from sparqlqa.stages.triplets import Triplets
+    from sparqlqa.strategies.pipeline import AskContext
+
+__all__ = ["analytic_answer"]
+
+
+def _link_nodes(ctx: AskContext, triplets: Triplets) -> LinkedConstants:
+    """Link the constants that name nodes (a constant at the value end of a literal relation is a value)."""
+    from sparqlqa.stages.linking import link_constants
+
+    literal = {r.iri for r in ctx.kb.schema.relations if r.kind == "literal"}
+    nodes = [t for t in triplets.triplets if t.tail.is_variable or t.relation_iri not in literal]
+    with ctx.stage("linking"):
+        linked = link_constants(replace(triplets, triplets=nodes), ctx.kb, embedder=ctx.word_embedder)
+    for note in linked.notes:
+        ctx.note(note)
+    return linked
+
+
+def analytic_answer(ctx: AskContext, triplets: Triplets, *, rerank: bool) -> Answer | None:
+    """The answer of an analytical form, or None (with a note) when the triplets ask for none or its query
+    cannot be built or run: the caller then goes the usual way."""
+    from sparqlqa.stages.execute import Candidate, Candidates, Evidence
+    from sparqlqa.strategies.pipeline import build_answer, rerank_top
+
+    if not triplets.triplets or not wants_analytic(triplets, tables=bool(stored_data_names(ctx.kb))):
+        return None
+    linked = _link_nodes(ctx, triplets)
+    try:
+        compiled = compile_analytic(triplets, linked, ctx.kb.schema)
+        with ctx.stage("sparql"):
+            result = ctx.kb.query(BuiltQuery.select(compiled.sparql))
+    except QueryError as exc:
+        ctx.note(f"the analytical query could not be run ({exc.message}); answering from the triplets' target")
+        return None
+    ctx.queries.append(result.history().at("sparql"))
+    table = Table.from_result(result, compiled.columns, aggregates=compiled.aggregates, ordered=compiled.ordered)
+    form, value = table.form()
+    if form == "value" and table.columns[0].kind == "node":  # one node ("the library with the most books")
+        form, value = "list", None
+    keys = list(dict.fromkeys(row[0] for row in table.rows if row and row[0] is not None))
+    items = [AnswerItem.ranked(key, 1.0 - n / (len(keys) + 1), "filtered", tier=0) for n, key in enumerate(keys)]
+    nodes = form == "list" and table.columns[0].kind == "node"
+    candidates = Candidates(target=compiled.columns[0], items=[Candidate(key, 0, 1, Evidence()) for key in keys],
+                            target_is_value=any(is_value_key(k) for k in keys), form=form,
+                            value=value, ordered=compiled.ordered)
+    ranking = Ranking(query_text=ctx.question, items=items)
+    texts = rerank_top(ctx, ranking, enabled=rerank and nodes)
+    answer = build_answer(ctx, ranking, texts, triplets=triplets, linked=linked, candidates=candidates,
+                          table=None if nodes else table)
+    if form == "value":
+        answer.value = value
+    return answer
