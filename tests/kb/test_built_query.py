@@ -19,7 +19,8 @@ BUILDERS = {
     "evaluation/oracle.py", "kb/built_query.py", "kb/data_names.py", "kb/export.py", "kb/group.py", "kb/identity.py",
     "kb/labels.py", "kb/naming.py", "kb/node_text.py", "kb/schema.py", "remote/labels.py", "remote/remote_kb.py",
     "remote/schema_sampling.py", "serve/service.py", "stages/compile.py", "stages/form_query.py",
-    "strategies/analytic.py", "strategies/fiske/explore.py", "strategies/offline/form_triplets.py", "strategies/offline/paths.py",
+    "strategies/analytic.py", "strategies/fiske/explore.py", "strategies/offline/form_triplets.py",
+    "strategies/offline/paths.py",
     "strategies/offline/strategy.py", "strategies/offline/foreign.py", "strategies/offline/tables/answer.py",
     "strategies/offline/tables/model.py", "strategies/text2sparql/grounding.py", "strategies/text2sparql/prompts.py",
 }
