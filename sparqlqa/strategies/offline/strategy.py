@@ -39,6 +39,8 @@ from sparqlqa.strategies.offline.scoring import QuestionScorer, RelationVectors,
 from sparqlqa.strategies.pipeline import build_answer, note_topic
 
 if TYPE_CHECKING:
+    import numpy as np
+
     from sparqlqa.embed.embedders import Embedder
     from sparqlqa.kb.knowledge_base import KnowledgeBase
     from sparqlqa.stages.answer import Answer
@@ -244,8 +246,15 @@ def kb_statistic(kb: KnowledgeBase, name: str, compute: Callable[[], T]) -> T:
 
 
 def relation_vectors(kb: KnowledgeBase, embedder: Embedder) -> RelationVectors:
-    """The KB's relation verbalisations, embedded once per (KB generation, model) in this process."""
-    return kb_statistic(kb, f"relation vectors {embedder.model_id}", lambda: RelationVectors(kb.schema, embedder))
+    """The KB's relation verbalisations, embedded once per (KB generation, model): kept with the generation
+    (:mod:`sparqlqa.vectors.text_vectors`) and remembered by the opened KB."""
+    from sparqlqa.vectors.text_vectors import stored_text_vectors
+
+    def embed(name: str, texts: list[str]) -> np.ndarray:
+        return stored_text_vectors(kb, name, texts, embedder)
+
+    return kb_statistic(kb, f"relation vectors {embedder.model_id}",
+                        lambda: RelationVectors(kb.schema, embedder, embed))
 
 
 def _choices(kb: KnowledgeBase, question: str, mentions: list[Mention], relations: RelationVectors,
