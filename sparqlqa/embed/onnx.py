@@ -18,6 +18,7 @@ import os
 import platform
 import shutil
 import warnings
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -122,13 +123,31 @@ def _session_options(threads: int, *, optimize: bool) -> Any:
     return options
 
 
-def _source_stamp(graph: Path) -> dict[str, Any]:
-    """What the optimised copy was made from: the graph file (size, mtime), ONNX Runtime, the machine."""
-    import onnxruntime
+@dataclass(frozen=True)
+class GraphStamp:
+    """What an optimised copy was made from (``source.json`` beside it): the graph file (name, size, mtime),
+    ONNX Runtime's version and the machine; ``data_size``: the size of the weights file it wrote."""
 
-    info = graph.stat()
-    return {"graph": graph.name, "size": info.st_size, "mtime_ns": info.st_mtime_ns,
-            "onnxruntime": onnxruntime.__version__, "machine": platform.machine()}
+    graph: str
+    size: int
+    mtime_ns: int
+    onnxruntime: str
+    machine: str
+    data_size: int = 0
+
+    @classmethod
+    def of(cls, graph: Path) -> GraphStamp:
+        import onnxruntime
+
+        info = graph.stat()
+        return cls(graph.name, info.st_size, info.st_mtime_ns, onnxruntime.__version__, platform.machine())
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> GraphStamp:
+        return cls(**{name: data[name] for name in cls.__dataclass_fields__})
 
 
 def optimized_session(graph: Path, threads: int) -> Any:
@@ -141,7 +160,7 @@ def optimized_session(graph: Path, threads: int) -> Any:
     import onnxruntime
 
     folder = graph.with_name(f"optimized-{graph.stem}")
-    stamp = _source_stamp(graph)
+    stamp = GraphStamp.of(graph)
     if _read_stamp(folder) == stamp:
         try:
             return onnxruntime.InferenceSession(str(folder / "model.onnx"), _session_options(threads, optimize=False),
@@ -153,18 +172,18 @@ def optimized_session(graph: Path, threads: int) -> Any:
     return _optimize(graph, folder, stamp, threads)
 
 
-def _read_stamp(folder: Path) -> dict[str, Any] | None:
+def _read_stamp(folder: Path) -> GraphStamp | None:
+    """The stamp of the copy in ``folder`` (its ``data_size`` checked against the weights file, then cleared
+    for comparison with :meth:`GraphStamp.of`); None when missing, unreadable or not whole."""
     try:
-        stamp = json.loads((folder / "source.json").read_text("utf-8"))
+        stamp = GraphStamp.from_dict(json.loads((folder / "source.json").read_text("utf-8")))
         data = (folder / "model.data").stat().st_size
-    except (OSError, ValueError):
+    except (OSError, ValueError, KeyError, TypeError):
         return None
-    if not isinstance(stamp, dict) or stamp.pop("data_size", None) != data:
-        return None
-    return stamp
+    return replace(stamp, data_size=0) if stamp.data_size == data else None
 
 
-def _optimize(graph: Path, folder: Path, stamp: dict[str, Any], threads: int) -> Any:
+def _optimize(graph: Path, folder: Path, stamp: GraphStamp, threads: int) -> Any:
     """A session on ``graph``, optimised as usual, which also writes the optimised copy into ``folder``
     (built beside it, then renamed into place: a reader sees a whole copy or none)."""
     import onnxruntime
@@ -186,10 +205,10 @@ def _optimize(graph: Path, folder: Path, stamp: dict[str, Any], threads: int) ->
     return session
 
 
-def _keep_copy(tmp: Path, folder: Path, stamp: dict[str, Any]) -> None:
+def _keep_copy(tmp: Path, folder: Path, stamp: GraphStamp) -> None:
     try:
         data = (tmp / "model.data").stat().st_size
-        atomic_write_text(tmp / "source.json", json.dumps({**stamp, "data_size": data}))
+        atomic_write_text(tmp / "source.json", json.dumps(replace(stamp, data_size=data).to_dict()))
         shutil.rmtree(folder, ignore_errors=True)
         os.replace(tmp, folder)
     except (OSError, StorageError):

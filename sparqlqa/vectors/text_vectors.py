@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -29,6 +30,27 @@ if TYPE_CHECKING:
 FORMAT = "sparqlqa-text-vectors"
 VERSION = 1
 log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class TextVectorsRecord:
+    """The ``.json`` beside the ``.npy``: what the rows are (the texts, in order) and who embedded them
+    (:meth:`~sparqlqa.embed.embedders.Embedder.fingerprint`, as sorted JSON); ``rows``: how many the ``.npy``
+    holds."""
+
+    fingerprint: str
+    texts: list[str]
+    rows: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"format": FORMAT, "version": VERSION, **asdict(self)}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> TextVectorsRecord | None:
+        """The record, or None for another format or version (stale)."""
+        if data.get("format") != FORMAT or data.get("version") != VERSION:
+            return None
+        return cls(str(data["fingerprint"]), list(data["texts"]), int(data["rows"]))
 
 
 class _Damaged(Exception):
@@ -55,7 +77,7 @@ def stored_text_vectors(kb: KnowledgeBase, name: str, texts: Sequence[str], embe
     if folder is None or not texts:
         return embedder.embed(texts)
     stem = folder / f"{name}-{embedder.model_id}"
-    record = {"format": FORMAT, "version": VERSION, "fingerprint": embedder.fingerprint(), "texts": texts}
+    record = TextVectorsRecord(json.dumps(embedder.fingerprint(), sort_keys=True), texts)
     try:
         vectors = _load(stem, record)
     except _Damaged as exc:
@@ -72,36 +94,34 @@ def _log_warning(text: str) -> None:
     log.warning("%s", text)
 
 
-def _load(stem: Path, record: dict[str, Any]) -> np.ndarray | None:
+def _load(stem: Path, record: TextVectorsRecord) -> np.ndarray | None:
     """The stored rows for ``record``; None when there are none or they are stale."""
     try:
-        stored = json.loads(stem.with_suffix(".json").read_bytes())
+        stored = TextVectorsRecord.from_dict(json.loads(stem.with_suffix(".json").read_bytes()))
     except FileNotFoundError:
         return None
-    except (OSError, ValueError) as exc:
-        raise _Damaged(f"{stem.name}.json: {exc}") from exc
-    if not isinstance(stored, dict) or not isinstance(stored.get("rows"), int):
-        raise _Damaged(f"{stem.name}.json is not a text-vectors record")
-    rows = stored.pop("rows")
-    if stored != record:
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise _Damaged(f"{stem.name}.json: {exc or type(exc).__name__}") from exc
+    if stored is None or replace(stored, rows=0) != record:
         return None
     try:
         vectors = np.load(stem.with_suffix(".npy"), mmap_mode="r", allow_pickle=False)
     except (OSError, ValueError) as exc:
         raise _Damaged(f"{stem.name}.npy: {exc}") from exc
-    if vectors.dtype != np.float32 or vectors.ndim != 2 or vectors.shape[0] != rows or rows != len(record["texts"]):
+    rows = len(record.texts)
+    if vectors.dtype != np.float32 or vectors.ndim != 2 or vectors.shape[0] != rows or stored.rows != rows:
         raise _Damaged(f"{stem.name}.npy holds {vectors.dtype} {vectors.shape}, not {rows} float32 rows")
     return vectors
 
 
-def _save(stem: Path, record: dict[str, Any], vectors: np.ndarray) -> None:
+def _save(stem: Path, record: TextVectorsRecord, vectors: np.ndarray) -> None:
     """The ``.npy`` first, then the record that vouches for it; a KB folder we cannot write to only
     means embedding again next time."""
     import io
 
     buffer = io.BytesIO()
     np.save(buffer, np.ascontiguousarray(vectors, dtype=np.float32), allow_pickle=False)
-    payload = {**record, "rows": int(vectors.shape[0])}
+    payload = replace(record, rows=int(vectors.shape[0])).to_dict()
     try:
         atomic_write_bytes(stem.with_suffix(".npy"), buffer.getvalue())
         atomic_write_bytes(stem.with_suffix(".json"), json.dumps(payload, ensure_ascii=False).encode("utf-8"))

@@ -25,6 +25,7 @@ from pyoxigraph import NamedNode
 
 import sparqlqa.english as english
 from sparqlqa.english import ALTERNATIVE_MARGIN, IMPLIED_HOP, MENTION_WEIGHT, ScoringSettings, foreign_cues
+from sparqlqa.kb.data_names import mapped_from_tables
 from sparqlqa.kb.labels import LabelIndex, NodeMatch, resolve_type
 from sparqlqa.stages.linking import LinkedConstants
 from sparqlqa.stages.triplets import Term, Triplet, Triplets
@@ -449,11 +450,13 @@ class OfflineStrategy(FourStep):
         so, no vector-similar nodes stand in for an answer.  A graph mapped from tables is read as tables first
         (:mod:`.tables.answer`), then as paths; when neither reading holds there, the answer says so rather
         than offer similar nodes as answers."""
-        from sparqlqa.strategies.offline.tables.answer import honest, table_answer
-
         if ctx.language is not None and not ctx.language.english and foreign_cues(ctx.language.code) is None:
             ctx.note(unreadable_note(ctx.language.code))
             return build_answer(ctx)
+        if not mapped_from_tables(ctx.kb):  # the table reader is not even imported (issue 36)
+            return super().run(ctx)
+        from sparqlqa.strategies.offline.tables.answer import honest, table_answer
+
         answer = table_answer(ctx)
         if answer is not None:
             return answer

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from pyoxigraph import Literal, NamedNode
 
 from sparqlqa.english import singular
-from sparqlqa.kb.data_names import stored_data_names
+from sparqlqa.kb.data_names import mapped_from_tables, stored_data_names
 from sparqlqa.kb.labels import normalize_label
 from sparqlqa.kb.schema import humanize, local_name
 
@@ -166,9 +166,9 @@ def _values(kb: KnowledgeBase, type_p: NamedNode) -> dict[str, list[tuple[str, s
 
 def build_table_model(kb: KnowledgeBase) -> TableModel | None:
     """The model of a KB mapped from tables (ingest found names in its data), else None."""
-    found = stored_data_names(kb)
-    if not any(d.kind == "name" and d.type_iri for d in found):
+    if not mapped_from_tables(kb):
         return None
+    found = stored_data_names(kb)
     names: dict[str, set[str]] = {}
     for data_name in found:
         names.setdefault(data_name.kind, set()).add(data_name.predicate)
