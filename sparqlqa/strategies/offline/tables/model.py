@@ -1,8 +1,9 @@
 """A graph mapped from tables, seen as tables: classes, their columns, the links between them, their values.
 
 The analytical reader (:mod:`~sparqlqa.strategies.offline.tables.reading`) reads questions against this model.
-It is built once per opened KB from three grouped scans, and only for a KB whose ingest found names in
-the data (:mod:`sparqlqa.kb.data_names`: a graph mapped from a database); other KBs get ``None``.
+It is built once per KB generation from three grouped scans (kept with it: :mod:`.model_file`), and only
+for a KB whose ingest found names in the data (:mod:`sparqlqa.kb.data_names`: a graph mapped from a
+database); other KBs get ``None``.
 
 - a **class** is a node type, said by the words of its local name in the singular (``car_makers`` →
   "car maker");
@@ -28,7 +29,7 @@ from sparqlqa.kb.schema import humanize, local_name
 if TYPE_CHECKING:
     from sparqlqa.kb.knowledge_base import KnowledgeBase
 
-__all__ = ["Column", "Link", "TableModel", "column_phrases", "table_model", "words_of"]
+__all__ = ["Column", "Link", "TableModel", "build_table_model", "column_phrases", "words_of"]
 
 XSD = "http://www.w3.org/2001/XMLSchema#"
 NUMERIC_TYPES = frozenset(f"{XSD}{t}" for t in ("integer", "decimal", "double", "float", "int", "long", "short",
@@ -178,8 +179,3 @@ def build_table_model(kb: KnowledgeBase) -> TableModel | None:
              if isinstance(c, NamedNode) and isinstance(p, NamedNode) and isinstance(d, NamedNode)]
     classes = {cls: words_of(cls) for cls in {c.cls for c in columns} | {link.head for link in links}}
     return TableModel(classes, columns, links, _values(kb, type_p))
-
-
-def table_model(kb: KnowledgeBase) -> TableModel | None:
-    """:func:`build_table_model`, once per opened KB."""
-    return kb.remember(("offline", "table model"), lambda: build_table_model(kb))
