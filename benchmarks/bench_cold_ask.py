@@ -63,7 +63,7 @@ def main() -> None:
             print(f"{kb:10} {name:14} {runs:40} {statistics.median(cpu[name]):.2f}  {rss[name]:5.0f} MB  "
                   f"{keys[name] == first}")
     helps = {name: [run(code, ["--help"])[0] for _ in range(3)] for name, code in codes.items()}
-    for name, seconds in helps.items():
+    for name, times in helps.items():
         print(f"--help     {name:14} {' '.join(f'{s:.2f}' for s in seconds)}")
 
 
