@@ -62,9 +62,9 @@ def main() -> None:
             runs = " ".join(f"{s:.2f}" for s in cpu[name])
             print(f"{kb:10} {name:14} {runs:40} {statistics.median(cpu[name]):.2f}  {rss[name]:5.0f} MB  "
                   f"{keys[name] == first}")
-    helps = {name: [run(code, ["--help"])[0] for _ in range(3)] for name, code in codes.items()}
-    for name, times in helps.items():
-        print(f"--help     {name:14} {' '.join(f'{s:.2f}' for s in seconds)}")
+    for name, code in codes.items():
+        helps = [run(code, ["--help"])[0] for _ in range(3)]
+        print(f"--help     {name:14} {' '.join(f'{h:.2f}' for h in helps)}")
 
 
 if __name__ == "__main__":
