@@ -1,6 +1,6 @@
 """Cold ``sparqlqa ask`` on an indexed KB (issue 36): CPU (user + system, query workers included) of each
 command as a fresh process, for several checkouts in the same run, runs alternated so that load hits all
-alike; answers compared (items, scores, SPARQL) against the first checkout's.
+alike; answers compared (items in order, SPARQL, notes; the largest score change) against the first checkout's.
 
 ``PYTHONDONTWRITEBYTECODE`` is dropped: an installed package runs from its ``.pyc`` files, and one warm-up
 run per checkout and KB compiles them (and writes what a first ask stores with the generation)::
@@ -35,10 +35,12 @@ def run(code: Path, args: list[str]) -> tuple[float, float, str]:
     return float(user) + float(system), int(rss) / 1024, done.stdout
 
 
-def answer_key(text: str) -> tuple[object, ...]:
+def answer_key(text: str) -> tuple[tuple[object, ...], list[float]]:
+    """(the answer's items in order, its SPARQL, its notes), and the items' scores."""
     data = json.loads(text)
-    items = [(i.get("key") or i.get("iri"), round(float(i.get("score", 0)), 6)) for i in data["items"]]
-    return tuple(items), tuple(q["query"] for q in data["queries"])
+    items = tuple(i.get("key") or i.get("iri") for i in data["items"])
+    return (items, tuple(q["query"] for q in data["queries"]), tuple(data["notes"])), \
+        [float(i.get("score", 0)) for i in data["items"]]
 
 
 def main() -> None:
@@ -48,7 +50,7 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=5)
     args = parser.parse_args()
     codes = {name: Path(path).resolve() for name, path in (c.split("=", 1) for c in args.code)}
-    print(f"{'KB':10} {'code':14} {'CPU s (each run)':40} median  peak RSS  same answer")
+    print(f"{'KB':10} {'code':14} {'CPU s (each run)':40} median  peak RSS  same answer (max score change)")
     for kb, question in args.kb:
         keys = {name: answer_key(run(code, ["ask", kb, question, "--json"])[2]) for name, code in codes.items()}
         cpu: dict[str, list[float]] = {name: [] for name in codes}
@@ -57,11 +59,13 @@ def main() -> None:
             for name, code in codes.items():
                 seconds, rss[name], _ = run(code, ["ask", kb, question])
                 cpu[name].append(seconds)
-        first = next(iter(keys.values()))
+        first, first_scores = next(iter(keys.values()))
         for name in codes:
             runs = " ".join(f"{s:.2f}" for s in cpu[name])
+            same, scores = keys[name][0] == first, keys[name][1]
+            change = max((abs(a - b) for a, b in zip(scores, first_scores)), default=0.0) if same else float("nan")
             print(f"{kb:10} {name:14} {runs:40} {statistics.median(cpu[name]):.2f}  {rss[name]:5.0f} MB  "
-                  f"{keys[name] == first}")
+                  f"{same} ({change:.1e})")
     for name, code in codes.items():
         helps = [run(code, ["--help"])[0] for _ in range(3)]
         print(f"--help     {name:14} {' '.join(f'{h:.2f}' for h in helps)}")
