@@ -54,7 +54,9 @@ class SparqlqaGroup(click.Group):
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         if cmd_name not in self.commands:
-            _attach(cmd_name)
+            known = [name for name, _, _ in COMMAND_MODULES]
+            for name in [cmd_name] if cmd_name in known else known:  # a typo: all, for click's "Did you mean"
+                _attach(name)
         return super().get_command(ctx, cmd_name)
 
     def invoke(self, ctx: click.Context) -> object:
