@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable, Mapping
-from importlib.metadata import entry_points
 from typing import Generic, TypeVar
 
 from sparqlqa.errors import ConfigError, UnknownNameError
@@ -71,6 +70,8 @@ class Registry(Generic[T]):
         self._loaded = True
         for module in self._builtin_modules:
             importlib.import_module(module)
+        from importlib.metadata import entry_points  # 0.01-0.02 s: only when a name is not a built-in's
+
         for ep in entry_points(group=f"sparqlqa.{self.kind}"):
             try:
                 ep.load()

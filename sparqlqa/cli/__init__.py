@@ -17,20 +17,21 @@ import click
 from sparqlqa.errors import SparqlqaError, os_error_hint
 from sparqlqa.version import __version__
 
-#: (module, attribute) pairs: each attribute is a click command or group
-COMMAND_MODULES: list[tuple[str, str]] = [
-    ("sparqlqa.cli.kb_commands", "ingest"),
-    ("sparqlqa.cli.kb_commands", "kbs"),
-    ("sparqlqa.cli.kb_commands", "schema"),
-    ("sparqlqa.cli.kb_commands", "sparql"),
-    ("sparqlqa.cli.export_commands", "export"),
-    ("sparqlqa.cli.kb_commands", "samples"),
-    ("sparqlqa.cli.llm_commands", "llm"),
-    ("sparqlqa.cli.ask_commands", "ask"),
-    ("sparqlqa.cli.ask_commands", "index"),
-    ("sparqlqa.cli.eval_commands", "eval_"),
-    ("sparqlqa.cli.serve_commands", "serve"),
-    ("sparqlqa.cli.serve_commands", "mcp"),
+#: (command name, module, attribute): each attribute is a click command or group, imported when its command
+#: is run or listed (``--help``): a command does not import every other command's module (issue 36)
+COMMAND_MODULES: list[tuple[str, str, str]] = [
+    ("ingest", "sparqlqa.cli.kb_commands", "ingest"),
+    ("kbs", "sparqlqa.cli.kb_commands", "kbs"),
+    ("schema", "sparqlqa.cli.kb_commands", "schema"),
+    ("sparql", "sparqlqa.cli.kb_commands", "sparql"),
+    ("export", "sparqlqa.cli.export_commands", "export"),
+    ("samples", "sparqlqa.cli.kb_commands", "samples"),
+    ("llm", "sparqlqa.cli.llm_commands", "llm"),
+    ("ask", "sparqlqa.cli.ask_commands", "ask"),
+    ("index", "sparqlqa.cli.ask_commands", "index"),
+    ("eval", "sparqlqa.cli.eval_commands", "eval_"),
+    ("serve", "sparqlqa.cli.serve_commands", "serve"),
+    ("mcp", "sparqlqa.cli.serve_commands", "mcp"),
 ]
 
 
@@ -47,6 +48,16 @@ class SparqlqaGroup(click.Group):
     (a full disk, a file where a folder is needed, ...) ends the same way, exit 1: the last
     resort, never a traceback.
     """
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*self.commands, *(name for name, _, _ in COMMAND_MODULES)})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in self.commands:
+            known = [name for name, _, _ in COMMAND_MODULES]
+            for name in [cmd_name] if cmd_name in known else known:  # a typo: all, for click's "Did you mean"
+                _attach(name)
+        return super().get_command(ctx, cmd_name)
 
     def invoke(self, ctx: click.Context) -> object:
         as_json = "--json" in [*getattr(ctx, "_protected_args", ()), *ctx.args]
@@ -111,15 +122,15 @@ def main() -> None:
     """
 
 
-def _attach_commands() -> None:
-    for module_name, attribute in COMMAND_MODULES:
+def _attach(name: str) -> None:
+    """Import the module of command ``name`` and attach the command (a module not written yet is skipped)."""
+    for command, module_name, attribute in COMMAND_MODULES:
+        if command != name:
+            continue
         try:
             module = importlib.import_module(module_name)
         except ModuleNotFoundError as exc:
             if exc.name == module_name:  # not written yet
                 continue
             raise
-        main.add_command(getattr(module, attribute))
-
-
-_attach_commands()
+        main.add_command(getattr(module, attribute), name)

@@ -12,7 +12,7 @@ of the context, as serve's and eval's pools do.
 from __future__ import annotations
 
 from collections.abc import Callable
-from contextlib import AbstractContextManager
+from contextlib import AbstractContextManager, nullcontext
 from typing import TypeVar
 
 import click
@@ -36,6 +36,8 @@ def endpoint_timeout_option(help_text: str = HELP) -> Callable[[F], F]:
 def endpoint_timeout(seconds: float | None, *, cap: bool = False) -> AbstractContextManager[None]:
     """Within the ``with`` block, ``seconds`` is every endpoint query's deadline (``None``: each KB's own);
     with ``cap``, no endpoint query may outlive ``seconds`` (a server's request timeout)."""
+    if seconds is None:  # nothing to change: a local ``ask`` does not import the endpoint client (issue 36)
+        return nullcontext()
     from sparqlqa.remote.endpoint import timeout_override
 
     return timeout_override(seconds, cap=cap)

@@ -132,8 +132,11 @@ class VectorCache:
                 self._vectors.popitem(last=False)
 
 
-embedders: Registry[type[Embedder]] = Registry("embedder", ("sparqlqa.embed.embedders", "sparqlqa.embed.onnx",
-                                                            "sparqlqa.embed.static"))
+#: the built-ins by name: getting one imports its module alone (no entry-point scan for a built-in's name)
+embedders: Registry[type[Embedder]] = Registry(
+    "embedder", ("sparqlqa.embed.embedders", "sparqlqa.embed.onnx", "sparqlqa.embed.static"),
+    lazy={"onnx": "sparqlqa.embed.onnx", "onnx-int8": "sparqlqa.embed.onnx", "static": "sparqlqa.embed.static",
+          "fake": "sparqlqa.embed.embedders", "sentence-transformers": "sparqlqa.embed.embedders"})
 _loaded: dict[str, Embedder] = {}
 
 

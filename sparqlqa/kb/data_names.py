@@ -201,3 +201,8 @@ def stored_data_names(kb: KnowledgeBase) -> list[DataName]:
     """The columns ingest found to name or identify the KB's nodes (its manifest's record; none for a KB
     whose nodes are labelled)."""
     return [DataName.from_dict(d) for d in kb.manifest.extra.get("data_names", [])]
+
+
+def mapped_from_tables(kb: KnowledgeBase) -> bool:
+    """Whether ingest found a naming column of a class: the KB is read as tables (its manifest alone)."""
+    return any(d.kind == "name" and d.type_iri for d in stored_data_names(kb))

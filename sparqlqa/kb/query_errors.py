@@ -19,7 +19,6 @@ invalid SPARQL at line 2, column 6: unknown prefix 'dbo:'
 
 from __future__ import annotations
 
-import difflib
 import itertools
 import re
 from dataclasses import dataclass
@@ -97,6 +96,8 @@ def _prefix_hint(prefix: str) -> str:
     iri = WELL_KNOWN_PREFIXES.get(prefix)
     if iri:
         return f"declare it before the query: PREFIX {prefix}: <{iri}>"
+    import difflib  # only for a query that failed
+
     close = difflib.get_close_matches(prefix, list(WELL_KNOWN_PREFIXES), n=1, cutoff=0.6)
     if close:
         return (f"did you mean {close[0]}: (<{WELL_KNOWN_PREFIXES[close[0]]}>)? "

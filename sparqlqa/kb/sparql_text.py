@@ -9,13 +9,16 @@ nodes (:func:`tokens`).  Every text they produce is read again by the guard befo
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterator
 from typing import NamedTuple
 
 from sparqlqa.errors import QueryError
 
-_DISPLAY_TOKEN = re.compile(
+#: the patterns below are compiled on first use (:func:`_pattern`): a process that never shows or rewrites a
+#: query (a cold ``ask``) does not pay the 0.04 s their compilation costs (issue 36)
+_DISPLAY_TOKEN = (
     r"""
     (?P<ws>\s+)
   | (?P<comment>\#[^\n]*)
@@ -25,14 +28,18 @@ _DISPLAY_TOKEN = re.compile(
   | (?P<var>[?$][A-Za-z0-9_\u00b7-\uffff]+)
   | (?P<word>[A-Za-z_\u00c0-\uffff][A-Za-z0-9_\-.\u00b7-\uffff]*(?::[^\s{}()\[\];,]*)?|:[^\s{}()\[\];,]*)
   | (?P<other>.)
-    """,
-    re.VERBOSE | re.DOTALL,
+    """
 )
+
+
+@functools.cache
+def _pattern(source: str) -> re.Pattern[str]:
+    return re.compile(source, re.VERBOSE | re.DOTALL)
 
 
 def sparql_tokens(query: str) -> Iterator[re.Match[str]]:
     """Lexical tokens of ``query``; ``match.lastgroup`` is ws, comment, string, iri, var, word or other."""
-    return _DISPLAY_TOKEN.finditer(query)
+    return _pattern(_DISPLAY_TOKEN).finditer(query)
 
 
 #: a local name safe to write after a prefix (a conservative PN_LOCAL: no dots, escapes or colons)
@@ -78,7 +85,7 @@ _ESC = rf"""\\(?:[tbnrf"'\\]|{_HEX})"""
 _PREFIX = rf"[{_BASE}](?:[{_CHARS}.]*[{_CHARS}])?"
 _LOCAL = rf"(?:[{_U}:0-9]|{_PLX})(?:(?:[{_CHARS}.:]|{_PLX})*(?:[{_CHARS}:]|{_PLX}))?"
 
-_TOKEN = re.compile(
+_TOKEN = (
     rf"""
     (?P<ws>[\x20\t\r\n]+)
   | (?P<comment>\#[^\r\n]*)
@@ -93,8 +100,7 @@ _TOKEN = re.compile(
   | (?P<word>[A-Za-z_][A-Za-z0-9_]*)
   | (?P<quote>['"])
   | (?P<other>.)
-    """,
-    re.VERBOSE | re.DOTALL,
+    """
 )
 #: tokens after which ``<`` inside parentheses may mean "less than"
 _VALUE_KINDS = frozenset({"var", "iri", "pname", "bnode", "string", "lang", "number", "word"})
@@ -129,7 +135,7 @@ def tokens(text: str) -> list[Token]:
     """
     found: list[Token] = []
     stack: list[str] = []
-    for match in _TOKEN.finditer(text):
+    for match in _pattern(_TOKEN).finditer(text):
         kind, value = match.lastgroup or "other", match.group()
         token = Token(kind, value, match.start())
         if kind in ("ws", "comment"):

@@ -14,26 +14,65 @@ import the ``anthropic`` SDK.
 
 from __future__ import annotations
 
-from sparqlqa.llm.base import (
-    CACHE_MODES,
-    DEFAULT_ANTHROPIC_MODEL,
-    LLM,
-    LLMCall,
-    LLMOptions,
-    LLMRequest,
-    LLMResponse,
-    Message,
-    cache_key,
-    get_llm,
-    llms,
-    resolve_cache_mode,
-    resolve_llm_spec,
-)
-from sparqlqa.llm.cache import CachedAnswer, ImportReport, LLMCache
-from sparqlqa.llm.context import current_context, llm_context
-from sparqlqa.llm.fake import FakeLLM
-from sparqlqa.llm.retry import RetryPolicy
-from sparqlqa.llm.structured import parse_structured
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from sparqlqa.llm.base import (
+        CACHE_MODES,
+        DEFAULT_ANTHROPIC_MODEL,
+        LLM,
+        LLMCall,
+        LLMOptions,
+        LLMRequest,
+        LLMResponse,
+        Message,
+        cache_key,
+        get_llm,
+        llms,
+        resolve_cache_mode,
+        resolve_llm_spec,
+    )
+    from sparqlqa.llm.cache import CachedAnswer, ImportReport, LLMCache
+    from sparqlqa.llm.context import current_context, llm_context
+    from sparqlqa.llm.fake import FakeLLM
+    from sparqlqa.llm.retry import RetryPolicy
+    from sparqlqa.llm.structured import parse_structured
+
+#: where each name lives: imported on first use (PEP 562), so ``from sparqlqa.llm.context import llm_context``
+#: on an offline ``ask`` does not import the LLM backends, the cache, the HTTP transport (``ssl``) or the
+#: entry points (issue 36)
+_HOME = {
+    "CACHE_MODES": "sparqlqa.llm.base",
+    "CachedAnswer": "sparqlqa.llm.cache",
+    "DEFAULT_ANTHROPIC_MODEL": "sparqlqa.llm.base",
+    "FakeLLM": "sparqlqa.llm.fake",
+    "ImportReport": "sparqlqa.llm.cache",
+    "LLM": "sparqlqa.llm.base",
+    "LLMCache": "sparqlqa.llm.cache",
+    "LLMCall": "sparqlqa.llm.base",
+    "LLMOptions": "sparqlqa.llm.base",
+    "LLMRequest": "sparqlqa.llm.base",
+    "LLMResponse": "sparqlqa.llm.base",
+    "Message": "sparqlqa.llm.base",
+    "RetryPolicy": "sparqlqa.llm.retry",
+    "cache_key": "sparqlqa.llm.base",
+    "current_context": "sparqlqa.llm.context",
+    "get_llm": "sparqlqa.llm.base",
+    "llm_context": "sparqlqa.llm.context",
+    "llms": "sparqlqa.llm.base",
+    "parse_structured": "sparqlqa.llm.structured",
+    "resolve_cache_mode": "sparqlqa.llm.base",
+    "resolve_llm_spec": "sparqlqa.llm.base",
+}
+
+
+def __getattr__(name: str) -> Any:
+    import importlib
+
+    if name not in _HOME:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(_HOME[name]), name)
+
 
 __all__ = [
     "CACHE_MODES",

@@ -51,6 +51,11 @@ if TYPE_CHECKING:
 OPTIONAL_MODULES: tuple[str, ...] = (
     "sparqlqa.strategies.offline", "sparqlqa.strategies.offline.strategy", "sparqlqa.strategies.fiske.strategy",
     "sparqlqa.strategies.text2sparql.strategy")
+#: the optional strategies by name: getting one imports its module alone, not every strategy's (issue 36:
+#: a cold offline ``ask`` spent 0.05 s importing FiSKE and text2sparql)
+OPTIONAL_STRATEGIES: dict[str, str] = {
+    "offline": "sparqlqa.strategies.offline.strategy", "fiske": "sparqlqa.strategies.fiske.strategy",
+    "text2sparql": "sparqlqa.strategies.text2sparql.strategy"}
 
 
 class Strategy(ABC):
@@ -70,6 +75,27 @@ class Strategy(ABC):
 class StrategyRegistry(Registry[type[Strategy]]):
     """The strategy registry; optional built-in modules that are not installed are skipped."""
 
+    def get(self, name: str) -> type[Strategy]:
+        self._import_optional(name)
+        return super().get(name)
+
+    def __contains__(self, name: object) -> bool:
+        if isinstance(name, str):
+            self._import_optional(name)
+        return super().__contains__(name)
+
+    def _import_optional(self, name: str) -> None:
+        """Import the module of an optional strategy ``name`` (once); forget the name when it is not installed."""
+        module = self._lazy.get(name)
+        if module is None or name in self._entries:
+            return
+        try:
+            importlib.import_module(module)
+        except ModuleNotFoundError as exc:
+            if exc.name is None or not module.startswith(exc.name):
+                raise
+            del self._lazy[name]
+
     def _load_builtins(self) -> None:
         first = not self._loaded
         super()._load_builtins()
@@ -81,9 +107,10 @@ class StrategyRegistry(Registry[type[Strategy]]):
             except ModuleNotFoundError as exc:
                 if exc.name is None or not module.startswith(exc.name):
                     raise
+                self._lazy = {name: path for name, path in self._lazy.items() if path != module}
 
 
-strategies = StrategyRegistry("strategy", ("sparqlqa.strategies.base",))
+strategies = StrategyRegistry("strategy", ("sparqlqa.strategies.base",), lazy=OPTIONAL_STRATEGIES)
 
 
 @strategies.register("4step")

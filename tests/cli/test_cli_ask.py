@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -116,3 +117,27 @@ def test_ask_json_without_llm_keeps_stdout_json_and_notes_on_stderr(runner: CliR
     data = json.loads(result.stdout)
     assert data["meta"]["llm"] is None and data["items"]
     assert "no LLM configured" in result.stderr and result.stderr.count("no LLM configured") == 1
+
+
+#: what a cold offline ``ask`` on a local KB must not import (issue 36): other commands, other strategies,
+#: the LLM backends and cache, the HTTP and endpoint clients, the table reader of a KB not mapped from tables
+NOT_FOR_A_LOCAL_ASK = ("sparqlqa.cli.kb_commands", "sparqlqa.cli.eval_commands", "sparqlqa.cli.serve_commands",
+                       "sparqlqa.strategies.fiske.strategy", "sparqlqa.strategies.text2sparql.strategy",
+                       "sparqlqa.llm.cache", "sparqlqa.net.transport", "sparqlqa.remote.endpoint",
+                       "sparqlqa.strategies.offline.tables.answer", "importlib.metadata", "ssl", "rdflib")
+
+
+def test_a_cold_offline_ask_imports_only_what_it_uses(movies_kb: KnowledgeBase) -> None:
+    import subprocess
+    import sys
+
+    script = ("import runpy, sys\nsys.argv = ['sparqlqa', 'ask', 'movies', 'Which films did Ridley Scott direct?']\n"
+              "try:\n    runpy.run_module('sparqlqa', run_name='__main__')\nexcept SystemExit:\n    pass\n"
+              f"print([m for m in {NOT_FOR_A_LOCAL_ASK!r} if m in sys.modules], file=sys.stderr)")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "SPARQLQA_LLM": "offline"})
+    assert "Ridley Scott" in done.stdout, done.stderr[-2000:]
+    imported = json.loads(done.stderr.strip().splitlines()[-1].replace("'", '"'))
+    if "rdflib" in imported:  # until sparqlqa's own queries skip the parse: rdflib brings these two
+        imported = [m for m in imported if m not in ("rdflib", "importlib.metadata", "ssl")]
+    assert imported == []

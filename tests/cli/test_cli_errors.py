@@ -67,3 +67,9 @@ def test_format_hints_list_what_help_lists(runner: CliRunner, tmp_path) -> None:
     guessed = runner.invoke(main, ["ingest", str(unguessable), "--kb", "x"])
     assert guessed.exit_code == 1
     assert set(_hint(guessed.stderr)) == _help_formats(runner)
+
+
+def test_a_mistyped_command_is_told_the_nearest(runner: CliRunner) -> None:
+    result = runner.invoke(main, ["akk", "movies", "x"], prog_name="sparqlqa")
+    assert result.exit_code == 2
+    assert "No such command 'akk'. Did you mean 'ask'?" in result.stderr

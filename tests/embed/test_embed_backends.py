@@ -88,3 +88,61 @@ def test_the_cli_device_option_reaches_the_embedder(movies_kb: object, monkeypat
     monkeypatch.setenv("SPARQLQA_DEVICE", "cpu")  # so the variable --device sets is restored afterwards
     result = CliRunner().invoke(main, ["index", "movies", "--embedder", "fake", "--device", "cuda"])
     assert result.exit_code == 2 and "runs on the CPU only" in result.output
+
+
+def _tiny_graph(path: Path) -> Path:
+    """A one-MatMul ONNX graph whose weights (64×64 float32) go to the external weights file."""
+    onnx = pytest.importorskip("onnx")
+    from onnx import TensorProto, helper, numpy_helper
+
+    weights = numpy_helper.from_array(np.arange(64 * 64, dtype=np.float32).reshape(64, 64) / 4096, name="w")
+    node = helper.make_node("MatMul", ["x", "w"], ["y"])
+    graph = helper.make_graph([node], "tiny", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [None, 64])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [None, 64])], [weights])
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), str(path))
+    return path
+
+
+def _run(session: object, x: np.ndarray) -> np.ndarray:
+    return np.asarray(session.run(None, {"x": x})[0])  # type: ignore[attr-defined]
+
+
+def test_the_optimised_graph_is_made_once_and_read_back(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    pytest.importorskip("onnxruntime")
+    from sparqlqa.embed import onnx as onnx_backend
+
+    graph = _tiny_graph(tmp_path / "model.onnx")
+    x = np.ones((2, 64), dtype=np.float32)
+    expected = _run(onnx_backend.optimized_session(graph, 1), x)
+    copy = tmp_path / "optimized-model"
+    assert {p.name for p in copy.iterdir()} == {"model.onnx", "model.data", "source.json"}
+    made: list[Path] = []
+    monkeypatch.setattr(onnx_backend, "_optimize", lambda *args: made.append(args[0]))
+    assert np.array_equal(_run(onnx_backend.optimized_session(graph, 1), x), expected)
+    assert made == []  # loaded from the copy, not optimised again
+
+
+def test_a_damaged_or_stale_optimised_graph_is_rebuilt(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    pytest.importorskip("onnxruntime")
+    import os
+
+    from sparqlqa.embed.onnx import optimized_session
+
+    graph = _tiny_graph(tmp_path / "model.onnx")
+    x = np.ones((1, 64), dtype=np.float32)
+    expected = _run(optimized_session(graph, 1), x)
+    copy = tmp_path / "optimized-model"
+    (copy / "model.onnx").write_bytes(b"not a graph")  # damaged: same stamp, unreadable graph
+    with caplog.at_level("WARNING", logger="sparqlqa.embed.onnx"):
+        assert np.array_equal(_run(optimized_session(graph, 1), x), expected)
+    assert any("cannot be loaded" in r.getMessage() for r in caplog.records)
+    assert (copy / "model.onnx").read_bytes() != b"not a graph"
+    with open(copy / "model.data", "ab") as data:  # weights not those it wrote: not trusted, remade silently
+        data.write(b"\0" * 16)
+    caplog.clear()
+    assert np.array_equal(_run(optimized_session(graph, 1), x), expected)
+    assert caplog.records == []
+    os.utime(graph, ns=(0, 0))  # the source graph changed: the copy is stale
+    before = (copy / "source.json").read_text("utf-8")
+    optimized_session(graph, 1)
+    assert (copy / "source.json").read_text("utf-8") != before

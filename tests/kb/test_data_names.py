@@ -58,7 +58,7 @@ def test_ingest_reports_the_names(runner) -> None:  # type: ignore[no-untyped-de
 def test_a_labelled_kb_gets_no_names_from_its_data(movies_ttl: Path) -> None:
     kb = ingest([movies_ttl], kb="movies")
     assert kb.manifest.extra["data_names"] == []
-    from sparqlqa.strategies.offline.tables.model import table_model
+    from sparqlqa.strategies.offline.tables.model_file import table_model
 
     assert table_model(kb) is None  # the offline strategy reads it as before
 

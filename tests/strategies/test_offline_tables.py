@@ -12,7 +12,7 @@ from sparqlqa.ingest import ingest
 from sparqlqa.kb.knowledge_base import KnowledgeBase
 from sparqlqa.strategies.ask import ask
 from sparqlqa.strategies.offline.tables.answer import NO_READING_NOTE
-from sparqlqa.strategies.offline.tables.model import table_model
+from sparqlqa.strategies.offline.tables.model_file import table_model
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "library_db.nt"
 
@@ -68,3 +68,39 @@ def test_answers_show_names_not_row_iris(library: KnowledgeBase) -> None:
     answer = ask(library, "Which library has the most books?", strategy="offline", rerank="none")
     assert answer.table is not None and "Central Library" in answer.table.text_rows()[0]
     assert not any("library_id=" in cell for row in answer.table.text_rows() for cell in row if cell)
+
+
+def test_the_table_model_is_built_once_per_generation(library: KnowledgeBase, monkeypatch: pytest.MonkeyPatch,
+                                                      caplog: pytest.LogCaptureFixture) -> None:
+    from sparqlqa.kb.knowledge_base import open_kb
+    from sparqlqa.strategies.offline.tables import model_file
+    from sparqlqa.strategies.offline.tables.model import build_table_model
+
+    built = table_model(library)
+    assert built is not None and built == build_table_model(library)
+    folder = library.artifacts_dir("offline")
+    assert folder is not None and (folder / model_file.FILE).is_file()
+    builds: list[str] = []
+
+    def counted(kb: KnowledgeBase) -> object:
+        builds.append(kb.name)
+        return build_table_model(kb)
+
+    monkeypatch.setattr(model_file, "build_table_model", counted)
+
+    def reopened() -> object:
+        kb = open_kb("library")  # what a new process does
+        try:
+            return table_model(kb)
+        finally:
+            kb.close()
+
+    assert reopened() == built and builds == []  # read back, literals and all
+    (folder / model_file.FILE).write_text('{"format": "sparqlqa-table-model", "version": 1, "model": [', "utf-8")
+    with caplog.at_level("WARNING", logger="sparqlqa.strategies.offline.tables.model_file"):
+        assert reopened() == built
+    assert builds == ["library"] and any("damaged" in r.getMessage() for r in caplog.records)
+    assert reopened() == built and builds == ["library"]  # stored whole again
+    stored = (folder / model_file.FILE).read_text("utf-8")
+    (folder / model_file.FILE).write_text(stored.replace('"source":"', '"source":"other', 1), "utf-8")
+    assert reopened() == built and builds == ["library", "library"]  # built from other data names: stale

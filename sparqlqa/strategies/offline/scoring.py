@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -50,7 +50,12 @@ def end_type_shares(relation: RelationInfo, forward: bool) -> dict[str, float]:
 class RelationVectors:
     """Embeddings of every relation's texts and round-trip texts for one KB (computed once, cached)."""
 
-    def __init__(self, schema: Schema, embedder: Embedder) -> None:
+    def __init__(self, schema: Schema, embedder: Embedder,
+                 embed: Callable[[str, list[str]], np.ndarray] | None = None) -> None:
+        """``embed(name, texts)`` embeds the relation texts (``name`` "relations") and type labels ("types");
+        the offline strategy passes :func:`~sparqlqa.vectors.text_vectors.stored_text_vectors`, so a KB
+        generation's are embedded once, not at every process start."""
+        embed = embed or (lambda _name, texts: embedder.embed(texts))
         self.embedder = embedder
         twins = inverse_twins(schema)
         self.relations = [r for r in schema.relations if r.iri not in twins]  # values' too: a path may end on one
@@ -63,12 +68,12 @@ class RelationVectors:
             self._texts[(rel.iri, "round-trip-out")] = round_trip_texts(texts, True)
             self._texts[(rel.iri, "round-trip-in")] = round_trip_texts(texts, False)
         flat = list(dict.fromkeys(t for texts in self._texts.values() for t in texts))
-        vectors = embedder.embed(flat) if flat else np.zeros((0, embedder.dimension), dtype=np.float32)
+        vectors = embed("relations", flat) if flat else np.zeros((0, embedder.dimension), dtype=np.float32)
         self._row = {t: i for i, t in enumerate(flat)}
         self._matrix = vectors
         self.schema = schema
         self.classes = [t.iri for t in schema.types]
-        self.class_vectors = embedder.embed([schema.type_label(t) for t in self.classes]) \
+        self.class_vectors = embed("types", [schema.type_label(t) for t in self.classes]) \
             if len(self.classes) > 1 else None
         self.end_types = {(r.iri, forward): end_type_shares(r, forward)
                           for r in self.relations for forward in (True, False)}

@@ -26,6 +26,7 @@ from pyoxigraph import NamedNode
 import sparqlqa.english as english
 from sparqlqa.english import ALTERNATIVE_MARGIN, IMPLIED_HOP, MENTION_WEIGHT, ScoringSettings, foreign_cues
 from sparqlqa.kb.built_query import BuiltQuery
+from sparqlqa.kb.data_names import mapped_from_tables
 from sparqlqa.kb.labels import LabelIndex, NodeMatch, resolve_type
 from sparqlqa.stages.linking import LinkedConstants
 from sparqlqa.stages.triplets import Term, Triplet, Triplets
@@ -40,6 +41,8 @@ from sparqlqa.strategies.offline.scoring import QuestionScorer, RelationVectors,
 from sparqlqa.strategies.pipeline import build_answer, note_topic
 
 if TYPE_CHECKING:
+    import numpy as np
+
     from sparqlqa.embed.embedders import Embedder
     from sparqlqa.kb.knowledge_base import KnowledgeBase
     from sparqlqa.stages.answer import Answer
@@ -245,8 +248,15 @@ def kb_statistic(kb: KnowledgeBase, name: str, compute: Callable[[], T]) -> T:
 
 
 def relation_vectors(kb: KnowledgeBase, embedder: Embedder) -> RelationVectors:
-    """The KB's relation verbalisations, embedded once per (KB generation, model) in this process."""
-    return kb_statistic(kb, f"relation vectors {embedder.model_id}", lambda: RelationVectors(kb.schema, embedder))
+    """The KB's relation verbalisations, embedded once per (KB generation, model): kept with the generation
+    (:mod:`sparqlqa.vectors.text_vectors`) and remembered by the opened KB."""
+    from sparqlqa.vectors.text_vectors import stored_text_vectors
+
+    def embed(name: str, texts: list[str]) -> np.ndarray:
+        return stored_text_vectors(kb, name, texts, embedder)
+
+    return kb_statistic(kb, f"relation vectors {embedder.model_id}",
+                        lambda: RelationVectors(kb.schema, embedder, embed))
 
 
 def _choices(kb: KnowledgeBase, question: str, mentions: list[Mention], relations: RelationVectors,
@@ -441,11 +451,13 @@ class OfflineStrategy(FourStep):
         so, no vector-similar nodes stand in for an answer.  A graph mapped from tables is read as tables first
         (:mod:`.tables.answer`), then as paths; when neither reading holds there, the answer says so rather
         than offer similar nodes as answers."""
-        from sparqlqa.strategies.offline.tables.answer import honest, table_answer
-
         if ctx.language is not None and not ctx.language.english and foreign_cues(ctx.language.code) is None:
             ctx.note(unreadable_note(ctx.language.code))
             return build_answer(ctx)
+        if not mapped_from_tables(ctx.kb):  # the table reader is not even imported (issue 36)
+            return super().run(ctx)
+        from sparqlqa.strategies.offline.tables.answer import honest, table_answer
+
         answer = table_answer(ctx)
         if answer is not None:
             return answer

@@ -19,7 +19,7 @@ from sparqlqa.stages.answer import AnswerItem, Ranking
 from sparqlqa.stages.table import Table
 from sparqlqa.strategies.offline.tables.forms import read_table_question
 from sparqlqa.strategies.offline.tables.mentions import find_mentions, tokens
-from sparqlqa.strategies.offline.tables.model import table_model
+from sparqlqa.strategies.offline.tables.model_file import table_model
 
 if TYPE_CHECKING:
     from sparqlqa.stages.answer import Answer

@@ -1,8 +1,9 @@
 """A graph mapped from tables, seen as tables: classes, their columns, the links between them, their values.
 
 The analytical reader (:mod:`~sparqlqa.strategies.offline.tables.reading`) reads questions against this model.
-It is built once per opened KB from three grouped scans, and only for a KB whose ingest found names in
-the data (:mod:`sparqlqa.kb.data_names`: a graph mapped from a database); other KBs get ``None``.
+It is built once per KB generation from three grouped scans (kept with it: :mod:`.model_file`), and only
+for a KB whose ingest found names in the data (:mod:`sparqlqa.kb.data_names`: a graph mapped from a
+database); other KBs get ``None``.
 
 - a **class** is a node type, said by the words of its local name in the singular (``car_makers`` →
   "car maker");
@@ -22,14 +23,14 @@ from pyoxigraph import Literal, NamedNode
 
 from sparqlqa.english import singular
 from sparqlqa.kb.built_query import BuiltQuery
-from sparqlqa.kb.data_names import stored_data_names
+from sparqlqa.kb.data_names import mapped_from_tables, stored_data_names
 from sparqlqa.kb.labels import normalize_label
 from sparqlqa.kb.schema import humanize, local_name
 
 if TYPE_CHECKING:
     from sparqlqa.kb.knowledge_base import KnowledgeBase
 
-__all__ = ["Column", "Link", "TableModel", "column_phrases", "table_model", "words_of"]
+__all__ = ["Column", "Link", "TableModel", "build_table_model", "column_phrases", "words_of"]
 
 XSD = "http://www.w3.org/2001/XMLSchema#"
 NUMERIC_TYPES = frozenset(f"{XSD}{t}" for t in ("integer", "decimal", "double", "float", "int", "long", "short",
@@ -167,9 +168,9 @@ def _values(kb: KnowledgeBase, type_p: NamedNode) -> dict[str, list[tuple[str, s
 
 def build_table_model(kb: KnowledgeBase) -> TableModel | None:
     """The model of a KB mapped from tables (ingest found names in its data), else None."""
-    found = stored_data_names(kb)
-    if not any(d.kind == "name" and d.type_iri for d in found):
+    if not mapped_from_tables(kb):
         return None
+    found = stored_data_names(kb)
     names: dict[str, set[str]] = {}
     for data_name in found:
         names.setdefault(data_name.kind, set()).add(data_name.predicate)
@@ -179,8 +180,3 @@ def build_table_model(kb: KnowledgeBase) -> TableModel | None:
              if isinstance(c, NamedNode) and isinstance(p, NamedNode) and isinstance(d, NamedNode)]
     classes = {cls: words_of(cls) for cls in {c.cls for c in columns} | {link.head for link in links}}
     return TableModel(classes, columns, links, _values(kb, type_p))
-
-
-def table_model(kb: KnowledgeBase) -> TableModel | None:
-    """:func:`build_table_model`, once per opened KB."""
-    return kb.remember(("offline", "table model"), lambda: build_table_model(kb))
