@@ -16,7 +16,16 @@ def test_detection_on_short_questions() -> None:
     rows = [line.rstrip("\n").split("\t") for line in DATA.read_text(encoding="utf-8").splitlines() if line]
     right = sum(detect_language(text) == lang for lang, text in rows)
     assert len(rows) == 100
-    assert right >= 96  # 98 measured (benchmarks/bench_langdetect.py)
+    # 95 measured: below 0.5 confidence a guess counts as English (five short non-English questions now do),
+    # so English KGQA questions are never read as Catalan or Dutch (see the test below)
+    assert right >= 95
+
+
+@pytest.mark.parametrize("text", ["claudius 's parent 's sex ?", "christian_x_of_denmark 's kid 's sex ?",
+                                  "catharina_of_sweden 's mom 's gender ?", "richard_mulligan 's darling 's gender ?",
+                                  "what gender is henrietta_anne_stuart 's kid  ?"])
+def test_english_kgqa_questions_with_identifiers_stay_english(text: str) -> None:
+    assert detect_language(text) == "en"  # PathQuestion: 18 of 5,000 were Catalan or Dutch at 0.31-0.33
 
 
 @pytest.mark.parametrize(("text", "code"), [
