@@ -64,6 +64,8 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from multiprocessing.connection import Connection
 from pathlib import Path
@@ -72,6 +74,7 @@ from typing import Any
 from sparqlqa.errors import QueryError, QueryTimeout, QueryTooLarge, StoreUnavailable
 from sparqlqa.kb.limits import QueryLimits, Scope, current
 from sparqlqa.kb.query_errors import syntax_error
+from sparqlqa.kb.query_worker import ReadRequest
 
 #: concurrent queries (worker processes) per store, unless the store says otherwise
 DEFAULT_WORKERS = 4
@@ -172,6 +175,24 @@ class _Died(Exception):
         self.exitcode = exitcode
 
 
+@contextmanager
+def _worker_failures(limits: QueryLimits) -> Iterator[None]:
+    """A worker stopped at the deadline → :class:`~sparqlqa.errors.QueryTimeout`; one that died → the error its
+    death means (the memory limit, a parser crash, or an unexpected end)."""
+    try:
+        yield
+    except _Stopped:
+        raise QueryTimeout(limits.timeout_s) from None
+    except _Died as died:
+        if died.exitcode in _MEMORY_DEATHS:
+            raise QueryTooLarge("memory", limits.max_memory_mb) from None
+        if died.exitcode == -signal.SIGSEGV:
+            raise QueryError("the query worker crashed reading the query (signal 11; a query nested "
+                             "thousands of levels deep does this)", hint="nest fewer groups") from None
+        raise QueryError(f"the query worker ended unexpectedly (exit code {died.exitcode})",
+                         hint="run the query again; if it keeps happening, narrow it") from None
+
+
 def _receive(worker: _Worker, deadline: float) -> tuple[Any, ...]:
     left = deadline - time.monotonic()
     if left <= 0 or not worker.conn.poll(left):
@@ -203,22 +224,31 @@ class QueryPool:
         worker = self._acquire(scope)
         healthy = False
         try:
-            worker.conn.send((sparql, limits.max_rows, limits.max_memory_mb))
-            outcome, grown = self._collect(worker, sparql, scope)
+            with _worker_failures(limits):
+                worker.conn.send((sparql, limits.max_rows, limits.max_memory_mb))
+                outcome, grown = self._collect(worker, sparql, scope)
             healthy = not grown  # a worker that answered (even with an error) is reused, unless it grew
             if isinstance(outcome, QueryError):
                 raise outcome
             return outcome
-        except _Stopped:
-            raise QueryTimeout(limits.timeout_s) from None
-        except _Died as died:
-            if died.exitcode in _MEMORY_DEATHS:
-                raise QueryTooLarge("memory", limits.max_memory_mb) from None
-            if died.exitcode == -signal.SIGSEGV:
-                raise QueryError("the query worker crashed reading the query (signal 11; a query nested "
-                                 "thousands of levels deep does this)", hint="nest fewer groups") from None
-            raise QueryError(f"the query worker ended unexpectedly (exit code {died.exitcode})",
-                             hint="run the query again; if it keeps happening, narrow it") from None
+        finally:
+            self._release(worker, healthy)
+
+    def read(self, text: str, scope: Scope) -> Any:
+        """The SPARQL guard's reading of ``text`` (a :class:`~sparqlqa.kb.sparql_reading.QueryReading`), read in
+        a worker under ``scope``'s deadline and memory limit; the guard's refusal is raised as it was raised there."""
+        worker = self._acquire(scope)
+        healthy = False
+        try:
+            with _worker_failures(scope.limits):
+                worker.conn.send(ReadRequest(text, scope.limits.max_memory_mb))
+                kind, value, grown = _receive(worker, scope.deadline)
+            healthy = not grown
+            if kind == "refused":
+                raise value
+            if kind != "reading":
+                raise QueryTooLarge("memory", scope.limits.max_memory_mb)
+            return value
         finally:
             self._release(worker, healthy)
 
@@ -310,6 +340,14 @@ def check_query(sparql: str, scope: Scope | None = None) -> None:
     :class:`~sparqlqa.errors.QueryError` (it failed, even on no data: a SERVICE meeting the filter)."""
     scope = scope or current() or Scope(QueryLimits(), time.monotonic() + QueryLimits().timeout_s)
     _checker().run(sparql, Scope(replace(scope.limits, max_rows=1, truncate=True), scope.deadline))
+
+
+def read_untrusted(text: str, scope: Scope) -> Any:
+    """The SPARQL guard's reading of an untrusted ``text`` (:func:`sparqlqa.kb.sparql_reading.read_query` in a
+    bounded scope), read by a worker of the checking pool: rdflib's parser is pure Python and recursive, so a
+    query nested thousands of groups deep costs the reader a fraction of a second of CPU and its memory; there it
+    counts against the scope's deadline and memory limit, not the server's, and a runaway parse is killed."""
+    return _checker().read(text, scope)
 
 
 def _checker() -> QueryPool:

@@ -10,6 +10,11 @@ then answers one request at a time, ``(sparql, max_rows, max_memory_mb)``, with 
   memory grew by more than half ``max_memory_mb`` since it started (the pool then replaces it);
 * ``("error", kind, message)`` — ``kind``: ``syntax``, ``memory`` or ``failed``.
 
+A :class:`ReadRequest` instead asks for :func:`sparqlqa.kb.sparql_reading.read_query`'s reading of an
+untrusted text (no store involved), under the same memory bound; the answer is one message,
+``("reading", QueryReading, grown)``, ``("refused", QueryError, grown)`` (the guard's error, pickled
+whole) or ``("error", "memory", grown)``.
+
 While a query runs, the address space may grow by ``max_memory_mb`` at most (``RLIMIT_AS``): an
 allocation past it fails, and the worker answers ``memory`` (or dies, when Oxigraph's Rust code
 aborts on it; the parent reads that death as the memory limit).  The worker ends when its parent
@@ -24,6 +29,7 @@ import signal
 import sys
 import threading
 import time
+from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from typing import Any
 
@@ -32,6 +38,14 @@ BATCH_ROWS = 2000
 BATCH_SECONDS = 0.05
 #: how often a worker checks that its parent is still there (seconds)
 ORPHAN_CHECK_SECONDS = 0.5
+
+
+@dataclass(frozen=True)
+class ReadRequest:
+    """Read ``text`` with the SPARQL guard's parser here (:func:`sparqlqa.kb.sparql_reading.read_query`)."""
+
+    text: str
+    max_memory_mb: int
 
 
 def main() -> None:
@@ -66,8 +80,12 @@ def serve(conn: Connection, path: str, *, network: bool = False) -> None:
             return
         if request is None:
             return
-        sparql, max_rows, max_memory_mb = request
         try:
+            if isinstance(request, ReadRequest):
+                answer = _read(request)
+                conn.send((*answer, resident() - start > request.max_memory_mb * 1024 * 1024 // 2))
+                continue
+            sparql, max_rows, max_memory_mb = request
             overflow = _answer(conn, store, sparql, max_rows, max_memory_mb)
             if overflow is not None:
                 conn.send(("done", overflow, resident() - start > max_memory_mb * 1024 * 1024 // 2))
@@ -132,6 +150,24 @@ def _answer(conn: Connection, store: Any, sparql: str, max_rows: int, max_memory
         except (OSError, RuntimeError, ValueError, TypeError) as exc:
             conn.send(("error", "failed", f"{type(exc).__name__}: {exc}"))
         return None
+    finally:
+        resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
+
+
+def _read(request: ReadRequest) -> tuple[str, Any]:
+    """The reading of ``request.text``, or the guard's refusal, with the address space bounded meanwhile."""
+    from sparqlqa.errors import QueryError
+    from sparqlqa.kb.sparql_reading import read_query
+
+    read_query("ASK {}")  # rdflib imported and the parser thread (its large stack) started before the bound
+    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    try:
+        _limit_address_space(request.max_memory_mb, hard)
+        return "reading", read_query(request.text)
+    except QueryError as exc:
+        return "refused", exc
+    except MemoryError:
+        return "error", "memory"
     finally:
         resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
 
