@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import errno
 import os
+from collections.abc import Mapping
 from os import PathLike
 from typing import Any
 
@@ -45,7 +46,7 @@ class SparqlqaError(Exception):
         return self.message
 
 
-def _rebuilt(cls: type[SparqlqaError], args: tuple[Any, ...], state: dict[str, Any]) -> SparqlqaError:
+def _rebuilt(cls: type[SparqlqaError], args: tuple[Any, ...], state: Mapping[str, object]) -> SparqlqaError:
     error = cls.__new__(cls, *args)
     error.args = args
     error.__dict__.update(state)

@@ -74,7 +74,6 @@ from typing import Any
 from sparqlqa.errors import QueryError, QueryTimeout, QueryTooLarge, StoreUnavailable
 from sparqlqa.kb.limits import QueryLimits, Scope, current
 from sparqlqa.kb.query_errors import syntax_error
-from sparqlqa.kb.query_worker import ReadRequest
 
 #: concurrent queries (worker processes) per store, unless the store says otherwise
 DEFAULT_WORKERS = 4
@@ -225,7 +224,7 @@ class QueryPool:
         healthy = False
         try:
             with _worker_failures(limits):
-                worker.conn.send((sparql, limits.max_rows, limits.max_memory_mb))
+                worker.conn.send(("query", sparql, limits.max_rows, limits.max_memory_mb))
                 outcome, grown = self._collect(worker, sparql, scope)
             healthy = not grown  # a worker that answered (even with an error) is reused, unless it grew
             if isinstance(outcome, QueryError):
@@ -241,7 +240,7 @@ class QueryPool:
         healthy = False
         try:
             with _worker_failures(scope.limits):
-                worker.conn.send(ReadRequest(text, scope.limits.max_memory_mb))
+                worker.conn.send(("read", text, scope.limits.max_memory_mb))
                 kind, value, grown = _receive(worker, scope.deadline)
             healthy = not grown
             if kind == "refused":

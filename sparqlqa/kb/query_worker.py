@@ -1,7 +1,7 @@
 """The process side of :mod:`sparqlqa.kb.query_pool`: one worker answering queries on one on-disk store.
 
 :func:`serve` runs in a child process.  It opens the store read-only, says ``("ready", pid)`` and
-then answers one request at a time, ``(sparql, max_rows, max_memory_mb)``, with messages:
+then answers one request at a time, ``("query", sparql, max_rows, max_memory_mb)``, with messages:
 
 * ``("head", variables)`` then ``("rows", [row, ...])`` batches (SELECT), or ``("triples", [...])``
   batches (CONSTRUCT, DESCRIBE), or ``("boolean", value)`` (ASK);
@@ -10,7 +10,7 @@ then answers one request at a time, ``(sparql, max_rows, max_memory_mb)``, with 
   memory grew by more than half ``max_memory_mb`` since it started (the pool then replaces it);
 * ``("error", kind, message)`` — ``kind``: ``syntax``, ``memory`` or ``failed``.
 
-A :class:`ReadRequest` instead asks for :func:`sparqlqa.kb.sparql_reading.read_query`'s reading of an
+A request ``("read", text, max_memory_mb)`` asks instead for the SPARQL guard's reading of an
 untrusted text (no store involved), under the same memory bound; the answer is one message,
 ``("reading", QueryReading, grown)``, ``("refused", QueryError, grown)`` (the guard's error, pickled
 whole) or ``("error", "memory", grown)``.
@@ -29,7 +29,6 @@ import signal
 import sys
 import threading
 import time
-from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from typing import Any
 
@@ -38,14 +37,6 @@ BATCH_ROWS = 2000
 BATCH_SECONDS = 0.05
 #: how often a worker checks that its parent is still there (seconds)
 ORPHAN_CHECK_SECONDS = 0.5
-
-
-@dataclass(frozen=True)
-class ReadRequest:
-    """Read ``text`` with the SPARQL guard's parser here (:func:`sparqlqa.kb.sparql_reading.read_query`)."""
-
-    text: str
-    max_memory_mb: int
 
 
 def main() -> None:
@@ -81,11 +72,12 @@ def serve(conn: Connection, path: str, *, network: bool = False) -> None:
         if request is None:
             return
         try:
-            if isinstance(request, ReadRequest):
-                answer = _read(request)
-                conn.send((*answer, resident() - start > request.max_memory_mb * 1024 * 1024 // 2))
+            if request[0] == "read":
+                _, text, max_memory_mb = request
+                answer = _read(text, max_memory_mb)
+                conn.send((*answer, resident() - start > max_memory_mb * 1024 * 1024 // 2))
                 continue
-            sparql, max_rows, max_memory_mb = request
+            _, sparql, max_rows, max_memory_mb = request
             overflow = _answer(conn, store, sparql, max_rows, max_memory_mb)
             if overflow is not None:
                 conn.send(("done", overflow, resident() - start > max_memory_mb * 1024 * 1024 // 2))
@@ -154,16 +146,16 @@ def _answer(conn: Connection, store: Any, sparql: str, max_rows: int, max_memory
         resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
 
 
-def _read(request: ReadRequest) -> tuple[str, Any]:
-    """The reading of ``request.text``, or the guard's refusal, with the address space bounded meanwhile."""
+def _read(text: str, max_memory_mb: int) -> tuple[str, Any]:
+    """The reading of ``text``, or the guard's refusal, with the address space bounded meanwhile."""
     from sparqlqa.errors import QueryError
     from sparqlqa.kb.sparql_reading import read_query
 
     read_query("ASK {}")  # rdflib imported and the parser thread (its large stack) started before the bound
     soft, hard = resource.getrlimit(resource.RLIMIT_AS)
     try:
-        _limit_address_space(request.max_memory_mb, hard)
-        return "reading", read_query(request.text)
+        _limit_address_space(max_memory_mb, hard)
+        return "reading", read_query(text)
     except QueryError as exc:
         return "refused", exc
     except MemoryError:
