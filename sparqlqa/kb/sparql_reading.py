@@ -147,6 +147,12 @@ _readings: OrderedDict[str, QueryReading] = OrderedDict()
 _readings_lock = threading.Lock()
 
 
+def clear_cache() -> None:
+    """Forget every reading (benchmarks and tests that time or count parses)."""
+    with _readings_lock:
+        _readings.clear()
+
+
 def _read(text: str) -> QueryReading:
     parsed = _parse(text)
     prologue, body = parsed[0], parsed[1]

@@ -28,9 +28,9 @@ REFUSED = (DEEP, "DELETE WHERE { ?s ?p ?o }", "SELECT * WHERE { ?s ?p }", "SELEC
 
 @pytest.fixture(autouse=True)
 def fresh_cache() -> Iterator[None]:
-    sparql_reading._readings.clear()
+    sparql_reading.clear_cache()
     yield
-    sparql_reading._readings.clear()
+    sparql_reading.clear_cache()
 
 
 def _here(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -53,7 +53,7 @@ def _refusal(text: str) -> tuple[Any, ...]:
 def test_a_reading_crossing_the_worker_equals_the_one_read_here(monkeypatch: pytest.MonkeyPatch) -> None:
     here = [read_query(text) for text in READS]
     assert here[0].services[0].iri == "http://ex.org/sparql" and here[1].variables == ("a", "b")
-    sparql_reading._readings.clear()
+    sparql_reading.clear_cache()
     _here(monkeypatch)
     with bounded(QueryLimits(timeout_s=60)):
         assert [read_query(text) for text in READS] == here
