@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -104,3 +105,13 @@ def test_a_parse_past_the_deadline_is_a_timeout_and_the_next_read_works() -> Non
         read_query(DEEP + " ")
     with bounded(QueryLimits(timeout_s=60)):
         assert read_query(READS[0]).form == "SELECT"
+
+
+def test_a_worker_that_dies_while_reading_is_a_clean_error() -> None:
+    with bounded(QueryLimits(timeout_s=60)):
+        read_query("ASK {}")
+        worker = query_pool._checker()._idle[-1]  # the one the next read takes
+        threading.Timer(0.1, worker.process.kill).start()
+        with pytest.raises(QueryError, match="ended unexpectedly"):
+            read_query(DEEP + "  ")
+        assert read_query(READS[2]).services[0].iri == "http://127.0.0.1:9/x"  # a fresh worker reads next
