@@ -242,7 +242,7 @@ class QueryPool:
             with _worker_failures(scope.limits):
                 worker.conn.send(("read", text, scope.limits.max_memory_mb))
                 kind, value, grown = _receive(worker, scope.deadline)
-            healthy = not grown
+            healthy = not grown and kind != "error"  # one that ran out of memory is replaced
             if kind == "refused":
                 raise value
             if kind != "reading":
@@ -328,7 +328,8 @@ class QueryPool:
         return self._live
 
 
-_CHECKER: list[tuple[int, QueryPool]] = []  # (the process that started it, the pool): forks start their own
+#: purpose → (the process that started it, the pool): forks start their own
+_CHECKER: dict[str, tuple[int, QueryPool]] = {}
 _CHECKER_LOCK = threading.Lock()
 
 
@@ -343,18 +344,22 @@ def check_query(sparql: str, scope: Scope | None = None) -> None:
 
 def read_untrusted(text: str, scope: Scope) -> Any:
     """The SPARQL guard's reading of an untrusted ``text`` (:func:`sparqlqa.kb.sparql_reading.read_query` in a
-    bounded scope), read by a worker of the checking pool: rdflib's parser is pure Python and recursive, so a
+    bounded scope), read by a worker of the reading pool: rdflib's parser is pure Python and recursive, so a
     query nested thousands of groups deep costs the reader a fraction of a second of CPU and its memory; there it
-    counts against the scope's deadline and memory limit, not the server's, and a runaway parse is killed."""
-    return _checker().read(text, scope)
+    counts against the scope's deadline and memory limit, not the server's, and a runaway parse is killed.  A
+    pool of its own, not the checking pool: runaway checks held until their deadline cannot hold up readings."""
+    return _checker("read").read(text, scope)
 
 
-def _checker() -> QueryPool:
-    """The process's pool of checking workers (started on first use; its workers end with the process)."""
+def _checker(purpose: str = "check") -> QueryPool:
+    """The process's pool of workers on an empty store for ``purpose`` (``check``: :func:`check_query`, ``read``:
+    :func:`read_untrusted`), started on first use; its workers end with the process."""
     with _CHECKER_LOCK:
-        if not _CHECKER or _CHECKER[0][0] != os.getpid():
-            _CHECKER[:] = [(os.getpid(), QueryPool(None, DEFAULT_WORKERS))]
-        return _CHECKER[0][1]
+        pid, pool = _CHECKER.get(purpose, (0, None))
+        if pool is None or pid != os.getpid():
+            pool = QueryPool(None, DEFAULT_WORKERS)
+            _CHECKER[purpose] = (os.getpid(), pool)
+        return pool
 
 
 def _error(kind: str, message: str, sparql: str, scope: Scope) -> QueryError:

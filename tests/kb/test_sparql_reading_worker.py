@@ -110,7 +110,7 @@ def test_a_parse_past_the_deadline_is_a_timeout_and_the_next_read_works() -> Non
 def test_a_worker_that_dies_while_reading_is_a_clean_error() -> None:
     with bounded(QueryLimits(timeout_s=60)):
         read_query("ASK {}")
-        worker = query_pool._checker()._idle[-1]  # the one the next read takes
+        worker = query_pool._checker("read")._idle[-1]  # the one the next read takes
         threading.Timer(0.1, worker.process.kill).start()
         with pytest.raises(QueryError, match="ended unexpectedly"):
             read_query(DEEP + "  ")
