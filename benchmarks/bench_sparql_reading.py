@@ -31,8 +31,10 @@ from typing import Any
 from pyoxigraph import RdfFormat
 from pyoxigraph import Store as OxStore
 
+from sparqlqa.errors import QueryError
+from sparqlqa.kb.limits import QueryLimits, bounded, unbounded
 from sparqlqa.kb.service_guard import check_service
-from sparqlqa.kb.sparql_reading import _cached, read_query
+from sparqlqa.kb.sparql_reading import _read, clear_cache, read_query
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from timing import median_seconds
@@ -91,7 +93,7 @@ def main() -> None:
         print(f"{'query':24} {'today us':>9} {'reading us':>11} {'cached us':>10} {'reading/today':>14}")
         for name, query in QUERIES.items():
             today = median_seconds(lambda q=query: (query_form(q), old_check(q, ALLOWED)), 1000) * 1e6
-            parsed = median_seconds(lambda q=query: check_service(_cached.__wrapped__(q), ALLOWED), 60) * 1e6
+            parsed = median_seconds(lambda q=query: check_service(_read(q), ALLOWED), 60) * 1e6
             cached = median_seconds(lambda q=query: check_service(read_query(q), ALLOWED), 1000) * 1e6
             print(f"{name:24} {today:9.1f} {parsed:11.1f} {cached:10.1f} {parsed / today:13.0f}x"
                   f"   (uncached = {parsed / baseline:.0f}x the baseline)")
@@ -125,7 +127,8 @@ def ask_share() -> None:
 
     def everything_parsed(query: Any) -> Any:
         counts[1] += 1
-        return read_query(str(query))
+        with unbounded():  # in this process, as before (inside ask's scope a text is read by a worker)
+            return read_query(str(query))
 
     def as_declared(query: Any) -> Any:
         counts[1] += 1
@@ -139,7 +142,7 @@ def ask_share() -> None:
         for question in QUESTIONS:
             walls, parses = [], []
             for _ in range(ASK_RUNS):
-                _cached.cache_clear()
+                clear_cache()
                 spent[0], counts[:] = 0.0, [0, 0]
                 start = time.perf_counter()
                 ask(kb, question, strategy="offline")
@@ -152,8 +155,41 @@ def ask_share() -> None:
     reading._parse = parse  # type: ignore[assignment]
 
 
+DEEP = "SELECT * WHERE " + "{" * 6000 + " ?s ?p ?o " + "}" * 6000
+
+
+def untrusted_cost(runs: int = 30) -> None:
+    """Per untrusted query, uncached, p50: read in this process (outside a scope) and in a warm reading worker
+    (inside a ``bounded`` scope, as a served or LLM query is): the wall time and this process's own CPU.  Each
+    run ends the text with a new comment, so neither this process nor the worker has read it before."""
+    def costs(text: str) -> tuple[float, float]:
+        walls, cpus = [], []
+        for run in range(runs):
+            fresh = f"{text}\n# {time.time_ns()} {run}"
+            wall, cpu = time.perf_counter(), time.process_time()
+            try:
+                read_query(fresh)
+            except QueryError:  # a refusal is a reading's outcome too
+                pass
+            walls.append(time.perf_counter() - wall)
+            cpus.append(time.process_time() - cpu)
+        return statistics.median(walls) * 1000, statistics.median(cpus) * 1000
+
+    cases = {**{name: QUERIES[name] for name in ("user: prefixes", "user: OPTIONAL/FILTER", "user: subquery",
+                                                   "real SERVICE")}, "refused: 6,000 deep": DEEP}
+    print(f"\n{'untrusted query':24} {'here ms':>8} {'here cpu':>9} {'worker ms':>10} {'worker cpu':>11}")
+    with bounded(QueryLimits(timeout_s=600)):
+        read_query("ASK { }")  # the reading pool is up and warm
+        for name, text in cases.items():
+            with unbounded():
+                here = costs(text)
+            there = costs(text)
+            print(f"{name:24} {here[0]:8.2f} {here[1]:9.2f} {there[0]:10.2f} {there[1]:11.2f}")
+
+
 if __name__ == "__main__":
     main()
+    untrusted_cost()
     with tempfile.TemporaryDirectory() as home:
         os.environ["SPARQLQA_HOME"], os.environ["SPARQLQA_EMBEDDER"] = home, "fake"
         ask_share()

@@ -15,7 +15,9 @@ from __future__ import annotations
 
 import errno
 import os
+from collections.abc import Mapping
 from os import PathLike
+from typing import Any
 
 
 class SparqlqaError(Exception):
@@ -31,11 +33,24 @@ class SparqlqaError(Exception):
     def __str__(self) -> str:
         return self.message
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickled whole (class, message, hint and every attribute), without calling ``__init__`` again: the
+        subclasses' keyword arguments are not in ``args``.  A worker process sends its error this way
+        (:func:`sparqlqa.kb.query_pool.read_untrusted`)."""
+        return (_rebuilt, (type(self), self.args, self.__dict__))
+
     def full_message(self) -> str:
         """The message and, when there is one, the hint on a second line."""
         if self.hint:
             return f"{self.message}\n  hint: {self.hint}"
         return self.message
+
+
+def _rebuilt(cls: type[SparqlqaError], args: tuple[Any, ...], state: Mapping[str, object]) -> SparqlqaError:
+    error = cls.__new__(cls, *args)
+    error.args = args
+    error.__dict__.update(state)
+    return error
 
 
 # --- configuration, names, extras -------------------------------------------------

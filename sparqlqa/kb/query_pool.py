@@ -64,6 +64,8 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from multiprocessing.connection import Connection
 from pathlib import Path
@@ -172,6 +174,24 @@ class _Died(Exception):
         self.exitcode = exitcode
 
 
+@contextmanager
+def _worker_failures(limits: QueryLimits) -> Iterator[None]:
+    """A worker stopped at the deadline → :class:`~sparqlqa.errors.QueryTimeout`; one that died → the error its
+    death means (the memory limit, a parser crash, or an unexpected end)."""
+    try:
+        yield
+    except _Stopped:
+        raise QueryTimeout(limits.timeout_s) from None
+    except _Died as died:
+        if died.exitcode in _MEMORY_DEATHS:
+            raise QueryTooLarge("memory", limits.max_memory_mb) from None
+        if died.exitcode == -signal.SIGSEGV:
+            raise QueryError("the query worker crashed reading the query (signal 11; a query nested "
+                             "thousands of levels deep does this)", hint="nest fewer groups") from None
+        raise QueryError(f"the query worker ended unexpectedly (exit code {died.exitcode})",
+                         hint="run the query again; if it keeps happening, narrow it") from None
+
+
 def _receive(worker: _Worker, deadline: float) -> tuple[Any, ...]:
     left = deadline - time.monotonic()
     if left <= 0 or not worker.conn.poll(left):
@@ -203,22 +223,31 @@ class QueryPool:
         worker = self._acquire(scope)
         healthy = False
         try:
-            worker.conn.send((sparql, limits.max_rows, limits.max_memory_mb))
-            outcome, grown = self._collect(worker, sparql, scope)
+            with _worker_failures(limits):
+                worker.conn.send(("query", sparql, limits.max_rows, limits.max_memory_mb))
+                outcome, grown = self._collect(worker, sparql, scope)
             healthy = not grown  # a worker that answered (even with an error) is reused, unless it grew
             if isinstance(outcome, QueryError):
                 raise outcome
             return outcome
-        except _Stopped:
-            raise QueryTimeout(limits.timeout_s) from None
-        except _Died as died:
-            if died.exitcode in _MEMORY_DEATHS:
-                raise QueryTooLarge("memory", limits.max_memory_mb) from None
-            if died.exitcode == -signal.SIGSEGV:
-                raise QueryError("the query worker crashed reading the query (signal 11; a query nested "
-                                 "thousands of levels deep does this)", hint="nest fewer groups") from None
-            raise QueryError(f"the query worker ended unexpectedly (exit code {died.exitcode})",
-                             hint="run the query again; if it keeps happening, narrow it") from None
+        finally:
+            self._release(worker, healthy)
+
+    def read(self, text: str, scope: Scope) -> Any:
+        """The SPARQL guard's reading of ``text`` (a :class:`~sparqlqa.kb.sparql_reading.QueryReading`), read in
+        a worker under ``scope``'s deadline and memory limit; the guard's refusal is raised as it was raised there."""
+        worker = self._acquire(scope)
+        healthy = False
+        try:
+            with _worker_failures(scope.limits):
+                worker.conn.send(("read", text, scope.limits.max_memory_mb))
+                kind, value, grown = _receive(worker, scope.deadline)
+            healthy = not grown and kind != "error"  # one that ran out of memory is replaced
+            if kind == "refused":
+                raise value
+            if kind != "reading":
+                raise QueryTooLarge("memory", scope.limits.max_memory_mb)
+            return value
         finally:
             self._release(worker, healthy)
 
@@ -299,7 +328,8 @@ class QueryPool:
         return self._live
 
 
-_CHECKER: list[tuple[int, QueryPool]] = []  # (the process that started it, the pool): forks start their own
+#: purpose → (the process that started it, the pool): forks start their own
+_CHECKER: dict[str, tuple[int, QueryPool]] = {}
 _CHECKER_LOCK = threading.Lock()
 
 
@@ -312,12 +342,24 @@ def check_query(sparql: str, scope: Scope | None = None) -> None:
     _checker().run(sparql, Scope(replace(scope.limits, max_rows=1, truncate=True), scope.deadline))
 
 
-def _checker() -> QueryPool:
-    """The process's pool of checking workers (started on first use; its workers end with the process)."""
+def read_untrusted(text: str, scope: Scope) -> Any:
+    """The SPARQL guard's reading of an untrusted ``text`` (:func:`sparqlqa.kb.sparql_reading.read_query` in a
+    bounded scope), read by a worker of the reading pool: rdflib's parser is pure Python and recursive, so a
+    query nested thousands of groups deep costs the reader a fraction of a second of CPU and its memory; there it
+    counts against the scope's deadline and memory limit, not the server's, and a runaway parse is killed.  A
+    pool of its own, not the checking pool: runaway checks held until their deadline cannot hold up readings."""
+    return _checker("read").read(text, scope)
+
+
+def _checker(purpose: str = "check") -> QueryPool:
+    """The process's pool of workers on an empty store for ``purpose`` (``check``: :func:`check_query`, ``read``:
+    :func:`read_untrusted`), started on first use; its workers end with the process."""
     with _CHECKER_LOCK:
-        if not _CHECKER or _CHECKER[0][0] != os.getpid():
-            _CHECKER[:] = [(os.getpid(), QueryPool(None, DEFAULT_WORKERS))]
-        return _CHECKER[0][1]
+        pid, pool = _CHECKER.get(purpose, (0, None))
+        if pool is None or pid != os.getpid():
+            pool = QueryPool(None, DEFAULT_WORKERS)
+            _CHECKER[purpose] = (os.getpid(), pool)
+        return pool
 
 
 def _error(kind: str, message: str, sparql: str, scope: Scope) -> QueryError:

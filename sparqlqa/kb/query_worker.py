@@ -1,7 +1,7 @@
 """The process side of :mod:`sparqlqa.kb.query_pool`: one worker answering queries on one on-disk store.
 
 :func:`serve` runs in a child process.  It opens the store read-only, says ``("ready", pid)`` and
-then answers one request at a time, ``(sparql, max_rows, max_memory_mb)``, with messages:
+then answers one request at a time, ``("query", sparql, max_rows, max_memory_mb)``, with messages:
 
 * ``("head", variables)`` then ``("rows", [row, ...])`` batches (SELECT), or ``("triples", [...])``
   batches (CONSTRUCT, DESCRIBE), or ``("boolean", value)`` (ASK);
@@ -9,6 +9,11 @@ then answers one request at a time, ``(sparql, max_rows, max_memory_mb)``, with 
   was read, so a runaway result never fills the worker or the parent; ``grown``: the worker's resident
   memory grew by more than half ``max_memory_mb`` since it started (the pool then replaces it);
 * ``("error", kind, message)`` — ``kind``: ``syntax``, ``memory`` or ``failed``.
+
+A request ``("read", text, max_memory_mb)`` asks instead for the SPARQL guard's reading of an
+untrusted text (no store involved), under the same memory bound; the answer is one message,
+``("reading", QueryReading, grown)``, ``("refused", QueryError, grown)`` (the guard's error, pickled
+whole) or ``("error", "memory", grown)``.
 
 While a query runs, the address space may grow by ``max_memory_mb`` at most (``RLIMIT_AS``): an
 allocation past it fails, and the worker answers ``memory`` (or dies, when Oxigraph's Rust code
@@ -66,8 +71,13 @@ def serve(conn: Connection, path: str, *, network: bool = False) -> None:
             return
         if request is None:
             return
-        sparql, max_rows, max_memory_mb = request
         try:
+            if request[0] == "read":
+                _, text, max_memory_mb = request
+                answer = _read(text, max_memory_mb)
+                conn.send((*answer, resident() - start > max_memory_mb * 1024 * 1024 // 2))
+                continue
+            _, sparql, max_rows, max_memory_mb = request
             overflow = _answer(conn, store, sparql, max_rows, max_memory_mb)
             if overflow is not None:
                 conn.send(("done", overflow, resident() - start > max_memory_mb * 1024 * 1024 // 2))
@@ -132,6 +142,24 @@ def _answer(conn: Connection, store: Any, sparql: str, max_rows: int, max_memory
         except (OSError, RuntimeError, ValueError, TypeError) as exc:
             conn.send(("error", "failed", f"{type(exc).__name__}: {exc}"))
         return None
+    finally:
+        resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
+
+
+def _read(text: str, max_memory_mb: int) -> tuple[str, Any]:
+    """The reading of ``text``, or the guard's refusal, with the address space bounded meanwhile."""
+    from sparqlqa.errors import QueryError
+    from sparqlqa.kb.sparql_reading import read_query
+
+    read_query("ASK {}")  # rdflib imported and the parser thread (its large stack) started before the bound
+    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    try:
+        _limit_address_space(max_memory_mb, hard)
+        return "reading", read_query(text)
+    except QueryError as exc:
+        return "refused", exc
+    except MemoryError:
+        return "error", "memory"
     finally:
         resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
 

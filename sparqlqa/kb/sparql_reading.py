@@ -34,7 +34,9 @@ rdflib's algebra-to-text writer does not round-trip every query (aggregates, pat
 VALUES), so answers could change; the fuzz test (``tests/faults/test_fault_service_fuzz.py``) checks
 instead that whatever this reading lets through makes no request.
 
-Parsing costs a few milliseconds, so readings are cached per query text (a bounded LRU).
+Parsing costs a few milliseconds, so readings are cached per query text (a bounded LRU).  An untrusted
+text (one read inside a :func:`~sparqlqa.kb.limits.bounded` scope) is parsed in a query worker, under the
+scope's deadline and memory limit (:func:`read_query`).
 
 >>> reading = read_query("PREFIX e: <http://ex.org/> "
 ...                      "SELECT ?s (COUNT(?o) AS ?n) { SERVICE SILENT e:sparql { ?s ?p ?o } }")
@@ -50,16 +52,17 @@ sparqlqa.errors.UpdateRefused: refused to send a SPARQL update (DELETE): sparqlq
 
 from __future__ import annotations
 
-import functools
 import os
 import sys
 import threading
+from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar
 from urllib.parse import urljoin, urlsplit
 
 from sparqlqa.errors import QueryError, SparqlSyntaxError, UpdateRefused
+from sparqlqa.kb.limits import current
 
 READ_FORMS = ("SELECT", "ASK", "CONSTRUCT", "DESCRIBE")
 _FORMS = {"SelectQuery": "SELECT", "AskQuery": "ASK", "ConstructQuery": "CONSTRUCT", "DescribeQuery": "DESCRIBE"}
@@ -113,12 +116,44 @@ class QueryReading:
 def read_query(text: str) -> QueryReading:
     """The reading of ``text``: :class:`UpdateRefused` for an update, :class:`UnreadableQuery` or
     :class:`~sparqlqa.errors.SparqlSyntaxError` when it cannot be read, :class:`QueryError` for
-    something that is no query at all."""
-    return _cached(text)
+    something that is no query at all.
+
+    Inside a :func:`~sparqlqa.kb.limits.bounded` scope the text is untrusted (a served request, MCP, the CLI
+    ``sparql`` command, an LLM's query): it is read in a query worker
+    (:func:`sparqlqa.kb.query_pool.read_untrusted`), so its parse counts against the scope's deadline and
+    memory limit, not the caller's process (rdflib's parser spends ~0.3 s of CPU refusing a query nested
+    6,000 groups deep).  Outside a scope (a KB's own scans, tests, library calls) it is read here.  Either way
+    a text read once is remembered (:data:`CACHE_SIZE` readings) and not read again."""
+    with _readings_lock:
+        reading = _readings.get(text)
+        if reading is not None:
+            _readings.move_to_end(text)
+            return reading
+    scope = current()
+    if scope is None:
+        reading = _read(text)
+    else:
+        from sparqlqa.kb.query_pool import read_untrusted
+
+        reading = read_untrusted(text, scope)
+    with _readings_lock:
+        _readings[text] = reading
+        if len(_readings) > CACHE_SIZE:
+            _readings.popitem(last=False)
+    return reading
 
 
-@functools.lru_cache(maxsize=CACHE_SIZE)
-def _cached(text: str) -> QueryReading:
+_readings: OrderedDict[str, QueryReading] = OrderedDict()
+_readings_lock = threading.Lock()
+
+
+def clear_cache() -> None:
+    """Forget every reading (benchmarks and tests that time or count parses)."""
+    with _readings_lock:
+        _readings.clear()
+
+
+def _read(text: str) -> QueryReading:
     parsed = _parse(text)
     prologue, body = parsed[0], parsed[1]
     prefixes, base_used = _prologue(prologue)

@@ -72,7 +72,7 @@ def parses(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     seen: list[str] = []
     original = reading._parse
     monkeypatch.setattr(reading, "_parse", lambda text: seen.append(text) or original(text))
-    reading._cached.cache_clear()
+    reading.clear_cache()
     return seen
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -11,7 +12,7 @@ import pytest
 from serve_helpers import DIRECTED, QUESTION, running
 from starlette.testclient import TestClient
 
-from sparqlqa.errors import ConfigError
+from sparqlqa.errors import ConfigError, QueryError
 from sparqlqa.kb.knowledge_base import KnowledgeBase
 from sparqlqa.serve.app import create_app
 from sparqlqa.serve.service import ServeSettings, Service
@@ -254,3 +255,20 @@ def test_requests_use_the_servers_own_llm_objects(movies_kb: KnowledgeBase, monk
     monkeypatch.setenv("SPARQLQA_LLM", "fake")  # "offline" must not fall back to the environment's LLM
     offline = client.post("/api/ask", json={"kb": "movies", "question": QUESTION, "llm": "offline"})
     assert offline.status_code == 200 and offline.json()["strategy"] == "offline" and len(fake.requests) == 1
+
+
+def test_a_6000_deep_query_is_refused_in_a_worker_not_by_the_server(client: TestClient) -> None:
+    from sparqlqa.kb.sparql_reading import read_query
+
+    deep = "SELECT * WHERE " + "{" * 6000 + " ?s ?p ?o " + "}" * 6000
+    start = time.process_time()
+    with pytest.raises(QueryError) as here:
+        read_query(deep)  # outside a scope: read in this process, as before
+    in_process = time.process_time() - start
+    assert _count(client) > 0  # the reading workers are up
+    start = time.process_time()
+    response = client.post("/api/sparql", json={"kb": "movies", "query": deep})
+    served = time.process_time() - start
+    assert response.status_code == 400 and response.json()["error"] == here.value.message
+    assert served < in_process / 3, (served, in_process)
+    assert client.get("/healthz").status_code == 200

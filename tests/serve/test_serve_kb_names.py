@@ -34,9 +34,11 @@ def two_kbs(movies_kb: KnowledgeBase) -> None:
 
 
 def _workers(before: set[int]) -> list[psutil.Process]:
-    """The query workers this process started since ``before`` (its children then) that still run."""
+    """The query workers of a store this process started since ``before`` (its children then) that still run; not
+    the empty-store workers all KBs share (``query_pool``'s checking and reading pools: store path ``""``)."""
     return [child for child in psutil.Process().children(recursive=True)
-            if child.pid not in before and child.is_running() and child.status() != psutil.STATUS_ZOMBIE]
+            if child.pid not in before and child.is_running() and child.status() != psutil.STATUS_ZOMBIE
+            and child.cmdline()[4:5] != [""]]
 
 
 def _children() -> set[int]:
