@@ -14,9 +14,7 @@ from typing import TYPE_CHECKING
 from sparqlqa.errors import QueryError
 from sparqlqa.kb.built_query import BuiltQuery
 from sparqlqa.kb.data_names import stored_data_names
-from sparqlqa.kb.terms import is_value_key
 from sparqlqa.stages.analytic import compile_analytic, wants_analytic
-from sparqlqa.stages.answer import AnswerItem, Ranking
 from sparqlqa.stages.table import Table
 
 if TYPE_CHECKING:
@@ -44,8 +42,7 @@ def _link_nodes(ctx: AskContext, triplets: Triplets) -> LinkedConstants:
 def analytic_answer(ctx: AskContext, triplets: Triplets, *, rerank: bool) -> Answer | None:
     """The answer of an analytical form, or None (with a note) when the triplets ask for none or its query
     cannot be built or run: the caller then goes the usual way."""
-    from sparqlqa.stages.execute import Candidate, Candidates, Evidence
-    from sparqlqa.strategies.pipeline import build_answer, rerank_top
+    from sparqlqa.strategies.pipeline import build_answer, rerank_top, table_rows_ranking
 
     if not triplets.triplets or not wants_analytic(triplets, tables=bool(stored_data_names(ctx.kb))):
         return None
@@ -62,13 +59,9 @@ def analytic_answer(ctx: AskContext, triplets: Triplets, *, rerank: bool) -> Ans
     form, value = table.form()
     if form == "value" and table.columns[0].kind == "node":  # one node ("the library with the most books")
         form, value = "list", None
-    keys = list(dict.fromkeys(row[0] for row in table.rows if row and row[0] is not None))
-    items = [AnswerItem.ranked(key, 1.0 - n / (len(keys) + 1), "filtered", tier=0) for n, key in enumerate(keys)]
     nodes = form == "list" and table.columns[0].kind == "node"
-    candidates = Candidates(target=compiled.columns[0], items=[Candidate(key, 0, 1, Evidence()) for key in keys],
-                            target_is_value=any(is_value_key(k) for k in keys), form=form,
-                            value=value, ordered=compiled.ordered)
-    ranking = Ranking(query_text=ctx.question, items=items)
+    ranking, candidates = table_rows_ranking(ctx, table, form=form, value=value, ordered=compiled.ordered,
+                                             target=compiled.columns[0])
     texts = rerank_top(ctx, ranking, enabled=rerank and nodes)
     answer = build_answer(ctx, ranking, texts, triplets=triplets, linked=linked, candidates=candidates,
                           table=None if nodes else table)

@@ -314,6 +314,21 @@ def build_answer(ctx: AskContext, ranking: Ranking | None = None, texts: Mapping
     return answer
 
 
+def table_rows_ranking(ctx: AskContext, table: Table, *, form: str, value: int | bool | str | None,
+                       ordered: bool, target: str | None = None) -> tuple[Ranking, Candidates]:
+    """A query's table as stage 2 and 3 hand it on: its first column's distinct cells as matched items in row
+    order (scored by rank), and the :class:`Candidates` carrying the form, value and order (the table
+    answers of the offline table reader and of 4step's analytical form)."""
+    from sparqlqa.stages.execute import Candidate, Candidates, Evidence
+
+    keys = list(dict.fromkeys(row[0] for row in table.rows if row and row[0] is not None))
+    items = [AnswerItem.ranked(key, 1.0 - n / (len(keys) + 1), "filtered", tier=0) for n, key in enumerate(keys)]
+    candidates = Candidates(target=target, items=[Candidate(key, 0, 1, Evidence()) for key in keys],
+                            target_is_value=any(is_value_key(k) for k in keys), form=form, value=value,
+                            ordered=ordered)
+    return Ranking(query_text=ctx.question, items=items), candidates
+
+
 def waiting_answer(ctx: AskContext) -> Answer:
     """The answer of a question stopped before ranking: no items, the pending prompts listed."""
     ctx.note(WAITING_NOTE)

@@ -14,8 +14,6 @@ from typing import TYPE_CHECKING
 
 from sparqlqa.errors import QueryError
 from sparqlqa.kb.built_query import BuiltQuery
-from sparqlqa.kb.terms import is_value_key
-from sparqlqa.stages.answer import AnswerItem, Ranking
 from sparqlqa.stages.table import Table
 from sparqlqa.strategies.offline.tables.forms import read_table_question
 from sparqlqa.strategies.offline.tables.mentions import find_mentions, tokens
@@ -39,8 +37,7 @@ def table_form(table: Table) -> tuple[str, int | str | None]:
 
 def table_answer(ctx: AskContext) -> Answer | None:
     """The answer from the question's analytical reading, or None when there is none."""
-    from sparqlqa.stages.execute import Candidate, Candidates, Evidence
-    from sparqlqa.strategies.pipeline import build_answer
+    from sparqlqa.strategies.pipeline import build_answer, table_rows_ranking
 
     model = table_model(ctx.kb)
     if model is None:
@@ -57,13 +54,10 @@ def table_answer(ctx: AskContext) -> Answer | None:
     ctx.queries.append(result.history().at("sparql"))
     table = Table.from_result(result, reading.columns, aggregates=reading.aggregates, ordered=reading.ordered)
     form, value = table_form(table)
-    keys = list(dict.fromkeys(row[0] for row in table.rows if row and row[0] is not None))
-    items = [AnswerItem.ranked(key, 1.0 - n / (len(keys) + 1), "filtered", tier=0) for n, key in enumerate(keys)]
-    candidates = Candidates(target=None, items=[Candidate(key, 0, 1, Evidence()) for key in keys],
-                            target_is_value=any(is_value_key(k) for k in keys), form=form,
-                            value=value if not isinstance(value, str) else None, ordered=reading.ordered)
+    ranking, candidates = table_rows_ranking(ctx, table, form=form, ordered=reading.ordered,
+                                             value=value if not isinstance(value, str) else None)
     ctx.note(f"offline: read as a question about the graph's tables (what it names: {reading.reading})")
-    answer = build_answer(ctx, Ranking(query_text=ctx.question, items=items), candidates=candidates, table=table)
+    answer = build_answer(ctx, ranking, candidates=candidates, table=table)
     if form == "value":
         answer.value = value
     return answer
