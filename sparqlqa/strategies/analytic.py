@@ -15,7 +15,6 @@ from sparqlqa.errors import QueryError
 from sparqlqa.kb.built_query import BuiltQuery
 from sparqlqa.kb.data_names import stored_data_names
 from sparqlqa.stages.analytic import compile_analytic, wants_analytic
-from sparqlqa.stages.table import Table
 
 if TYPE_CHECKING:
     from sparqlqa.stages.answer import Answer
@@ -24,6 +23,9 @@ if TYPE_CHECKING:
     from sparqlqa.strategies.pipeline import AskContext
 
 __all__ = ["analytic_answer"]
+
+#: the note when the analytical query cannot be built or run (the usual way answers then)
+FAILED_NOTE = "the analytical query could not be run ({why}); answering from the triplets' target"
 
 
 def _link_nodes(ctx: AskContext, triplets: Triplets) -> LinkedConstants:
@@ -42,20 +44,20 @@ def _link_nodes(ctx: AskContext, triplets: Triplets) -> LinkedConstants:
 def analytic_answer(ctx: AskContext, triplets: Triplets, *, rerank: bool) -> Answer | None:
     """The answer of an analytical form, or None (with a note) when the triplets ask for none or its query
     cannot be built or run: the caller then goes the usual way."""
-    from sparqlqa.strategies.pipeline import build_answer, rerank_top, table_rows_ranking
+    from sparqlqa.strategies.pipeline import build_answer, rerank_top, run_table_query, table_rows_ranking
 
     if not triplets.triplets or not wants_analytic(triplets, tables=bool(stored_data_names(ctx.kb))):
         return None
     linked = _link_nodes(ctx, triplets)
     try:
         compiled = compile_analytic(triplets, linked, ctx.kb.schema)
-        with ctx.stage("sparql"):
-            result = ctx.kb.query(BuiltQuery.select(compiled.sparql))
     except QueryError as exc:
-        ctx.note(f"the analytical query could not be run ({exc.message}); answering from the triplets' target")
+        ctx.note(FAILED_NOTE.format(why=exc.message))
         return None
-    ctx.queries.append(result.history().at("sparql"))
-    table = Table.from_result(result, compiled.columns, aggregates=compiled.aggregates, ordered=compiled.ordered)
+    table = run_table_query(ctx, BuiltQuery.select(compiled.sparql), compiled.columns,
+                            aggregates=compiled.aggregates, ordered=compiled.ordered, failure=FAILED_NOTE)
+    if table is None:
+        return None
     form, value = table.form()
     if form == "value" and table.columns[0].kind == "node":  # one node ("the library with the most books")
         form, value = "list", None

@@ -8,13 +8,13 @@ rerank) becomes a note in :attr:`Answer.notes`, never an exception.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypedDict
 
 from sparqlqa.embed.embedders import Embedder
-from sparqlqa.errors import LLMParseError, NotInCache, SparqlqaError
+from sparqlqa.errors import LLMParseError, NotInCache, QueryError, SparqlqaError
 from sparqlqa.kb.group import GroupKB
 from sparqlqa.kb.knowledge_base import KnowledgeBase
 from sparqlqa.kb.naming import display_name
@@ -30,6 +30,7 @@ from sparqlqa.stages.rerank import rerank
 from sparqlqa.stages.table import Table
 
 if TYPE_CHECKING:
+    from sparqlqa.kb.built_query import BuiltQuery
     from sparqlqa.llm import LLM, LLMCall
     from sparqlqa.stages.execute import Candidates, ExecuteOptions
     from sparqlqa.stages.linking import LinkedConstants
@@ -312,6 +313,20 @@ def build_answer(ctx: AskContext, ranking: Ranking | None = None, texts: Mapping
     answer = settle(ctx, shape_answer(answer))
     answer.table = table.named(labels) if table is not None else answer_table(answer)
     return answer
+
+
+def run_table_query(ctx: AskContext, query: BuiltQuery, columns: Sequence[str], *, aggregates: Iterable[str],
+                    ordered: bool, failure: str) -> Table | None:
+    """Run a table query sparqlqa built (stage ``sparql``, recorded) and read its rows as a :class:`Table`;
+    ``None`` with the note ``failure`` (``{why}``: the reason) when it cannot run."""
+    try:
+        with ctx.stage("sparql"):
+            result = ctx.kb.query(query)
+    except QueryError as exc:
+        ctx.note(failure.format(why=exc.message))
+        return None
+    ctx.queries.append(result.history().at("sparql"))
+    return Table.from_result(result, columns, aggregates=aggregates, ordered=ordered)
 
 
 def table_rows_ranking(ctx: AskContext, table: Table, *, form: str, value: int | bool | str | None,

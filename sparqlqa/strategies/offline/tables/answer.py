@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from sparqlqa.errors import QueryError
 from sparqlqa.kb.built_query import BuiltQuery
 from sparqlqa.stages.table import Table
 from sparqlqa.strategies.offline.tables.forms import read_table_question
@@ -37,7 +36,7 @@ def table_form(table: Table) -> tuple[str, int | str | None]:
 
 def table_answer(ctx: AskContext) -> Answer | None:
     """The answer from the question's analytical reading, or None when there is none."""
-    from sparqlqa.strategies.pipeline import build_answer, table_rows_ranking
+    from sparqlqa.strategies.pipeline import build_answer, run_table_query, table_rows_ranking
 
     model = table_model(ctx.kb)
     if model is None:
@@ -45,14 +44,10 @@ def table_answer(ctx: AskContext) -> Answer | None:
     reading = read_table_question(ctx.question, model, ctx.kb.schema.type_predicate)
     if reading is None:
         return None
-    try:
-        with ctx.stage("sparql"):
-            result = ctx.kb.query(BuiltQuery.select(reading.sparql))
-    except QueryError as exc:
-        ctx.note(f"offline: the table reading's query failed ({exc.message})")
+    table = run_table_query(ctx, BuiltQuery.select(reading.sparql), reading.columns, aggregates=reading.aggregates,
+                            ordered=reading.ordered, failure="offline: the table reading's query failed ({why})")
+    if table is None:
         return None
-    ctx.queries.append(result.history().at("sparql"))
-    table = Table.from_result(result, reading.columns, aggregates=reading.aggregates, ordered=reading.ordered)
     form, value = table_form(table)
     ranking, candidates = table_rows_ranking(ctx, table, form=form, ordered=reading.ordered,
                                              value=value if not isinstance(value, str) else None)
