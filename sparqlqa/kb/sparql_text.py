@@ -58,10 +58,11 @@ def compact_iris(query: str, prefixes: dict[str, str]) -> tuple[str, dict[str, s
     """
     by_length = sorted(((iri, name) for name, iri in prefixes.items() if iri), key=lambda pair: -len(pair[0]))
     used: dict[str, str] = {}
-    if re.search(r"(?i)\b(?:PREFIX|BASE)\b", query):
+    found = list(sparql_tokens(query))
+    if any(m.lastgroup == "word" and m.group().upper() in ("PREFIX", "BASE") for m in found):
         return query, used  # its own declarations could shadow ours: leave it as written
     parts: list[str] = []
-    for match in sparql_tokens(query):
+    for match in found:
         text = match.group()
         if match.lastgroup == "iri":
             for namespace, name in by_length:

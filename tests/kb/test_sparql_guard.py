@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 from pyoxigraph import Literal
 
@@ -83,6 +83,7 @@ def test_compact_iris_keeps_the_meaning_and_declares_what_it_used() -> None:
 
 
 @given(st.text(max_size=30))
+@example("PREFIX")  # a keyword inside a string is no declaration: the query is still compacted
 def test_compact_iris_never_touches_a_string(text: str) -> None:
     from pyoxigraph import Literal
 
