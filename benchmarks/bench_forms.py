@@ -58,6 +58,9 @@ def judge(case: dict[str, Any], answer: Any) -> bool:
     form = getattr(answer, "form", "list")
     if kind in ("count", "boolean"):
         return form == case["form"] and getattr(answer, "value", None) == case["value"]
+    if form == "value" and answer.table is not None and answer.table.rows:  # one value (issue 34): its cell
+        labels = [_norm(answer.table.text_rows()[0][0])]
+        return kind not in ("superlative", "comparison") and labels[0] == gold[0]
     if form != "list" or not labels:
         return False
     if kind in ("superlative", "comparison"):
