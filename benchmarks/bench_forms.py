@@ -61,7 +61,7 @@ def judge(case: dict[str, Any], answer: Any) -> bool:
     if form == "value" and answer.table is not None and answer.table.rows:  # one value (issue 34): its cell
         labels = [_norm(answer.table.text_rows()[0][0])]
         return kind not in ("superlative", "comparison") and labels[0] == gold[0]
-    if form != "list" or not labels:
+    if form not in ("list", "table") or not labels:  # a table of nodes and their ranking figure: its nodes
         return False
     if kind in ("superlative", "comparison"):
         return labels[0] == gold[0]

@@ -43,6 +43,8 @@ __all__ = ["AnalyticQuery", "compile_analytic", "wants_analytic"]
 DECIMAL = NamedNode(XSD + "decimal")
 #: most linked nodes a constant's VALUES holds
 MAX_NODES = 5
+#: one answer column: its variable name and its aggregate (None: the variable's own values)
+Column = tuple[str, Aggregate | None]
 
 
 @dataclass
@@ -142,7 +144,7 @@ def _aggregate(agg: Aggregate, builder: _Builder) -> str:
     return f"{agg.function.upper()}(COALESCE({DECIMAL}(STR(?{var})), ?{var}))"
 
 
-def _columns(triplets: Triplets) -> list[tuple[str, Aggregate | None]]:
+def _columns(triplets: Triplets) -> list[Column]:
     """The answer's columns: (variable name, its aggregate or None), in the order ``select`` names them,
     then the aggregates it does not name (two aggregates of one variable are two columns)."""
     form, target = triplets.form, triplets.target
@@ -165,12 +167,38 @@ def _columns(triplets: Triplets) -> list[tuple[str, Aggregate | None]]:
     return columns
 
 
-def _order(triplets: Triplets, builder: _Builder, names: dict[str, str]) -> list[str]:
+def _ranked(triplets: Triplets, columns: list[Column], builder: _Builder) -> tuple[list[Column], dict[str, Aggregate]]:
+    """The columns with the figure a ranking is computed from last ("the most", "top k": an order on an aggregate
+    with a limit shows that figure after the asked columns), and the order's aggregates that are no column.
+    An order on a node variable the groups leave out is a count of it ("the library with the most books")."""
+    form = triplets.form
+    grouped = {variable_name(g) for g in form.group_by}
+    selected = {variable_name(v) for v in form.select}
+    plain = {var for var, agg in columns if agg is None}
+    ranked, hidden = list(columns), {}
+    for order in form.order_by:
+        var = variable_name(order.variable)
+        found = next((column for column in ranked if column[0] == var and column[1] is not None), None)
+        if found is None and grouped and var not in grouped | plain | builder.value_vars:
+            found = (var, Aggregate("count", order.variable))
+            if not form.limit:
+                hidden[var] = Aggregate("count", order.variable)
+                continue
+        elif found is None or var in selected or not form.limit:
+            continue
+        if found in ranked:
+            ranked.remove(found)
+        ranked.append(found)
+    return ranked, hidden
+
+
+def _order(triplets: Triplets, builder: _Builder, names: dict[str, str],
+           hidden: dict[str, Aggregate]) -> list[str]:
     """ORDER BY keys: an aggregated variable by its aggregate, a value as a number when it reads as one."""
     keys = []
     for order in triplets.form.order_by:
         var = variable_name(order.variable)
-        key = f"?{names[var]}" if var in names else \
+        key = f"?{names[var]}" if var in names else _aggregate(hidden[var], builder) if var in hidden else \
             f"COALESCE({DECIMAL}(STR(?{var})), ?{var})" if var in builder.value_vars else f"?{var}"
         keys.append(f"{'DESC' if order.direction == 'desc' else 'ASC'}({key})")
     return keys
@@ -180,7 +208,7 @@ def compile_analytic(triplets: Triplets, linked: LinkedConstants, schema: Schema
     """The analytical query of ``triplets`` (:class:`~sparqlqa.errors.QueryError` when it cannot be built)."""
     builder = _Builder(schema, linked)
     lines = _where(triplets, builder)
-    columns = _columns(triplets)
+    columns, hidden = _ranked(triplets, _columns(triplets), builder)
     summed = [(var, agg) for var, agg in columns if agg is not None]
     single_count = len(summed) == 1 and summed[0][1].function == "count"
     outputs = [var if agg is None else "count" if single_count else f"{agg.function}_{var[2:]}"
@@ -190,11 +218,12 @@ def compile_analytic(triplets: Triplets, linked: LinkedConstants, schema: Schema
     distinct = "DISTINCT " if triplets.form.distinct else ""
     text = f"SELECT {distinct}" + " ".join(head) + " WHERE {\n" + "\n".join(lines) + "\n}"
     plain = [var for var, agg in columns if agg is None]
-    groups = list(dict.fromkeys([*(variable_name(g) for g in triplets.form.group_by), *plain])) if summed else []
+    groups = list(dict.fromkeys([*(variable_name(g) for g in triplets.form.group_by), *plain])) \
+        if summed or hidden else []
     if groups:
         text += "\nGROUP BY " + " ".join(f"?{g}" for g in groups)
     names = {var: out for (var, agg), out in zip(columns, outputs, strict=True) if agg is not None}
-    orders = _order(triplets, builder, names)
+    orders = _order(triplets, builder, names, hidden)
     if orders:
         text += "\nORDER BY " + " ".join(orders)
     if triplets.form.limit:

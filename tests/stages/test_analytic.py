@@ -78,3 +78,42 @@ def test_a_constant_naming_no_node_cannot_be_compiled() -> None:
     assert wants_analytic(t, tables=False) is False  # a plain count keeps the usual compiler
     with pytest.raises(QueryError):
         compile_analytic(t, LinkedConstants(), SCHEMA)
+
+
+SINGER_CONCERTS = [{"head": "?c", "relation": "singer", "tail": "?x1"},
+                   {"head": "?x1", "relation": "name", "tail": "?n"},
+                   {"head": "?x1", "relation": "age", "tail": "?a"}]
+
+
+def test_a_ranking_on_a_count_shows_the_count_as_the_last_column() -> None:
+    """"The singer with the most concerts": ordered by a computed figure with a limit, the figure is shown
+    (issue 34); an order on a node variable the groups leave out is the count of it."""
+    implicit = compile_analytic(triplets({"triplets": SINGER_CONCERTS, "target": "?x1", "select": ["?n"],
+                                          "group_by": ["?x1"], "order_by": [{"variable": "?c"}], "limit": 1}),
+                                LinkedConstants(), SCHEMA)
+    assert implicit.columns == ["v_n", "count"] and implicit.aggregates == {"count": "count"}
+    assert "(COUNT(DISTINCT ?v_c) AS ?count)" in implicit.sparql and "GROUP BY ?v_x1 ?v_n" in implicit.sparql
+    assert implicit.sparql.endswith("ORDER BY DESC(?count)\nLIMIT 1")
+    listed = compile_analytic(triplets({"triplets": SINGER_CONCERTS, "target": "?x1", "select": ["?n"],
+                                        "aggregates": [{"function": "count", "variable": "?c"},
+                                                       {"function": "max", "variable": "?a"}],
+                                        "group_by": ["?x1"], "order_by": [{"variable": "?c"}], "limit": 2}),
+                              LinkedConstants(), SCHEMA)
+    assert listed.columns == ["v_n", "max_a", "count_c"]  # the ranking's figure last
+
+
+def test_no_limit_or_a_stored_value_order_adds_no_column() -> None:
+    unlimited = compile_analytic(triplets({"triplets": SINGER_CONCERTS, "target": "?x1", "select": ["?n"],
+                                           "group_by": ["?x1"], "order_by": [{"variable": "?c"}]}),
+                                 LinkedConstants(), SCHEMA)
+    assert unlimited.columns == ["v_n"] and "GROUP BY ?v_x1 ?v_n" in unlimited.sparql
+    assert unlimited.sparql.endswith("ORDER BY DESC(COUNT(DISTINCT ?v_c))")
+    listed = compile_analytic(triplets({"triplets": SINGER_CONCERTS, "target": "?x1", "select": ["?n"],
+                                        "aggregates": [{"function": "count", "variable": "?c"},
+                                                       {"function": "max", "variable": "?a"}],
+                                        "group_by": ["?x1"], "order_by": [{"variable": "?c"}]}),
+                              LinkedConstants(), SCHEMA)
+    assert listed.columns == ["v_n", "count_c", "max_a"]  # as listed: no ranking, no move
+    oldest = compile_analytic(triplets({"triplets": SINGER_CONCERTS[1:], "target": "?x1", "select": ["?n"],
+                                        "order_by": [{"variable": "?a"}], "limit": 1}), LinkedConstants(), SCHEMA)
+    assert oldest.columns == ["v_n"] and not oldest.aggregates and "GROUP BY" not in oldest.sparql

@@ -66,6 +66,10 @@ CASES = [
         "aggregates": [{"function": "count", "variable": "?x1"}], "group_by": ["?x2"],
         "order_by": [{"variable": "?x1", "direction": "desc"}], "limit": 1},
      "table", [["Central Library", "3"]], True),
+    ("Which library holds the most books?", {  # the count is implied by the order; the ranking's figure is shown
+        "triplets": [BOOK_OF, NAMED], "target": "?x2", "select": ["?n"], "group_by": ["?x2"],
+        "order_by": [{"variable": "?x1", "direction": "desc"}], "limit": 1},
+     "table", [["Central Library", "3"]], True),
     ("Which library has the least capacity?", {
         "triplets": [NAMED, edge(var("?x2"), "capacity", var("?v"))], "target": "?n", "select": ["?n"],
         "order_by": [{"variable": "?v", "direction": "asc"}], "limit": 1},

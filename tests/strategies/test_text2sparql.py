@@ -465,11 +465,13 @@ TRIPLES_PROMPT = (
     "- When the question asks for things, select the node (with DISTINCT), not its name: it will be named; "
     "when it asks for values (a date, a figure), select the value.\n"
     '- Select one variable per column the question asks for, in its order ("names and ages" → ?name ?age), '
-    "and no other.\n"
+    "and no other but a ranking's figure (below).\n"
     "- How many → (COUNT(DISTINCT ?x) AS ?count); average, total, largest, smallest → (AVG(?v) AS ?avg), SUM, MAX, "
     "MIN, each with AS; for each, per → GROUP BY the group's columns, HAVING to keep some groups; most, least, "
-    "first, latest, top k → ORDER BY … LIMIT 1 or k (a subquery where a figure depends on another); none, never, "
-    "without → FILTER NOT EXISTS { … } or MINUS; comparisons, dates and numbers → FILTER.\n"
+    "first, latest, top k → ORDER BY … LIMIT 1 or k (a subquery where a figure depends on another), and when "
+    "the order is a computed figure (a count, a total, an average) select it too, with AS, as the last column "
+    "(\"the director with the most films\" → ?name (COUNT(?film) AS ?films)), listed in \"columns\"; "
+    "none, never, without → FILTER NOT EXISTS { … } or MINUS; comparisons, dates and numbers → FILTER.\n"
     "- The prefixes above are declared already; write no SERVICE and no update.\n"
     'Answer with one JSON object: {"sparql": "<the query>", "columns": ["?x", …] (the selected variables that '
     'answer, in order), "form": "list" (one column) | "count" (one COUNT) | "value" (one figure) | '
@@ -488,3 +490,24 @@ def test_a_kb_without_value_relations_gets_its_prompt_byte_for_byte(tmp_path: Pa
     kb = ingest([path], kb="paths")
     assert all(rel.kind == "object" for rel in kb.schema.relations)
     assert build_prompt("who directed Inception", kb) == TRIPLES_PROMPT
+
+
+def test_a_ranking_with_its_count_keeps_the_nodes_as_items(movies_kb) -> None:  # type: ignore[no-untyped-def]
+    """Issue 34: "the most" ordered on a count shows the count after the node; the items stay the nodes
+    (list-style judges read them) and the headline names the node beside its figure."""
+    import importlib.util
+
+    query = ("SELECT ?d (COUNT(DISTINCT ?f) AS ?films) WHERE { ?f <https://example.org/movies/rel/directed_by> ?d } "
+             "GROUP BY ?d ORDER BY DESC(?films) LIMIT 1")
+    answer, _ = run(movies_kb, "Which director directed the most films?",
+                    {"sparql": query, "columns": ["?d", "?films"], "form": "table"})
+    assert iris(answer) == ["https://example.org/movies/ridley_scott"]
+    assert answer.table is not None and [c.name for c in answer.table.columns] == ["d", "films"]
+    assert answer.table.text_rows() == [["Ridley Scott", "3"]] and answer.headline == "1 row: Ridley Scott, 3"
+    spec = importlib.util.spec_from_file_location("bench_forms", Path(__file__).parents[2] / "benchmarks" /
+                                                  "bench_forms.py")
+    assert spec is not None and spec.loader is not None
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    assert bench.judge({"kind": "superlative", "answers": ["Ridley Scott"]}, answer)
+    assert not bench.judge({"kind": "superlative", "answers": ["James Cameron"]}, answer)

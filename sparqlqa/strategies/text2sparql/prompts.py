@@ -71,11 +71,13 @@ VALUE_NAMES = (
 )
 TAIL = (
     "- Select one variable per column the question asks for, in its order (\"names and ages\" → ?name ?age), "
-    "and no other.\n"
+    "and no other but a ranking's figure (below).\n"
     "- How many → (COUNT(DISTINCT ?x) AS ?count); average, total, largest, smallest → (AVG(?v) AS ?avg), SUM, MAX, "
     "MIN, each with AS; for each, per → GROUP BY the group's columns, HAVING to keep some groups; most, least, "
-    "first, latest, top k → ORDER BY … LIMIT 1 or k (a subquery where a figure depends on another); none, never, "
-    "without → FILTER NOT EXISTS {{ … }} or MINUS; comparisons, dates and numbers → FILTER.\n"
+    "first, latest, top k → ORDER BY … LIMIT 1 or k (a subquery where a figure depends on another), and when "
+    "the order is a computed figure (a count, a total, an average) select it too, with AS, as the last column "
+    "(\"the director with the most films\" → ?name (COUNT(?film) AS ?films)), listed in \"columns\"; "
+    "none, never, without → FILTER NOT EXISTS {{ … }} or MINUS; comparisons, dates and numbers → FILTER.\n"
     "- The prefixes above are declared already; write no SERVICE and no update.\n"
     'Answer with one JSON object: {{"sparql": "<the query>", "columns": ["?x", …] (the selected variables that '
     'answer, in order), "form": "list" (one column) | "count" (one COUNT) | "value" (one figure) | '

@@ -324,6 +324,8 @@ def _aggregates(reading: Reading) -> list[tuple[str, Column]]:
 def _superlative(reading: Reading) -> bool:
     """"the X with the most Y" (a count per node, ordered), "the X with the highest C" / "the youngest X"."""
     for at, direction in reading.cues.superlatives:
+        if _ranked_figure(reading, at, direction):
+            return True
         target = next((m for m in reading.mentions if at < m.start <= at + 4 and m.kind in ("class", "column")), None)
         if target is not None and target.kind == "class" and _count_by(reading, target, direction):
             return True
@@ -339,6 +341,34 @@ def _superlative(reading: Reading) -> bool:
             if column is not None and not reading.cues.order:
                 return _top(reading, column, direction)
     return False
+
+
+def _ranked_figure(reading: Reading, at: int, direction: str) -> bool:
+    """"the city with the largest total capacity": a total or average per group (the columns asked, else the
+    focus by its name), ordered, with a limit; the figure is shown after the group's columns."""
+    word, function = next(((i, f) for i, f in reading.cues.aggregates if at < i <= at + 2 and f in ("SUM", "AVG")),
+                          (at, None))
+    mention = next((m for m in reading.mentions if m.kind == "column" and not m.used and word < m.start <= word + 3),
+                   None)  # the word itself starting the column's name ("average attendance") is a stored value
+    column = column_for(reading, mention) if mention is not None else None
+    if function is None or mention is None or column is None or not column.numeric:
+        return False
+    builder = reading.builder
+    asked = any(m.kind == "column" and not m.used and m is not mention for m in reading.mentions)
+    if not asked and column.cls == reading.focus:
+        return False  # a total per node of its own value is that value: a stored value orders it
+    mention.used = True
+    columns = _outputs(reading)
+    if not columns:
+        columns = _default(reading)
+        builder.group.append("?x")
+    _select_columns(reading, columns)
+    builder.group += list(dict.fromkeys(builder.value(c) for c in columns))
+    name = f"{function.lower()}_{_name(builder, column)}"
+    builder.output(f"{function}({builder.numeric(column)})", name, aggregate=True)
+    builder.order.append(f"{direction}(?{name})")
+    builder.limit = builder.limit or 1
+    return True
 
 
 def _top(reading: Reading, column: Column, direction: str) -> bool:
