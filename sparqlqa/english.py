@@ -14,6 +14,7 @@ True
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 # --- word blocks ------------------------------------------------------------------------------------
@@ -38,6 +39,11 @@ STOPWORDS: frozenset[str] = CORE_FUNCTION_WORDS | WH_WORDS | DO_WORDS | frozense
 )
 #: words that never name a relation's value on their own (verbalising relation labels: "born in")
 FUNCTION_WORDS = CORE_FUNCTION_WORDS | {"into"}
+#: words a free-text index (Virtuoso's ``bif:contains``) ignores: a search made only of them finds nothing
+FREE_TEXT_STOPWORDS = frozenset([
+    "a", "an", "and", "are", "as", "at", "be", "by", "for", "from", "has", "have", "in", "is", "it", "its",
+    "of", "on", "or", "that", "the", "to", "was", "were", "which", "who", "with",
+])
 #: words left out when relation names are compared as word sets (``directed_by`` ~ ``director of``)
 NAME_STOPWORDS = CORE_FUNCTION_WORDS | WH_WORDS | DO_WORDS | frozenset(
     ["and", "or", "how", "it", "its", "that", "this", "were"])
@@ -76,6 +82,170 @@ def singular(word: str) -> str | None:
     if len(word) < 4 or word.endswith(("ss", "us", "is")):
         return None
     return next((word[: -len(end)] + to for end, to in PLURAL_ENDINGS if word.endswith(end)), None)
+
+
+
+def plural(noun: str, count: int) -> str:
+    """``noun`` as said of ``count`` things: ``film`` → ``films``, ``city`` → ``cities``, ``box`` → ``boxes``
+    (a label ending in s stays; stages/answer.py's headline).
+
+    >>> plural("film", 2), plural("city", 3), plural("box", 2), plural("day", 2), plural("film", 1), plural("series", 2)
+    ('films', 'cities', 'boxes', 'days', 'film', 'series')
+    """
+    if count == 1 or noun.endswith("s"):
+        return noun
+    if noun.endswith("y") and noun[-2:-1] not in ("a", "e", "i", "o", "u"):
+        return noun[:-1] + "ies"
+    return noun + ("es" if noun.endswith(("x", "ch", "sh", "z")) else "s")
+
+
+#: plural endings of a database's table and column names (``car_makers``, ``countries``, ``classes``)
+NAME_PLURAL_ENDINGS = (("ies", "y"), ("sses", "ss"), ("s", ""))
+
+
+def name_singular(word: str) -> str:
+    """A table or column name in the singular (kb/data_names.py): ``countries`` → ``country``, ``singers`` →
+    ``singer``; a word too short to lose its ending stays (``ids``, ``bus``).
+
+    >>> name_singular("countries"), name_singular("classes"), name_singular("singers"), name_singular("ids")
+    ('country', 'class', 'singer', 'ids')
+    """
+    for ending, stem in NAME_PLURAL_ENDINGS:
+        if word.endswith(ending) and len(word) > len(ending) + 2:
+            return word[: -len(ending)] + stem
+    return word
+
+
+def noun_forms(word: str) -> list[str]:
+    """``word`` and the singulars it may be the plural of, each once (a type named in a question:
+    "which **films**", "which **cities**").
+
+    >>> noun_forms("films"), noun_forms("cities"), noun_forms("city")
+    (['films', 'film'], ['cities', 'citie', 'city'], ['city'])
+    """
+    return list(dict.fromkeys([word, word[:-1] if word.endswith("s") else word, singular(word) or word]))
+
+
+def word_stem(word: str) -> str:
+    """A question word's stem for matching table and column names: its singular, or a three-letter plural
+    without its s (``ids`` → ``id``).
+
+    >>> word_stem("singers"), word_stem("ids"), word_stem("age")
+    ('singer', 'id', 'age')
+    """
+    short_plural = len(word) == 3 and word.endswith("s")  # "ids"
+    return singular(word) or (word[:-1] if short_plural else word)
+
+
+# --- small rules of question words (strategies/offline/question.py) ------------------------------------
+
+#: the forms of "be" after "who" that ask for the noun after them ("who **is** the director of X")
+COPULAS = frozenset(["is", "are", "was", "were"])
+#: wh-words that ask through the noun after them ("**which** films", "**what** city")
+NOUN_WH_WORDS = frozenset(["what", "which"])
+#: wh-words that ask for a person
+PERSON_WH_WORDS = frozenset(["who", "whom"])
+#: the word that joins a noun to what it is of ("the **nation** of …", "kind **of** film")
+OF_WORD = "of"
+#: the possessive ending as a word of its own ("X 's mother") and the marks before it
+POSSESSIVE_S = "s"
+APOSTROPHES = "'’"
+
+
+def is_participle(word: str) -> bool:
+    """A participle ("directed", "starring", "born"): it starts a new phrase, it does not name the answer.
+
+    >>> is_participle("directed"), is_participle("starring"), is_participle("born"), is_participle("films")
+    (True, True, True, False)
+    """
+    return word.endswith(("ed", "ing")) or word in PARTICIPLES
+
+
+def is_possessive(word: str, mark: str) -> bool:
+    """Whether ``word`` is the possessive "s" written after the apostrophe ``mark`` ("X **'s** mother")."""
+    return word == POSSESSIVE_S and mark in APOSTROPHES
+
+
+
+# --- how a relation's label is said (strategies/offline/verbalise.py) ----------------------------------
+
+#: words a relation label may open with that say nothing of its value ("**has** genre", "**is** part of")
+LABEL_AUXILIARIES = frozenset(["has", "have", "is", "in"])
+#: the preposition of a passive label ("directed **by**")
+PASSIVE_BY = "by"
+
+
+def is_passive(words: list[str]) -> bool:
+    """Whether a label's (casefolded) words are "<participle> by": ``directed by``, ``written by``."""
+    return len(words) == 2 and words[1] == PASSIVE_BY and PARTICIPLE.fullmatch(words[0]) is not None
+
+
+def agent_nouns(text: str) -> list[str]:
+    """Who does what a "<verb>ed by" relation names, the way questions say it: ``directed by`` →
+    ``director``, ``written by`` → ``writer``, ``produced by`` → ``producer`` (both -er and -or are
+    offered; the embedding model ignores the one that is not a word).
+
+    >>> agent_nouns("written by"), agent_nouns("directed by"), agent_nouns("genre")
+    (['writer'], ['directer', 'director'], [])
+    """
+    match = re.fullmatch(r"(\w+?)(ed|en) by", text.strip().casefold())
+    if not match:
+        return []
+    stem, ending = match.groups()
+    if ending == "en":
+        stem = stem[:-1] if len(stem) > 2 and stem[-1] == stem[-2] else stem
+        return [f"{stem}er"]
+    if len(stem) > 2 and stem[-1] == stem[-2]:
+        stem = stem[:-1]  # starred → star
+    return [f"{stem}er", f"{stem}or"]
+
+
+def agent_verbs(word: str) -> list[str]:
+    """The verb behind a Latinate agent noun: ``actors`` → ``act``, ``acted``; ``director`` →
+    ``direct``, ``directed``.  Only -tor nouns: -er nouns are left alone ("father" is nobody who
+    "fathed") and so are other -or nouns ("author" → "auth").
+
+    >>> agent_verbs("actors"), agent_verbs("genre")
+    (['act', 'acted'], [])
+    """
+    singular = word[:-1] if word.endswith("ors") else word
+    if not singular.endswith("tor") or len(singular) < 5:
+        return []
+    stem = singular[:-2]
+    return [stem, f"{stem}ed"]
+
+
+def without_auxiliary(text: str) -> str:
+    """``has genre`` → ``genre``, ``is part of`` → ``part of``: the noun a question uses for the value."""
+    head, _, rest = text.partition(" ")
+    return rest if head.casefold() in LABEL_AUXILIARIES and rest else text
+
+
+def says_verb(text: str, texts: Sequence[str]) -> bool:
+    """"starred", "directed by", or the verb of an agent noun among ``texts`` ("acted" beside "actors")."""
+    if text.endswith(("ed", " " + PASSIVE_BY)) or f"{text} {PASSIVE_BY}" in texts:
+        return True
+    return any(text in agent_verbs(word) for other in texts for word in other.split())
+
+
+def category_phrase(text: str, noun: str) -> str:
+    """A relation read as a category of ``noun`` ("what kind of **film**"): ``genre of film``."""
+    return f"{text} {OF_WORD} {noun}"
+
+
+def same_phrases(text: str) -> list[str]:
+    """A relation's value shared with the name: ``same genre``, ``share genre``."""
+    return [f"same {text}", f"share {text}"]
+
+
+def together_phrase(text: str) -> str:
+    """A relation done with the name: ``written by`` → ``written together with``."""
+    return f"{text.removesuffix(' ' + PASSIVE_BY)} together with"
+
+
+def co_phrase(noun: str) -> str:
+    """A fellow doer: ``writer`` → ``co-writer``."""
+    return f"co-{noun}"
 
 
 # --- answer forms: count, yes/no, order, filters, choices (strategies/offline/forms.py) -------------------
@@ -134,6 +304,33 @@ BARE_COMPARATIVES: dict[str, tuple[str, str | None, tuple[str, ...]]] = {
 #: ordering words that stop being one before these ("first name", "last name", "more than")
 NOT_ORDER_BEFORE = frozenset(["name", "names", "than", "of", "episode", "season"])
 
+#: words that make an ordering word a superlative, beside the -est forms ("the **most** films")
+SUPERLATIVE_FORMS = frozenset(["most", "least", "first", "last", "maximum", "minimum"])
+#: the word after a comparative that says what it is compared with ("longer **than** X")
+THAN = "than"
+#: the word after a polite opening ("can **you** name a film …": a "which" question, not a yes/no one)
+POLITE_YOU = "you"
+
+
+def is_superlative(word: str) -> bool:
+    """Whether an ordering word picks one end ("longest", "most") rather than comparing ("longer").
+
+    >>> is_superlative("longest"), is_superlative("most"), is_superlative("longer")
+    (True, True, False)
+    """
+    return word.endswith("est") or word in SUPERLATIVE_FORMS
+
+
+def is_polite_request(words: list[str]) -> bool:
+    """"can you **name** a film …": an auxiliary, "you" and an imperative ask like "which" (``words``
+    casefolded, the auxiliary first).
+
+    >>> is_polite_request("can you name a film".split()), is_polite_request("can you act".split())
+    (True, False)
+    """
+    return words[1:2] == [POLITE_YOU] and words[2:3] != [] and words[2] in IMPERATIVES
+
+
 #: comparison words before a number or year → operator
 FILTER_WORDS: dict[str, str] = {
     "after": ">", "since": ">=", "later than": ">", "from": ">=",
@@ -149,9 +346,17 @@ FILTER_HINTS: dict[str, tuple[str, ...]] = {
     "longer than": ("runtime", "length", "duration"), "shorter than": ("runtime", "length", "duration"),
     "taller than": ("height",),
 }
+#: filter words that make a four-digit figure a year even when no date word is said ("**after** 2009")
+YEAR_FILTER_WORDS = frozenset(["after", "before", "since", "until", "in", "during", "prior to"])
 #: number words after a figure: "150 million"
 MULTIPLIERS = {"thousand": 1_000, "k": 1_000, "million": 1_000_000, "m": 1_000_000, "mn": 1_000_000,
                "billion": 1_000_000_000, "bn": 1_000_000_000, "trillion": 1_000_000_000_000}
+#: a filter word, then a figure or an ISO date ("after **the year** 2009", "over **$**150"), a multiplier
+#: word, and the word after (its unit): groups 1-4
+FILTER_PATTERN = re.compile(
+    r"\b(" + "|".join(sorted((re.escape(w) for w in FILTER_WORDS), key=len, reverse=True)) + r")\s+"
+    r"(?:the\s+year\s+|\$\s*)?(\d[\d,]*(?:\.\d+)?|\d{4}-\d{2}-\d{2})(?:\s*(" + "|".join(MULTIPLIERS)
+    + r")\b)?(?:\s+([a-z]+))?", re.IGNORECASE)
 #: words that say a value is a date or a year, not a number
 DATE_WORDS = frozenset(["born", "released", "founded", "died", "published", "date", "year", "when", "established",
                         "premiered", "opened", "built", "started"])

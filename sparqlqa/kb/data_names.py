@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any
 
 from pyoxigraph import Literal, NamedNode
 
-from sparqlqa.english import GENERIC_TABLE_WORDS
+from sparqlqa.english import GENERIC_TABLE_WORDS, name_singular
 from sparqlqa.kb.built_query import BuiltQuery
 from sparqlqa.kb.schema import local_name
 
@@ -91,21 +91,14 @@ def _column(predicate: str) -> str:
     return local_name(predicate).lower().replace("-", "_")
 
 
-def _singular(word: str) -> str:
-    for ending, stem in (("ies", "y"), ("sses", "ss"), ("s", "")):
-        if word.endswith(ending) and len(word) > len(ending) + 2:
-            return word[: -len(ending)] + stem
-    return word
-
-
 def name_rank(predicate: str, type_iri: str) -> int | None:
     """How clearly a column's local name says it names the class's nodes (0 best), None when it does not."""
-    column, table = _column(predicate), _singular(local_name(type_iri).lower())
+    column, table = _column(predicate), name_singular(local_name(type_iri).lower())
     parts = table.split("_")
-    head = _singular(parts[0]) if len(parts) > 1 and parts[-1] in GENERIC_TABLE_WORDS else table
+    head = name_singular(parts[0]) if len(parts) > 1 and parts[-1] in GENERIC_TABLE_WORDS else table
     if column in ("name", "fullname", "full_name"):
         return 0
-    if column in (f"{table}_name", f"{table}name") or _singular(column) in (table, head):
+    if column in (f"{table}_name", f"{table}name") or name_singular(column) in (table, head):
         return 1
     if column in ("title", "label"):
         return 2

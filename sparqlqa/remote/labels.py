@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from pyoxigraph import Literal, NamedNode
 
+from sparqlqa.english import FREE_TEXT_STOPWORDS
 from sparqlqa.kb.built_query import BuiltQuery
 from sparqlqa.kb.labels import FUZZY_CUTOFF, LabelIndex, NodeLookup, NodeMatch, normalize_label
 from sparqlqa.kb.profile import Profile
@@ -44,11 +45,6 @@ CONTAINMENT_MIN_SCORE = 0.5
 MAX_NGRAM = 6
 #: name variants per :meth:`RemoteLabelLookup.prime` query (each sent plain and language-tagged)
 PRIME_CHUNK = 200
-#: words Virtuoso's free-text index ignores (a query made only of them finds nothing)
-STOP_WORDS = frozenset({
-    "a", "an", "and", "are", "as", "at", "be", "by", "for", "from", "has", "have", "in", "is", "it", "its",
-    "of", "on", "or", "that", "the", "to", "was", "were", "which", "who", "with",
-})
 WIKIBASE = "http://wikiba.se/ontology#"
 BIGDATA = "http://www.bigdata.com/rdf#"
 MWAPI = "https://www.mediawiki.org/ontology#API/"
@@ -145,7 +141,7 @@ def bif_contains_expression(text: str, *, operator: str = "AND", max_words: int 
     if operator not in ("AND", "OR"):
         raise ValueError(f"operator must be AND or OR, not {operator!r}")
     words = [w.replace("_", "") for w in re.findall(r"\w+", text.casefold())]
-    words = [w for w in dict.fromkeys(words) if len(w) > 1 and w not in STOP_WORDS][:max_words]
+    words = [w for w in dict.fromkeys(words) if len(w) > 1 and w not in FREE_TEXT_STOPWORDS][:max_words]
     return f" {operator} ".join(f'"{w}"' for w in words) or None
 
 

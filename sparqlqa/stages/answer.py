@@ -20,6 +20,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
+from sparqlqa.english import plural
 from sparqlqa.kb.naming import display_name
 from sparqlqa.kb.records import JsonRecord, QueryRecord
 from sparqlqa.kb.terms import is_value_key
@@ -340,15 +341,6 @@ def to_jsonable(obj: Any) -> Any:
 HEADLINE_ITEMS = 5
 
 
-def _plural(noun: str, count: int) -> str:
-    """``film`` → ``films``, ``city`` → ``cities``, ``box`` → ``boxes`` (English; a label ending in s stays)."""
-    if count == 1 or noun.endswith("s"):
-        return noun
-    if noun.endswith("y") and noun[-2:-1] not in ("a", "e", "i", "o", "u"):
-        return noun[:-1] + "ies"
-    return noun + ("es" if noun.endswith(("x", "ch", "sh", "z")) else "s")
-
-
 def _listing(items: list[AnswerItem], total: int | None = None) -> str:
     names = ", ".join(item.label for item in items[:HEADLINE_ITEMS])
     more = (total if total is not None else len(items)) - min(len(items), HEADLINE_ITEMS)
@@ -380,12 +372,12 @@ def headline(answer: Answer) -> str:
     noun = max(set(types), key=types.count) if types else "answer"
     if answer.form == "count":
         count = int(answer.value or 0)
-        return f"{count} {_plural(noun, count)}" + (f": {_listing(shown, count)}" if shown and count else "")
+        return f"{count} {plural(noun, count)}" + (f": {_listing(shown, count)}" if shown and count else "")
     if not shown:
         return "no answer found"
     if len(matched) == 1 or not matched:
         return shown[0].label
-    return f"{len(matched)} {_plural(noun, len(matched))}: {_listing(matched)}"
+    return f"{len(matched)} {plural(noun, len(matched))}: {_listing(matched)}"
 
 
 def _table_headline(table: Table) -> str:

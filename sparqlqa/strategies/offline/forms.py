@@ -85,19 +85,13 @@ def _order(words: list[str], has_choices: bool) -> tuple[OrderCue | None, bool]:
         after = words[i + width : i + width + 1]
         if found is None or (after and after[0] in english.NOT_ORDER_BEFORE):
             continue
-        superlative = word.endswith("est") or word in ("most", "least", "first", "last", "maximum", "minimum")
+        superlative = english.is_superlative(word)
         if not superlative and not has_choices:
             continue
         noun = " ".join(w for w in words[i + width : i + width + 2] if w not in STOPWORDS
                         and w != PLACEHOLDER.casefold())
         return OrderCue(found[0], found[1], found[2], " ".join(words[i : i + width]), noun), superlative
     return None, False
-
-
-_FILTER = re.compile(
-    r"\b(" + "|".join(sorted((re.escape(w) for w in english.FILTER_WORDS), key=len, reverse=True)) + r")\s+"
-    r"(?:the\s+year\s+|\$\s*)?(\d[\d,]*(?:\.\d+)?|\d{4}-\d{2}-\d{2})(?:\s*(" + "|".join(english.MULTIPLIERS)
-    + r")\b)?(?:\s+([a-z]+))?", re.IGNORECASE)
 
 
 def _number(text: str, multiplier: str | None) -> str | None:
@@ -112,7 +106,7 @@ def _filters(question: str) -> list[FilterCue]:
     """Comparisons of a number or a year ("after 2009", "over 150 million", "in 2014")."""
     found = []
     dated = bool(set(_words(question)) & english.DATE_WORDS)
-    for match in _FILTER.finditer(question):
+    for match in english.FILTER_PATTERN.finditer(question):
         word, figure, multiplier = match.group(1).casefold(), match.group(2), match.group(3)
         op = english.FILTER_WORDS[word]
         before = [w for w in _words(question[: match.start()]) if w not in STOPWORDS][-1:]
@@ -124,7 +118,7 @@ def _filters(question: str) -> list[FilterCue]:
         year = re.fullmatch(r"\d{4}", figure) is not None and multiplier is None and 1000 <= int(figure) <= 2200
         if op == "=" and not year:
             continue  # "in 3 films" says no comparison
-        if year and (dated or word in ("after", "before", "since", "until", "in", "during", "prior to")):
+        if year and (dated or word in english.YEAR_FILTER_WORDS):
             found.append(FilterCue(op, figure, "date", (), match.group(0), context))
             continue
         value = _number(figure, multiplier)
@@ -164,7 +158,7 @@ def _than_at(words: list[str], at: int) -> int | None:
     """Where "than" follows the comparative at ``at``, directly or after the noun it compares ("more
     **Michelin stars** than", up to :data:`~sparqlqa.english.COMPARED_NOUN_WORDS` words); None otherwise."""
     for offset in range(1, english.COMPARED_NOUN_WORDS + 2):
-        if words[at + offset : at + offset + 1] == ["than"]:
+        if words[at + offset : at + offset + 1] == [english.THAN]:
             return at + offset
     return None
 
@@ -172,8 +166,7 @@ def _than_at(words: list[str], at: int) -> int | None:
 def _not_yes_no(words: list[str]) -> bool:
     """An auxiliary that opens no yes/no question: "can you **name** a film …" (a polite "which"), "is X's
     husband a man **or** a woman" (an alternative question: its answer is one of the two)."""
-    polite = words[1:2] == ["you"] and words[2:3] != [] and words[2] in english.IMPERATIVES
-    return polite or english.CHOICE_WORD in words[1:]
+    return english.is_polite_request(words) or english.CHOICE_WORD in words[1:]
 
 
 def detect_form(question: str, mentions: list[Mention]) -> FormCue:

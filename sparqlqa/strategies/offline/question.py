@@ -13,14 +13,20 @@ from typing import Any
 
 from sparqlqa.english import (
     CLASSIFIERS,
+    COPULAS,
     DO_WORDS,
     GRAND_KIN,
     IMPERATIVES,
-    PARTICIPLES,
+    NOUN_WH_WORDS,
+    OF_WORD,
+    PERSON_WH_WORDS,
+    POSSESSIVE_S,
     ROUND_TRIP_CUES,
     STOPWORDS,
     WH_TYPES,
     WH_WORDS,
+    is_participle,
+    is_possessive,
 )
 from sparqlqa.strategies.offline.mentions import words_of
 
@@ -61,19 +67,19 @@ def question_focus(question: str, placeholder: str) -> Focus:
     if start is not None and words[start] in WH_TYPES:
         return Focus(start, WH_TYPES[words[start]])
     i = 0 if start is None else start + 1
-    if start is not None and words[start] not in ("what", "which"):
-        if words[start] not in ("who", "whom") or words[i : i + 1] not in (["is"], ["are"], ["was"], ["were"]):
+    if start is not None and words[start] not in NOUN_WH_WORDS:
+        if words[start] not in PERSON_WH_WORDS or i >= len(words) or words[i] not in COPULAS:
             return Focus(start, None)
         i += 1  # "who is the **director** of X": the noun after the copula is what "who" asks for
         while i < len(words) and words[i] in STOPWORDS:
             i += 1
-        if i < len(words) and (words[i].endswith(("ed", "ing")) or words[i] in PARTICIPLES):
+        if i < len(words) and is_participle(words[i]):
             return Focus(start, None)  # "who is married to …", "who was born in …"
     while i < len(words) and words[i] in STOPWORDS:
         i += 1
     phrase: list[str] = []
     while i < len(words) and len(phrase) < 2 and words[i] not in STOPWORDS and words[i] != placeholder.casefold():
-        if phrase and (words[i].endswith(("ed", "ing")) or words[i] in PARTICIPLES):
+        if phrase and is_participle(words[i]):
             break  # "which movies directed by …": a participle starts the next phrase
         if phrase and i + 1 < len(words) and words[i + 1] == placeholder.casefold():
             break  # "which films **star** X": a word right before the name is its verb
@@ -112,7 +118,7 @@ def question_spans(question: str, placeholder: str, max_words: int) -> list[Span
 def _classifies(words: Sequence[str], at: int) -> bool:
     """Whether ``words[at]`` is a classifier followed by "of" and a noun ("**kind** of film"; a masked
     name is "" in ``words``)."""
-    return (words[at] in CLASSIFIERS and words[at + 1 : at + 2] == ["of"] and at + 2 < len(words)
+    return (words[at] in CLASSIFIERS and words[at + 1 : at + 2] == [OF_WORD] and at + 2 < len(words)
             and words[at + 2] not in STOPWORDS and words[at + 2] != "")
 
 
@@ -121,8 +127,8 @@ def _in_chain(question: str, words: Sequence[Any], first: int, last: int) -> boo
     **mother** 's …") or right before "of" ("the **nation** of …").  Such a noun names a hop."""
     before = words[first - 1].text.casefold() if first > 0 else ""
     after = words[last].text.casefold() if last < len(words) else ""
-    possessive = before == "s" and question[max(0, words[first - 1].start - 1)] in "'’"
-    return possessive or after == "of"
+    possessive = is_possessive(before, question[max(0, words[first - 1].start - 1)])
+    return possessive or after == OF_WORD
 
 
 
@@ -169,7 +175,7 @@ def main_verb(words: Sequence[str], focus: int | None, phrase: str | None, name:
         return None
     at = name + 1
     while at < len(words):
-        if words[at] == "s" and at + 1 < len(words) and words[at + 1] not in STOPWORDS:
+        if words[at] == POSSESSIVE_S and at + 1 < len(words) and words[at + 1] not in STOPWORDS:
             at += 2  # "'s mother": a link of the chain
         elif words[at] in STOPWORDS:
             at += 1

@@ -426,7 +426,7 @@ def _named_type(kb: KnowledgeBase, question: str) -> str | None:
     """The first question word that names a node type of the KB ("which **films** …", "which **city** …")."""
     for word in words_of(question):
         text = word.text.casefold()
-        for form in dict.fromkeys([text, text[:-1] if text.endswith("s") else text, english.singular(text) or text]):
+        for form in english.noun_forms(text):
             iri = resolve_type(kb.schema, form) if len(form) > 2 else None
             if iri is not None:
                 return iri

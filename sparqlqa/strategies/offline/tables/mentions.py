@@ -25,7 +25,7 @@ from sparqlqa.english import (
     NUMBER_WORDS,
     SUPERLATIVE_WORDS,
     TABLE_FILLER,
-    singular,
+    word_stem,
 )
 from sparqlqa.kb.labels import normalize_label
 from sparqlqa.strategies.offline.tables.model import Column, TableModel, column_phrases
@@ -57,8 +57,7 @@ class Token:
 
     @property
     def stem(self) -> str:
-        short_plural = len(self.low) == 3 and self.low.endswith("s")  # "ids"
-        return singular(self.low) or (self.low[:-1] if short_plural else self.low)
+        return word_stem(self.low)
 
 
 def tokens(question: str) -> list[Token]:
