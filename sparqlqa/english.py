@@ -2,7 +2,8 @@
 
 The offline strategy reads questions with rules (which words are never a name, what a wh-word asks for,
 which words say "round trip"), and the KB layer splits relation names into content words.  All of that
-knowledge of English lives here, so a second language, or a re-tune, touches this one file.  Word lists
+knowledge of English lives here, so a second language, or a re-tune, touches this one file: the word
+lists, and each small rule (a plural, a singular, a participle, an agent noun) as one function.  Word lists
 are built from small named blocks, so the one stop-word list and its two narrower uses cannot drift.
 
 >>> "the" in STOPWORDS and "the" in FUNCTION_WORDS and "the" in NAME_STOPWORDS
@@ -492,6 +493,20 @@ COMPARISON_PHRASES: dict[tuple[str, ...], str] = {
 #: comparatives that say the column they compare by its word ("**older** than 1": age)
 COMPARISON_COLUMNS = {"older": "age", "younger": "age", "heavier": "weight", "lighter": "weight",
                       "taller": "height", "before": "year", "after": "year", "in": "year"}
+#: the definite article, skipped before a cue word's noun ("above **the** average age", "with **the** most")
+ARTICLE = "the"
+#: words that join cue words, numbers or values in a list ("average **and** maximum age", "2014 **or** 2015")
+LIST_JOINERS = frozenset(["and", "or"])
+#: words between a group word and its noun ("for each **of** …", "per **the** …")
+GROUP_SKIPS = frozenset(["the", "of"])
+#: words after which a number word names no number ("each **one**", "which one")
+NOT_NUMBER_AFTER = frozenset(["each", "every", "per", "the", "which"])
+#: the word that makes a superlative word a comparison ("**at** least 3")
+AT_WORD = "at"
+#: the word before a number that limits the rows ("the **top** 3")
+LIMIT_WORD = "top"
+#: the word before a number that says it is a year ("in the **year** 2014")
+YEAR_WORD = "year"
 #: words that negate a link: "stadiums **without** any concert", "countries with **no** car maker"
 NEGATION_WORDS = (("without",), ("with", "no"), ("have", "no"), ("has", "no"), ("not", "have"),
                   ("not", "own"), ("no",), ("except",), ("not",))
@@ -501,6 +516,35 @@ AVERAGE_WORDS = frozenset(["average", "avg", "mean"])
 #: "model_list"): such a table is said by its first word ("cars")
 GENERIC_TABLE_WORDS = frozenset(["name", "data", "datum", "info", "information", "list", "detail", "record",
                                  "table", "entry"])
+#: column names that name a table's rows outright, then titles, then the endings of other naming columns
+#: (kb/data_names.py: a graph mapped from tables names its nodes by such a column)
+NAME_COLUMNS = frozenset(["name", "fullname", "full_name"])
+TITLE_COLUMNS = frozenset(["title", "label"])
+NAME_COLUMN_ENDINGS = ("name", "title", "label")
+#: endings of a column that identifies rows (``id``, ``stuid``, ``country_code``)
+KEY_COLUMN_ENDINGS = ("id", "code")
+#: known words a compact column name may end with (``fname``, ``stuid``, ``pettype``)
+COMPACT_TAILS = ("name", "id", "type", "code", "age", "date", "year")
+
+
+def name_column_rank(column: str, table: str, head: str) -> int | None:
+    """How clearly a column's name says it names the rows of ``table`` (its singular; ``head``: the table's
+    first word when the rest says nothing, ``car_names`` → ``car``): 0 best, None when it does not.
+
+    >>> [name_column_rank(c, "singer", "singer") for c in ("name", "singer_name", "title", "nickname", "age")]
+    [0, 1, 2, 3, None]
+    """
+    if column in NAME_COLUMNS:
+        return 0
+    if column in (f"{table}_name", f"{table}name") or name_singular(column) in (table, head):
+        return 1
+    if column in TITLE_COLUMNS:
+        return 2
+    if column.endswith(NAME_COLUMN_ENDINGS) and not column.endswith("_id"):
+        return 3
+    return None
+
+
 #: words that ask for a node's name ("the **name** of the stadium"): its naming column
 NAME_WORDS = frozenset(["name", "names"])
 #: small numbers said in words ("more than **one** pet")

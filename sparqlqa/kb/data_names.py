@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any
 
 from pyoxigraph import Literal, NamedNode
 
-from sparqlqa.english import GENERIC_TABLE_WORDS, name_singular
+from sparqlqa.english import GENERIC_TABLE_WORDS, KEY_COLUMN_ENDINGS, name_column_rank, name_singular
 from sparqlqa.kb.built_query import BuiltQuery
 from sparqlqa.kb.schema import local_name
 
@@ -53,8 +53,6 @@ NAME_UNIQUE = 0.5
 NAME_COVERAGE = 0.5
 #: a class whose nodes have a label-predicate name this often needs none from the data
 LABELLED_ENOUGH = 0.5
-NAME_WORDS = ("name", "title", "label")
-KEY_WORDS = ("id", "code")
 XSD = "http://www.w3.org/2001/XMLSchema#"
 TEXT_TYPES = {f"{XSD}string", "http://www.w3.org/1999/02/22-rdf-syntax-ns#langString"}
 
@@ -96,21 +94,13 @@ def name_rank(predicate: str, type_iri: str) -> int | None:
     column, table = _column(predicate), name_singular(local_name(type_iri).lower())
     parts = table.split("_")
     head = name_singular(parts[0]) if len(parts) > 1 and parts[-1] in GENERIC_TABLE_WORDS else table
-    if column in ("name", "fullname", "full_name"):
-        return 0
-    if column in (f"{table}_name", f"{table}name") or name_singular(column) in (table, head):
-        return 1
-    if column in ("title", "label"):
-        return 2
-    if column.endswith(NAME_WORDS) and not column.endswith("_id"):
-        return 3
-    return None
+    return name_column_rank(column, table, head)
 
 
 def is_key_name(predicate: str) -> bool:
     """A column named like an identifier: ``id``, ``*_id``, ``*id``, ``code``, ``*_code``, ``*code``."""
     column = _column(predicate)
-    return column.endswith(KEY_WORDS) and not column.startswith("ref_")
+    return column.endswith(KEY_COLUMN_ENDINGS) and not column.startswith("ref_")
 
 
 @dataclass(frozen=True)

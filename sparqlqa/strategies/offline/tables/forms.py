@@ -3,7 +3,17 @@ a superlative, a count, aggregates or rows, each compiled through the reading's 
 
 from __future__ import annotations
 
-from sparqlqa.english import AVERAGE_WORDS, COMPARISON_COLUMNS, VALUE_SUPERLATIVES
+from sparqlqa.english import (
+    ARTICLE,
+    AVERAGE_WORDS,
+    CHOICE_WORD,
+    COMPARISON_COLUMNS,
+    GROUP_SKIPS,
+    LIMIT_WORD,
+    LIST_JOINERS,
+    VALUE_SUPERLATIVES,
+    YEAR_WORD,
+)
 from sparqlqa.kb.schema import local_name
 from sparqlqa.strategies.offline.tables.mentions import Mention, find_mentions, tokens
 from sparqlqa.strategies.offline.tables.model import Column, TableModel
@@ -62,7 +72,7 @@ def _numbers(reading: Reading, first: Mention) -> list[Mention]:
     """A number and those joined to it by "or" ("in 2014 or 2015")."""
     found, at = [first], first.end
     for mention in reading.mentions[reading.mentions.index(first) + 1:]:
-        if mention.kind == "number" and mention.start == at + 1 and reading.words[at].low in ("or", "and"):
+        if mention.kind == "number" and mention.start == at + 1 and reading.words[at].low in LIST_JOINERS:
             found.append(mention)
             at = mention.end
     return found
@@ -86,7 +96,7 @@ def _number_condition(reading: Reading, number: Mention) -> bool:
     column = column_for(reading, column_mention) if column_mention else None
     if column is None:
         lead = words[comparison[0]].low if comparison else words[number.start - 1].low if number.start else ""
-        implied = COMPARISON_COLUMNS.get(lead) or ("year" if words[number.start - 1].low == "year" else None)
+        implied = COMPARISON_COLUMNS.get(lead) or (YEAR_WORD if words[number.start - 1].low == YEAR_WORD else None)
         column = _implied_column(reading, implied, number.start) if implied else None
     column = column or (None if comparison else _key_of(reading, number))
     if column is None:
@@ -138,7 +148,7 @@ def _alternatives(reading: Reading, first: Mention) -> list[Mention]:
     """Values joined to ``first`` by "or" ("cat or dog")."""
     found, at = [], first.end
     for mention in reading.mentions[reading.mentions.index(first) + 1:]:
-        if mention.kind == "value" and mention.start == at + 1 and reading.words[at].low == "or":
+        if mention.kind == "value" and mention.start == at + 1 and reading.words[at].low == CHOICE_WORD:
             found.append(mention)
             at = mention.end
     return found
@@ -170,7 +180,7 @@ def _conditions(reading: Reading) -> bool:
 
 def _is_limit(reading: Reading, mention: Mention) -> bool:
     """"the top 3 …": a number right after "top" limits the rows."""
-    if mention.start and reading.words[mention.start - 1].low == "top" and mention.number:
+    if mention.start and reading.words[mention.start - 1].low == LIMIT_WORD and mention.number:
         reading.builder.limit = int(mention.number)
         mention.used = True
         return True
@@ -220,7 +230,7 @@ def _average_conditions(reading: Reading) -> bool:
     """"singers above the average age", "older than average": a value against its class's average."""
     words = reading.words
     for start, end, op in reading.cues.comparisons:
-        at = end + (1 if end < len(words) and words[end].low == "the" else 0)
+        at = end + (1 if end < len(words) and words[end].low == ARTICLE else 0)
         if at >= len(words) or words[at].low not in AVERAGE_WORDS or op == "between":
             continue
         mention = _column_mention(reading, at + 1, at + 2) or _column_mention(reading, max(0, start - 3), start)
@@ -274,7 +284,7 @@ def _select_columns(reading: Reading, columns: list[Column]) -> None:
 def _group_key(reading: Reading) -> tuple[str, Mention] | None:
     """What follows "each"/"per": a class linked to the focus, or a column."""
     at = reading.cues.group
-    if at is not None and at < len(reading.words) and reading.words[at].low in ("the", "of"):
+    if at is not None and at < len(reading.words) and reading.words[at].low in GROUP_SKIPS:
         at += 1
     mention = next((m for m in reading.mentions if m.start == at), None)
     if mention is None:

@@ -21,7 +21,10 @@ from pyoxigraph import Literal
 
 from sparqlqa.english import (
     AGGREGATE_WORDS,
+    ARTICLE,
     GENERIC_TABLE_WORDS,
+    LIST_JOINERS,
+    NOT_NUMBER_AFTER,
     NUMBER_WORDS,
     SUPERLATIVE_WORDS,
     TABLE_FILLER,
@@ -162,9 +165,10 @@ def _mention_at(model: TableModel, words: list[Token], i: int) -> Mention | None
 
 def _modifies(words: list[Token], i: int, starts: set[int]) -> bool:
     """The cue word at ``i`` modifies the column named after it ("the **highest** average", "**average**,
-    minimum and maximum age"): only cue words and "and"/"or"/"the" stand between them."""
+    minimum and maximum age"): only cue words, list joiners and the article stand between them."""
     j = i + 1
-    while j < len(words) and (words[j].low in CUE_WORDS or words[j].low in ("and", "or", "the")) and j not in starts:
+    between = CUE_WORDS | LIST_JOINERS | {ARTICLE}
+    while j < len(words) and words[j].low in between and j not in starts:
         j += 1
     return j in starts
 
@@ -185,7 +189,7 @@ def find_mentions(model: TableModel, words: list[Token]) -> list[Mention]:
                                                       and found[n + 1].kind == "class" and found[n + 1].start == m.end)]
     # "each one": a number word after a group word is no number
     found = [m for m in found if not (m.kind == "number" and not words[m.start].low[0].isdigit() and m.start
-                                      and words[m.start - 1].low in ("each", "every", "per", "the", "which"))]
+                                      and words[m.start - 1].low in NOT_NUMBER_AFTER)]
     starts = {m.start for m in found if m.kind in ("column", "class")}
     return [m for m in found if not (m.kind == "column" and m.end - m.start == 1 and words[m.start].low in CUE_WORDS
                                      and _modifies(words, m.start, starts))]

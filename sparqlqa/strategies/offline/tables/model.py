@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from pyoxigraph import Literal, NamedNode
 
-from sparqlqa.english import singular
+from sparqlqa.english import COMPACT_TAILS, singular
 from sparqlqa.kb.built_query import BuiltQuery
 from sparqlqa.kb.data_names import mapped_from_tables, stored_data_names
 from sparqlqa.kb.labels import normalize_label
@@ -39,8 +39,6 @@ NUMERIC_TYPES = frozenset(f"{XSD}{t}" for t in ("integer", "decimal", "double", 
 MAX_VALUE_CHARS = 80
 #: distinct text values indexed at most (a larger graph keeps the first ones by column)
 MAX_VALUES = 200_000
-#: known words a compact column name may end with (``fname``, ``stuid``, ``pettype``)
-COMPACT_TAILS = ("name", "id", "type", "code", "age", "date", "year")
 
 
 def words_of(iri: str) -> tuple[str, ...]:

@@ -24,6 +24,8 @@ from dataclasses import dataclass, field
 
 from sparqlqa.english import (
     AGGREGATE_WORDS,
+    ARTICLE,
+    AT_WORD,
     COMPARISON_PHRASES,
     COUNT_WORDS,
     DESCENDING_WORDS,
@@ -34,6 +36,7 @@ from sparqlqa.english import (
     ORDER_CUES,
     SUPERLATIVE_LEADS,
     SUPERLATIVE_WORDS,
+    THAN,
     WH_WORDS,
 )
 from sparqlqa.strategies.offline.tables.mentions import Mention, Token, phrase_at
@@ -60,7 +63,7 @@ class Cues:
 
 def _superlative_position(words: list[Token], i: int) -> bool:
     """An aggregate word read as a superlative: "the model **with the** minimum horsepower"."""
-    return i >= 2 and words[i - 1].low == "the" and words[i - 2].low in SUPERLATIVE_LEADS
+    return i >= 2 and words[i - 1].low == ARTICLE and words[i - 2].low in SUPERLATIVE_LEADS
 
 
 def read_cues(words: list[Token]) -> Cues:
@@ -73,7 +76,7 @@ def read_cues(words: list[Token]) -> Cues:
             cues.group = i + 1
         superlative = token.low in SUPERLATIVE_WORDS and (token.low not in AGGREGATE_WORDS
                                                           or _superlative_position(words, i))
-        superlative = superlative and not (i and words[i - 1].low == "at")  # "at least 3"
+        superlative = superlative and not (i and words[i - 1].low == AT_WORD)  # "at least 3"
         if superlative:
             cues.superlatives.append((i, SUPERLATIVE_WORDS[token.low]))
         elif token.low in AGGREGATE_WORDS:
@@ -81,8 +84,8 @@ def read_cues(words: list[Token]) -> Cues:
         for phrase, op in COMPARISON_PHRASES.items():
             if phrase_at(words, i, phrase):
                 cues.comparisons.append((i, i + len(phrase), op))
-            elif len(phrase) == 2 and phrase[1] == "than" and token.low == phrase[0]:
-                than = next((j for j in range(i + 2, min(i + 5, len(words))) if words[j].low == "than"), None)
+            elif len(phrase) == 2 and phrase[1] == THAN and token.low == phrase[0]:
+                than = next((j for j in range(i + 2, min(i + 5, len(words))) if words[j].low == THAN), None)
                 if than is not None:  # "a greater weight than 10": the compared noun in between
                     cues.comparisons.append((i, than + 1, op))
         for phrase in NEGATION_WORDS:
