@@ -23,6 +23,7 @@ from sparqlqa.cli.output import (
     warning,
 )
 from sparqlqa.cli.remote_options import endpoint_timeout, endpoint_timeout_option
+from sparqlqa.english import plural
 from sparqlqa.kb.vocab import kb_prefixes
 
 if TYPE_CHECKING:
@@ -326,7 +327,7 @@ def table_view(answer: Answer, top: int) -> Any:
     for row in table.text_rows()[:top]:
         view.add_row(*(cell(text) for text in row))
     total = len(table.rows)
-    caption = [f"{total} {'row' if total == 1 else 'rows'}" + (" (in the query's order)" if table.ordered else "")]
+    caption = [f"{total} {plural('row', total)}" + (" (in the query's order)" if table.ordered else "")]
     if total > top:
         caption.append(f"the first {top} shown: --top N shows more, --format csv writes them all")
     if table.truncated:

@@ -389,7 +389,7 @@ def _table_headline(table: Table) -> str:
         return rows[0][0]
     shown = "; ".join(", ".join(row) for row in rows[:HEADLINE_ITEMS])
     more = len(rows) - min(len(rows), HEADLINE_ITEMS)
-    return f"{len(rows)} {'row' if len(rows) == 1 else 'rows'}: {shown}" + (f"; … ({more} more)" if more > 0 else "")
+    return f"{len(rows)} {plural('row', len(rows))}: {shown}" + (f"; … ({more} more)" if more > 0 else "")
 
 
 def answer_table(answer: Answer) -> Table:
