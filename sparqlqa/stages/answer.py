@@ -300,21 +300,6 @@ class Answer:
         return json.dumps(self.to_dict(), indent=indent, ensure_ascii=False)
 
 
-def exact_first(items: list[AnswerItem]) -> list[AnswerItem]:
-    """Items that satisfied the query first, fill-in after, each group in its own order.  A fill-in item
-    that a listwise rerank moved up *with a reason* keeps its place among the matched ones: the one
-    exception, and it is explicit (``rerank_reason``).
-
-    >>> ranked = [AnswerItem("v", source="vector"), AnswerItem("f", source="filtered"),
-    ...           AnswerItem("w", source="vector", rerank_reason="named in the question's words"),
-    ...           AnswerItem("g", source="filtered")]
-    >>> [i.iri for i in exact_first(ranked)]
-    ['f', 'w', 'g', 'v']
-    """
-    ahead = [i for i in items if i.source == FILTERED or i.rerank_reason]
-    return ahead + [i for i in items if not (i.source == FILTERED or i.rerank_reason)]
-
-
 def to_jsonable(obj: Any) -> Any:
     """Objects → JSON types: ``to_dict()`` when present, dataclasses field by field, terms as text."""
     if obj is None or isinstance(obj, (bool, int, str)):

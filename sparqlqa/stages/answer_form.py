@@ -9,7 +9,8 @@ after the matched items.
 
 from __future__ import annotations
 
-from sparqlqa.stages.answer import Answer, AnswerItem
+from sparqlqa.stages.answer import Answer
+from sparqlqa.stages.ordering import query_first
 
 __all__ = ["shape_answer"]
 
@@ -26,13 +27,6 @@ def shape_answer(answer: Answer) -> Answer:
     if answer.form == "boolean" and answer.linked is not None and answer.triplets is not None:
         first = [m.iri for text in answer.triplets.form.choices for m in answer.linked.links.get(text, [])[:1]]
     if candidates.ordered or first:
-        answer.items = _reordered(answer.items, order, first)
+        answer.items = query_first(answer.items, order, first)
     return answer
 
-
-def _reordered(items: list[AnswerItem], order: dict[str, int], first: list[str]) -> list[AnswerItem]:
-    """Matched items by the query's order (``first`` ahead of them), the others after, as they were."""
-    matched = [i for i in items if i.iri in order]
-    rest = [i for i in items if i.iri not in order]
-    matched.sort(key=lambda i: (i.iri not in first, order[i.iri]))
-    return matched + rest

@@ -23,8 +23,9 @@ from sparqlqa.kb.records import QueryRecord
 from sparqlqa.kb.terms import is_node_key, is_value_key, node_keys, value_datatype
 from sparqlqa.language import Language, in_kb_language
 from sparqlqa.llm.context import llm_context
-from sparqlqa.stages.answer import Answer, AnswerItem, AnswerMeta, StageRecord, answer_table, exact_first
+from sparqlqa.stages.answer import Answer, AnswerItem, AnswerMeta, StageRecord, answer_table
 from sparqlqa.stages.answer_form import shape_answer
+from sparqlqa.stages.ordering import exact_first, reranked
 from sparqlqa.stages.ranking import Ranking, rank_candidates, unbuilt_note, vector_search
 from sparqlqa.stages.rerank import rerank
 from sparqlqa.stages.table import Table
@@ -245,7 +246,7 @@ def rerank_top(ctx: AskContext, ranking: Ranking, *, enabled: bool = True) -> di
     if result.applied:
         for position, index in enumerate(result.order):
             _rescore(top, index, position, result.scores, ctx.rerank, result.reasons.get(index))
-        ranking.items[: len(top)] = exact_first([top[index] for index in result.order])
+        ranking.items[: len(top)] = reranked(top, result.order)
     return texts
 
 
