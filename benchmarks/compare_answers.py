@@ -122,7 +122,7 @@ def main() -> None:
     answers = {f"offline {kb}: {q}": ask(kbs[kb], q, strategy="offline") for kb, q in OFFLINE}
     answers.update(_llm_runs(kbs))
     out = {label: _strip(answer.to_dict()) for label, answer in answers.items()}
-    args.out.write_text(json.dumps(out, indent=1, ensure_ascii=False, sort_keys=True) + "\n")
+    args.out.write_text(json.dumps(out, indent=1, ensure_ascii=False) + "\n")
     print(f"{len(out)} answers -> {args.out}", file=sys.stderr)
 
 
