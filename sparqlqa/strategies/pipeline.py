@@ -10,7 +10,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, nullcontext
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, TypedDict
 
 from sparqlqa.embed.embedders import Embedder
@@ -24,8 +24,7 @@ from sparqlqa.kb.terms import is_node_key, is_value_key, node_keys, value_dataty
 from sparqlqa.language import Language, in_kb_language
 from sparqlqa.llm.context import llm_context
 from sparqlqa.stages.answer import Answer, AnswerItem, AnswerMeta, StageRecord, answer_table
-from sparqlqa.stages.answer_form import shape_answer
-from sparqlqa.stages.ordering import exact_first, reranked
+from sparqlqa.stages.ordering import FormShape, RerankOrder, order_answer
 from sparqlqa.stages.ranking import Ranking, rank_candidates, unbuilt_note, vector_search
 from sparqlqa.stages.rerank import rerank
 from sparqlqa.stages.table import Table
@@ -225,15 +224,25 @@ def _excluding(ctx: AskContext, candidates: Candidates | None) -> bool:
     return ctx.topic == "exclude" or (ctx.topic == "auto" and candidates is not None and bool(candidates.items))
 
 
-def rerank_top(ctx: AskContext, ranking: Ranking, *, enabled: bool = True) -> dict[str, str]:
-    """Stage 4: rerank the top ``k`` in place; returns the texts used, by IRI."""
+@dataclass(frozen=True)
+class Reranked:
+    """Stage 4's result as the answer builder takes it: the node texts it read (the items' snippets) and the
+    rerank's order of the ranking's top (``None``: no rerank applied; :func:`~sparqlqa.stages.ordering.order_answer`
+    applies it)."""
+
+    texts: Mapping[str, str] = field(default_factory=dict)
+    order: RerankOrder | None = None
+
+
+def rerank_top(ctx: AskContext, ranking: Ranking, *, enabled: bool = True) -> Reranked:
+    """Stage 4: rerank the top ``k`` (scores on the items, in place; the order in the result)."""
     top = ranking.items[: ctx.k]
     runs = enabled and ctx.rerank != "none" and ctx.llm is not None and len(top) >= 2
     with ctx.stage("texts"), in_kb_language() if runs else nullcontext():  # cross-lingual rerank (issue 37)
         texts = node_texts(ctx.kb, [n.iri for n in top], mode="full", sink=ctx.sink("texts"),
                            **({"max_values": RERANK_MAX_VALUES} if runs else {}))
     if not runs or ctx.llm is None:
-        return texts
+        return Reranked(texts)
     with in_kb_language():
         marks = _rerank_marks(ctx, top)
     with ctx.stage("rerank"), llm_context(stage="rerank"):
@@ -246,8 +255,7 @@ def rerank_top(ctx: AskContext, ranking: Ranking, *, enabled: bool = True) -> di
     if result.applied:
         for position, index in enumerate(result.order):
             _rescore(top, index, position, result.scores, ctx.rerank, result.reasons.get(index))
-        ranking.items[: len(top)] = reranked(top, result.order)
-    return texts
+    return Reranked(texts, RerankOrder.of(result))
 
 
 class RerankMarks(TypedDict, total=False):
@@ -287,31 +295,38 @@ def _rescore(top: Sequence[AnswerItem], index: int, position: int, scores: dict[
 # --- the answer -----------------------------------------------------------------------------------
 
 
-def build_answer(ctx: AskContext, ranking: Ranking | None = None, texts: Mapping[str, str] | None = None, *,
+def build_answer(ctx: AskContext, ranking: Ranking | None = None, reranked: Reranked | None = None, *,
                  items: list[AnswerItem] | None = None, triplets: Triplets | None = None,
                  linked: LinkedConstants | None = None, candidates: Candidates | None = None,
                  table: Table | None = None) -> Answer:
     """The one place an :class:`Answer` is made, for every strategy.
 
     The items are ``ranking.items`` (or ``items``: FiSKE's model-knowledge answers), the scored nodes
-    themselves: each one not yet labelled gets its label, type and snippet here (labels, types and
-    evidence labels in one lookup).  Then the form's value and order (:func:`shape_answer`, when the
-    SPARQL stage ran) and the last word on the items (:func:`settle`).  ``ctx.records`` become
-    ``meta.records`` (JSON ``<stage>_result``), ``ctx.meta`` the strategy's own ``meta.extra``.
-    ``table``: the query's own table (several columns, aggregates), its node cells named in the same
-    lookup; without one the answer's table is its items, count or yes/no (:func:`answer_table`).
+    themselves, ordered once by :func:`~sparqlqa.stages.ordering.order_answer` from the stages' results
+    (the similarity ranking, ``reranked.order``, the form's :class:`~sparqlqa.stages.ordering.FormShape` of
+    ``candidates``); each one not yet labelled gets its label, type and snippet here (labels, types and
+    evidence labels in one lookup).  Then the last word on which items stay (:func:`settle`).
+    ``ctx.records`` become ``meta.records`` (JSON ``<stage>_result``), ``ctx.meta`` the strategy's own
+    ``meta.extra``.  ``table``: the query's own table (several columns, aggregates; its rows as the query
+    returned them), its node cells named in the same lookup; without one the answer's table is its items,
+    count or yes/no (:func:`answer_table`).
     """
     ranking = ranking if ranking is not None else Ranking(query_text=ctx.question, items=[])
-    items = ranking.items if items is None else items
+    reranked = reranked or Reranked()
+    shape = FormShape.of(candidates, triplets, linked)
+    ordered = order_answer(ranking.items if items is None else items, rerank=reranked.order, shape=shape)
+    ranked = replace(ranking, items=list(ordered.ranked)) if items is None else ranking  # the JSON's meta.ranking
     with ctx.stage("answer"):
-        labels = _describe(ctx, items, texts or {}, table.node_keys() if table is not None else [])
-        _provenance(ctx.kb, items)
-    answer = Answer(question=ctx.question, kb=ctx.kb.name, strategy=ctx.strategy, items=list(items),
+        labels = _describe(ctx, ordered.ranked, reranked.texts, table.node_keys() if table is not None else [])
+        _provenance(ctx.kb, ordered.ranked)
+    answer = Answer(question=ctx.question, kb=ctx.kb.name, strategy=ctx.strategy, items=list(ordered.items),
                     triplets=triplets, linked=linked, candidates=candidates, llm_calls=list(ctx.llm_calls),
                     queries=list(ctx.queries), notes=list(ctx.notes), timings_ms=dict(ctx.timings_ms),
-                    labels=labels, meta=_meta(ctx, ranking), pending_llm=list(ctx.pending), lang=ctx.language,
+                    labels=labels, meta=_meta(ctx, ranked), pending_llm=list(ctx.pending), lang=ctx.language,
                     labels_lang={key: tag for key, tag in ctx.label_languages.items() if key in labels})
-    answer = settle(ctx, shape_answer(answer))
+    if shape is not None:
+        answer.form, answer.value = shape.form, shape.value
+    answer = settle(ctx, answer)
     answer.table = table.named(labels) if table is not None else answer_table(answer)
     return answer
 
@@ -408,9 +423,9 @@ def _meta(ctx: AskContext, ranking: Ranking) -> AnswerMeta:
 
 
 def settle(ctx: AskContext, answer: Answer) -> Answer:
-    """The last word on an answer's items, whatever the strategy (:func:`build_answer` calls it): the
-    question's topic entities out (per ``ctx.topic``), answers that satisfied the query before fill-in
-    (:func:`exact_first`), and with ``ctx.exact`` only those."""
+    """The last word on which of an answer's items stay, whatever the strategy (:func:`build_answer` calls it,
+    on items in their final order): the question's topic entities out (per ``ctx.topic``), and with
+    ``ctx.exact`` only the answers that satisfied the query."""
     items = list(answer.items)
     named = ctx.topic_iris
     if ctx.topic == "exclude":
@@ -420,7 +435,6 @@ def settle(ctx: AskContext, answer: Answer) -> Answer:
     if len(items) < len(answer.items):
         answer.notes.append(f"left out {len(answer.items) - len(items)} node(s) the question names "
                             f"(--topic {ctx.topic})")
-    items = exact_first(items)
     if ctx.exact:
         kept = [i for i in items if i.matched]
         if len(kept) < len(items):

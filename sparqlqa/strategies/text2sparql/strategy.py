@@ -37,7 +37,7 @@ from sparqlqa.stages.answer import AnswerItem
 from sparqlqa.stages.ranking import Ranking
 from sparqlqa.stages.table import Table
 from sparqlqa.strategies.base import Strategy, strategies
-from sparqlqa.strategies.pipeline import AskContext, build_answer, rank, rerank_top
+from sparqlqa.strategies.pipeline import AskContext, Reranked, build_answer, rank, rerank_top
 from sparqlqa.strategies.text2sparql import prompts
 from sparqlqa.strategies.text2sparql.grounding import Grounding, Substitution, ground, unmatched, written_term
 from sparqlqa.strategies.text2sparql.query import (
@@ -385,12 +385,12 @@ def counted_keys(ctx: AskContext, attempt: Attempt, variable: str) -> list[str]:
 
 
 def finish(ctx: AskContext, attempts: list[Attempt], source: str, ranking: Ranking | None = None,
-           texts: dict[str, str] | None = None, *, candidates: Candidates | None = None,
+           reranked: Reranked | None = None, *, candidates: Candidates | None = None,
            table: Table | None = None) -> Answer:
     """The answer, by the one builder, with the run's record in ``meta``."""
     ctx.records["text2sparql"] = Text2SparqlRun(attempts, source)
     ctx.meta["answer_source"] = source
-    return build_answer(ctx, ranking, texts, candidates=candidates, table=table)
+    return build_answer(ctx, ranking, reranked, candidates=candidates, table=table)
 
 
 @dataclass
