@@ -31,7 +31,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from sparqlqa.stages.answer import FILTERED, AnswerItem
+from sparqlqa.stages.answer import AnswerItem
+from sparqlqa.stages.modes import Form
 
 if TYPE_CHECKING:
     from sparqlqa.stages.execute import Candidates
@@ -48,7 +49,7 @@ class FormShape:
     the matched keys in the query's order, whether that order is the question's (the query has ORDER BY),
     and the nodes a yes/no asks about (they come first)."""
 
-    form: str = "list"
+    form: str = Form.LIST
     value: int | bool | str | None = None
     query_order: tuple[str, ...] = ()
     ordered: bool = False
@@ -60,9 +61,9 @@ class FormShape:
         """The shape of stage 2's :class:`~sparqlqa.stages.execute.Candidates` (``None`` without them)."""
         if candidates is None:
             return None
-        form = candidates.form or "list"
+        form = candidates.form or Form.LIST
         first: list[str] = []
-        if form == "boolean" and linked is not None and triplets is not None:
+        if form == Form.BOOLEAN and linked is not None and triplets is not None:
             first = [m.iri for text in triplets.form.choices for m in linked.links.get(text, [])[:1]]
         return cls(form, candidates.value, tuple(c.iri for c in candidates.items), candidates.ordered,
                    tuple(first))
@@ -114,8 +115,8 @@ def exact_first(items: Sequence[AnswerItem]) -> list[AnswerItem]:
     >>> [i.iri for i in exact_first(ranked)]
     ['f', 'w', 'g', 'v']
     """
-    ahead = [i for i in items if i.source == FILTERED or i.rerank_reason]
-    return ahead + [i for i in items if not (i.source == FILTERED or i.rerank_reason)]
+    ahead = [i for i in items if i.matched or i.rerank_reason]
+    return ahead + [i for i in items if not (i.matched or i.rerank_reason)]
 
 
 def _query_first(items: list[AnswerItem], order: Mapping[str, int], first: Sequence[str]) -> list[AnswerItem]:

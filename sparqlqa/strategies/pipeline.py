@@ -24,6 +24,7 @@ from sparqlqa.kb.terms import is_node_key, is_value_key, node_keys, value_dataty
 from sparqlqa.language import Language, in_kb_language
 from sparqlqa.llm.context import llm_context
 from sparqlqa.stages.answer import Answer, AnswerItem, AnswerMeta, StageRecord, answer_table
+from sparqlqa.stages.modes import ItemSource, RerankMode, TopicMode
 from sparqlqa.stages.ordering import FormShape, RerankOrder, order_answer
 from sparqlqa.stages.ranking import Ranking, rank_candidates, unbuilt_note, vector_search
 from sparqlqa.stages.rerank import rerank
@@ -42,12 +43,6 @@ WAITING_NOTE = ("waiting for recorded LLM answers (--llm-cache only): the triple
 #: how many nodes the ``vss`` strategies return at least (deep enough for MRR/recall@100)
 VSS_DEPTH = 100
 SNIPPET_CHARS = 300
-#: ``topic``: what happens to the nodes the question names (its topic entities) among the answers.
-#: ``auto``: left out unless they alone satisfy the query (the question asks for them back), and not added
-#: as fill-in once the query found answers (with none, the similarity list is left as it is: a question
-#: whose path leads back to its own entity is about that entity); ``exclude``: always left out (MetaQA's
-#: gold); ``keep``: treated like any node
-TOPIC_MODES = ("auto", "exclude", "keep")
 #: relation values listed per relation in the texts the reranker reads (cut by characters, not by count)
 RERANK_MAX_VALUES = 40
 
@@ -61,7 +56,7 @@ class AskContext:
     llm: LLM | None
     embedder: Embedder
     k: int = 20
-    rerank: str = "listwise"
+    rerank: RerankMode = RerankMode.LISTWISE
     options: ExecuteOptions | None = None
     strategy: str = ""
     notes: list[str] = field(default_factory=list)
@@ -77,8 +72,8 @@ class AskContext:
     settings: dict[str, Any] = field(default_factory=dict)
     #: only answers that satisfied the query (no vector or model fill-in)
     exact: bool = False
-    #: one of :data:`TOPIC_MODES`
-    topic: str = "auto"
+    #: what happens to the question's own nodes among the answers (:class:`~sparqlqa.stages.modes.TopicMode`)
+    topic: TopicMode = TopicMode.AUTO
     #: the nodes the question names (its linked constants), once stage 2 linked them
     topic_iris: set[str] = field(default_factory=set)
     #: reads the question's words against relation names and labels (triplets, offline paths, linking);
@@ -162,7 +157,7 @@ def find(ctx: AskContext, triplets: Triplets) -> tuple[LinkedConstants | None, C
         with ctx.stage("sparql"):
             candidates = find_candidates(triplets, linked, ctx.kb, ctx.options or ExecuteOptions())
             note_topic(ctx, linked)
-            if ctx.topic != "keep":
+            if ctx.topic != TopicMode.KEEP:
                 drop_constant_nodes(candidates, linked)
     except SparqlqaError as exc:
         ctx.note(f"finding candidates failed ({exc}); ranked by vectors only")
@@ -220,8 +215,9 @@ def rank(ctx: AskContext, triplets: Triplets | None, candidates: Candidates | No
 
 
 def _excluding(ctx: AskContext, candidates: Candidates | None) -> bool:
-    """Whether the question's own nodes stay out of the fill-in (see :data:`TOPIC_MODES`)."""
-    return ctx.topic == "exclude" or (ctx.topic == "auto" and candidates is not None and bool(candidates.items))
+    """Whether the question's own nodes stay out of the fill-in (:class:`~sparqlqa.stages.modes.TopicMode`)."""
+    found = candidates is not None and bool(candidates.items)
+    return ctx.topic == TopicMode.EXCLUDE or (ctx.topic == TopicMode.AUTO and found)
 
 
 @dataclass(frozen=True)
@@ -237,7 +233,7 @@ class Reranked:
 def rerank_top(ctx: AskContext, ranking: Ranking, *, enabled: bool = True) -> Reranked:
     """Stage 4: rerank the top ``k`` (scores on the items, in place; the order in the result)."""
     top = ranking.items[: ctx.k]
-    runs = enabled and ctx.rerank != "none" and ctx.llm is not None and len(top) >= 2
+    runs = enabled and ctx.rerank != RerankMode.NONE and ctx.llm is not None and len(top) >= 2
     with ctx.stage("texts"), in_kb_language() if runs else nullcontext():  # cross-lingual rerank (issue 37)
         texts = node_texts(ctx.kb, [n.iri for n in top], mode="full", sink=ctx.sink("texts"),
                            **({"max_values": RERANK_MAX_VALUES} if runs else {}))
@@ -267,9 +263,9 @@ class RerankMarks(TypedDict, total=False):
 
 def _rerank_marks(ctx: AskContext, top: Sequence[AnswerItem]) -> RerankMarks:
     """``matched`` and ``evidence`` (label paths) of the nodes to rerank, when some matched the query."""
-    if not any(n.source == "filtered" for n in top):
+    if not any(n.matched for n in top):
         return {}
-    triples = [n.evidence_triples() if n.source == "filtered" else [] for n in top]
+    triples = [n.evidence_triples() if n.matched else [] for n in top]
     keys = list(dict.fromkeys(str(part) for rows in triples for triple in rows for part in triple))
     labels = fetch_labels(ctx.kb, node_keys(keys), sink=ctx.sink("labels"))[0] if keys else {}
 
@@ -277,7 +273,7 @@ def _rerank_marks(ctx: AskContext, top: Sequence[AnswerItem]) -> RerankMarks:
         return labels.get(str(key)) or display_name(str(key))
 
     paths = [[f"{name(s)} —{name(p)}→ {name(o)}" for s, p, o in rows] for rows in triples]
-    return {"matched": [n.source == "filtered" for n in top], "evidence": paths}
+    return {"matched": [n.matched for n in top], "evidence": paths}
 
 
 def _rescore(top: Sequence[AnswerItem], index: int, position: int, scores: dict[int, float],
@@ -285,11 +281,11 @@ def _rescore(top: Sequence[AnswerItem], index: int, position: int, scores: dict[
     """The rerank's score on the node itself (``scores[mode]``; the vector score stays in ``scores["vss"]``)."""
     node = top[index]
     score = node.score
-    if mode == "pointwise" and index in scores:
+    if mode == RerankMode.POINTWISE and index in scores:
         score = scores[index]
-    elif mode == "listwise":
+    elif mode == RerankMode.LISTWISE:
         score = 1.0 + (len(top) - position) / len(top)
-    node.rescore(mode, score, reason if mode == "listwise" and node.source != "filtered" else None)
+    node.rescore(mode, score, reason if mode == RerankMode.LISTWISE and not node.matched else None)
 
 
 # --- the answer -----------------------------------------------------------------------------------
@@ -353,7 +349,8 @@ def table_rows_ranking(ctx: AskContext, table: Table, *, form: str, value: int |
     from sparqlqa.stages.execute import Candidate, Candidates, Evidence
 
     keys = list(dict.fromkeys(row[0] for row in table.rows if row and row[0] is not None))
-    items = [AnswerItem.ranked(key, 1.0 - n / (len(keys) + 1), "filtered", tier=0) for n, key in enumerate(keys)]
+    items = [AnswerItem.ranked(key, 1.0 - n / (len(keys) + 1), ItemSource.FILTERED, tier=0)
+             for n, key in enumerate(keys)]
     candidates = Candidates(target=target, items=[Candidate(key, 0, 1, Evidence()) for key in keys],
                             target_is_value=any(is_value_key(k) for k in keys), form=form, value=value,
                             ordered=ordered)
@@ -428,9 +425,9 @@ def settle(ctx: AskContext, answer: Answer) -> Answer:
     ``ctx.exact`` only the answers that satisfied the query."""
     items = list(answer.items)
     named = ctx.topic_iris
-    if ctx.topic == "exclude":
+    if ctx.topic == TopicMode.EXCLUDE:
         items = [i for i in items if i.iri not in named]
-    elif ctx.topic == "auto" and any(i.matched for i in items):  # the query answered: not as fill-in
+    elif ctx.topic == TopicMode.AUTO and any(i.matched for i in items):  # the query answered: not as fill-in
         items = [i for i in items if i.iri not in named or i.matched]
     if len(items) < len(answer.items):
         answer.notes.append(f"left out {len(answer.items) - len(items)} node(s) the question names "

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 from urllib.parse import quote
 
 from sparqlqa.stages.answer import AnswerItem
+from sparqlqa.stages.modes import ItemSource
 from sparqlqa.stages.ranking import Ranking
 from sparqlqa.strategies.base import Strategy, strategies
 from sparqlqa.strategies.fiske import prompts
@@ -31,7 +32,8 @@ if TYPE_CHECKING:
     from sparqlqa.stages.answer import Answer
     from sparqlqa.stages.execute import Candidates
 
-MODEL_KNOWLEDGE = "model-knowledge"
+#: the items' source and the run's ``answer_source`` when the answers come from the model's own knowledge
+MODEL_KNOWLEDGE = ItemSource.MODEL_KNOWLEDGE
 PLACEHOLDER = "urn:sparqlqa:model-knowledge:"
 FALLBACK_NOTE = ("FiSKE: no route covered every clue ({why}); the answers below come from the model's own "
                  "knowledge (chain of thought), NOT from the knowledge base")
