@@ -146,7 +146,7 @@ def _open_target(words: tuple[str, ...], endpoint: str | None, profile: str) -> 
 def ask(words: tuple[str, ...], endpoint: str | None, profile_name: str, llm_spec: str | None,
         llm_cache: str | None, k: int, rerank: str, strategy: str | None, embedder_spec: str | None, top: int,
         as_json: bool, table_format: str | None, explain: bool, save_dir: Path | None, quiet: bool, plain: bool,
-        call_budget: int | None, timeout_s: float | None, exact: bool = False, topic: str = "auto",
+        call_budget: int | None, timeout_s: float | None, exact: bool = False, topic: str = TopicMode.AUTO,
         lang: str | None = None) -> None:
     """Answer QUESTION over knowledge base NAME (or over a SPARQL endpoint with --endpoint).
 

@@ -24,7 +24,7 @@ from sparqlqa.kb.naming import display_name
 from sparqlqa.kb.records import JsonRecord, QueryRecord
 from sparqlqa.kb.terms import is_value_key
 from sparqlqa.language import Language
-from sparqlqa.stages.modes import Form, ItemSource
+from sparqlqa.stages.modes import Form, ItemSource, RerankMode, TopicMode
 from sparqlqa.stages.rerank import RerankResult
 from sparqlqa.stages.table import Table
 
@@ -170,7 +170,7 @@ class AnswerMeta(JsonRecord):
 
     strategy: str = ""
     k: int = 20
-    rerank: str = "listwise"
+    rerank: str = RerankMode.LISTWISE
     #: the LLM's spec (``None``: no LLM), the ranking embedder's model id, the word reader's (when apart)
     llm: str | None = None
     embedder: str = ""
@@ -184,7 +184,7 @@ class AnswerMeta(JsonRecord):
     extra: dict[str, object] = field(default_factory=dict)
     #: ``--exact`` and ``--topic`` as the answer's last step applied them
     exact: bool = False
-    topic: str = "auto"
+    topic: str = TopicMode.AUTO
 
     @property
     def rerank_result(self) -> RerankResult | None:
