@@ -1,6 +1,7 @@
 """``ask --json`` of a fixed set of questions, for a before/after comparison of a refactoring.
 
-Runs ~24 questions in one process (private ``$SPARQLQA_HOME``, the ``fake`` embedder): the offline strategy over
+Runs 24 questions (with ``--sets`` also the 160 of the six user-style sets) in one process (private
+``$SPARQLQA_HOME``, the ``fake`` embedder): the offline strategy over
 the bundled movie sample, two user-style sets and a graph mapped from tables; 4step, vss+rerank and text2sparql
 with scripted FakeLLM answers.  Writes ``{label: answer.to_dict()}`` (what ``ask --json`` prints) with the
 timings taken out, so two runs of the same code give the same file::
@@ -108,6 +109,8 @@ def _llm_runs(kbs: dict[str, Any]) -> dict[str, Any]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--sets", action="store_true",
+                        help="also every question of the six user-style sets (benchmarks/data/forms_*), offline")
     args = parser.parse_args()
     os.environ["SPARQLQA_HOME"] = tempfile.mkdtemp(prefix="sparqlqa-compare-")
     os.environ.setdefault("SPARQLQA_EMBEDDER", "fake")
@@ -120,6 +123,11 @@ def main() -> None:
            "library": ingest([ROOT / "tests/fixtures/library_db.nt"], kb="library"),
            "fixture": ingest([ROOT / "tests/fixtures/movies.ttl"], kb="fixture")}
     answers = {f"offline {kb}: {q}": ask(kbs[kb], q, strategy="offline") for kb, q in OFFLINE}
+    for path in sorted((ROOT / "benchmarks/data").glob("forms_*_questions.json")) if args.sets else ():
+        name = path.name.removesuffix("_questions.json")
+        kb = kbs.get(name.removeprefix("forms_")) or ingest([path.with_name(f"{name}.ttl")], kb=name)
+        for entry in json.loads(path.read_text(encoding="utf-8")):
+            answers[f"offline {name}: {entry['question']}"] = ask(kb, entry["question"], strategy="offline")
     answers.update(_llm_runs(kbs))
     out = {label: _strip(answer.to_dict()) for label, answer in answers.items()}
     args.out.write_text(json.dumps(out, indent=1, ensure_ascii=False) + "\n")
