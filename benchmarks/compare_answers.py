@@ -1,6 +1,6 @@
 """``ask --json`` of a fixed set of questions, for a before/after comparison of a refactoring.
 
-Runs 24 questions (with ``--sets`` also the 160 of the six user-style sets) in one process (private
+Runs 24 questions (with ``--sets`` also the 159 of the six user-style sets) in one process (private
 ``$SPARQLQA_HOME``, the ``fake`` embedder): the offline strategy over
 the bundled movie sample, two user-style sets and a graph mapped from tables; 4step, vss+rerank and text2sparql
 with scripted FakeLLM answers.  Writes ``{label: answer.to_dict()}`` (what ``ask --json`` prints) with the
