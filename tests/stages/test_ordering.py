@@ -86,8 +86,8 @@ def test_the_stage_results_the_step_reads_are_frozen(result: type) -> None:
         result.__new__(result).positions = ()
 
 
-def test_no_module_but_the_ordering_step_calls_exact_first_or_reorders_answer_items() -> None:
-    """The one place: nothing else in the package imports the ordering rules or sorts an answer's items."""
+def test_only_the_answer_builder_uses_the_ordering_step() -> None:
+    """The one place: nothing but build_answer (strategies/pipeline.py) imports the ordering rules."""
     users = []
     for path in PACKAGE.rglob("*.py"):
         if path.name == "ordering.py":
