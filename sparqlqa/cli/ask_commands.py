@@ -25,6 +25,7 @@ from sparqlqa.cli.output import (
 from sparqlqa.cli.remote_options import endpoint_timeout, endpoint_timeout_option
 from sparqlqa.english import plural
 from sparqlqa.kb.vocab import kb_prefixes
+from sparqlqa.stages.modes import Form, ItemSource, RerankMode, TopicMode, values
 
 if TYPE_CHECKING:
     from sparqlqa.embed.embedders import Embedder
@@ -34,14 +35,11 @@ if TYPE_CHECKING:
     from sparqlqa.stages.table import Table
     from sparqlqa.vectors.index import IndexSummary
 
-RERANK_CHOICES = ("listwise", "pointwise", "none")
-#: ``--topic`` (``sparqlqa.strategies.pipeline.TOPIC_MODES``)
-TOPIC_CHOICES = ("auto", "exclude", "keep")
 
 #: ``ask --format``: the answer's table as comma- or tab-separated rows
 TABLE_FORMATS = {"csv": ",", "tsv": "\t"}
 #: the forms the terminal shows as their table (a value answer: its one cell) instead of ranked items
-TABLE_FORMS = ("value", "table")
+TABLE_FORMS = (Form.VALUE, Form.TABLE)
 
 #: exit status of ``ask`` when the question names no node of the KB (answers are vector-only); README table
 NO_NODE_EXIT = 3
@@ -120,7 +118,7 @@ def _open_target(words: tuple[str, ...], endpoint: str | None, profile: str) -> 
 @llm_options
 @click.option("--k", "k", type=click.IntRange(min=1), default=20, show_default=True,
               help="Candidates kept for reranking (topped up from the vector ranking when fewer survive).")
-@click.option("--rerank", type=click.Choice(RERANK_CHOICES), default="listwise", show_default=True,
+@click.option("--rerank", type=click.Choice(values(RerankMode)), default=RerankMode.LISTWISE.value, show_default=True,
               help="LLM rerank of the top k.")
 @click.option("--strategy", metavar="NAME", help="4step, fiske, text2sparql (the LLM writes the whole query), "
               "offline, vss or vss+rerank (default: 4step with an LLM, else offline).")
@@ -141,7 +139,7 @@ def _open_target(words: tuple[str, ...], endpoint: str | None, profile: str) -> 
 @endpoint_timeout_option()
 @click.option("--exact", is_flag=True, help="Only answers that satisfied the query (no 'similar, not matched' "
               "fill-in from vector search).")
-@click.option("--topic", type=click.Choice(TOPIC_CHOICES), default="auto", show_default=True,
+@click.option("--topic", type=click.Choice(values(TopicMode)), default=TopicMode.AUTO.value, show_default=True,
               help="The nodes the question names: auto = left out unless the query returns only them; "
               "exclude = always left out; keep = answers like any other node.")
 @click.option("--lang", metavar="CODE", help="The question's language (de, fr, es ...; default: detected). "
@@ -149,7 +147,7 @@ def _open_target(words: tuple[str, ...], endpoint: str | None, profile: str) -> 
 def ask(words: tuple[str, ...], endpoint: str | None, profile_name: str, llm_spec: str | None,
         llm_cache: str | None, k: int, rerank: str, strategy: str | None, embedder_spec: str | None, top: int,
         as_json: bool, table_format: str | None, explain: bool, save_dir: Path | None, quiet: bool, plain: bool,
-        call_budget: int | None, timeout_s: float | None, exact: bool = False, topic: str = "auto",
+        call_budget: int | None, timeout_s: float | None, exact: bool = False, topic: str = TopicMode.AUTO,
         lang: str | None = None) -> None:
     """Answer QUESTION over knowledge base NAME (or over a SPARQL endpoint with --endpoint).
 
@@ -259,7 +257,7 @@ def unnarrowed(answer: Answer) -> bool:
     if answer.triplets is None:  # vss, vss+rerank: vectors by design
         return False
     links = answer.linked.links if answer.linked is not None else {}
-    return not any(links.values()) and all(item.source == "vector" for item in answer.items)
+    return not any(links.values()) and all(item.source == ItemSource.VECTOR for item in answer.items)
 
 
 def _warn_if_unnarrowed(answer: Answer) -> None:
@@ -286,7 +284,7 @@ def answers_table(answer: Answer, top: int) -> Any:
         evidence = item.evidence_text(answer.labels)
         summary = "; ".join(evidence[:2]) + (f" (+{len(evidence) - 2})" if len(evidence) > 2 else "")
         tier = str(item.tier) if item.tier is not None else \
-            ("model" if item.source == "model-knowledge" else "vector")
+            ("model" if item.source == ItemSource.MODEL_KNOWLEDGE else "vector")
         if not item.matched:
             why = f" (moved up by the rerank: {item.rerank_reason})" if item.rerank_reason else ""
             summary = FILL_IN_MARK + why

@@ -22,6 +22,7 @@ from sparqlqa.cli.llm_commands import llm_options
 from sparqlqa.cli.output import KB_NAME, PlainProgress, console, device_option, err_console, note, print_json
 from sparqlqa.cli.remote_options import endpoint_timeout, endpoint_timeout_option
 from sparqlqa.errors import ConfigError
+from sparqlqa.stages.modes import TopicMode, values
 
 #: eval's exit status when some answers failed (counted as misses; listed in report.md)
 EXIT_ERRORS = 1
@@ -121,7 +122,7 @@ def _plain_progress() -> ProgressHooks:
 @click.option("--test-ratio", type=click.FloatRange(min=0, max=1, min_open=True), default=1.0,
               show_default=True, help="Use the first fraction of the split (as STaRK's runner).")
 @click.option("--no-plots", is_flag=True, help="Skip the PNG plots (no matplotlib needed).")
-@click.option("--topic", type=click.Choice(("auto", "exclude", "keep")),
+@click.option("--topic", type=click.Choice(values(TopicMode)),
               help="The nodes a question names among its answers (default: as the dataset's gold does: "
               "MetaQA exclude, the others auto).")
 @llm_options

@@ -26,6 +26,7 @@ from typing import Any, ClassVar
 
 from sparqlqa.errors import DatasetError
 from sparqlqa.registry import Registry
+from sparqlqa.stages.modes import TopicMode
 from sparqlqa.text_input import DATASET, clean_text
 
 #: the splits ``--split`` accepts (``human``: STaRK's human-generated set)
@@ -71,7 +72,7 @@ class Dataset(ABC):
     default_k: ClassVar[int] = 20
     #: what the answers do with the nodes a question names, as the gold does (``ask(topic=...)``): MetaQA's
     #: gold never holds the topic entity (``exclude``); PathQuestion's sometimes does (``auto``)
-    topic: ClassVar[str] = "auto"
+    topic: ClassVar[str] = TopicMode.AUTO
 
     def __init__(self, *, base_iri: str = "", split: str | None = None, test_ratio: float = 1.0) -> None:
         if split is not None and split not in SPLITS:
@@ -270,7 +271,7 @@ class MetaQA(Dataset):
     """
 
     name = "metaqa"
-    topic = "exclude"
+    topic = TopicMode.EXCLUDE
 
     def load(self, source: Path) -> list[Question]:
         names = [f"qa_{self.split}.txt"] if self.split else ["qa_test.txt", "qa_dev.txt"]

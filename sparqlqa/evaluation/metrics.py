@@ -46,6 +46,8 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from sparqlqa.stages.modes import ItemSource
+
 #: metric names in report order, for retrieval (STaRK) and KGQA datasets
 RETRIEVAL_METRICS: tuple[str, ...] = ("hit@1", "hit@5", "recall@20", "mrr")
 KGQA_METRICS: tuple[str, ...] = ("hits@1", "f1")
@@ -187,7 +189,7 @@ def answer_set(ranked: Sequence[RankedItem]) -> list[RankedItem]:
     >>> [i.iri for i in answer_set(items)], [i.iri for i in answer_set(items[2:])]
     (['a'], ['c'])
     """
-    filtered = [item for item in ranked if item.source == "filtered"]
+    filtered = [item for item in ranked if item.source == ItemSource.FILTERED]
     if not filtered:
         return list(ranked[:1])
     best = min((item.tier for item in filtered if item.tier is not None), default=None)

@@ -46,6 +46,7 @@ from sparqlqa.evaluation.metrics import RankedItem, answer_set, apply_tie_rule, 
 from sparqlqa.evaluation.results import LLMUsage, QuestionResult, TopItem
 from sparqlqa.llm.context import llm_context
 from sparqlqa.paths import atomic_write_json, make_folder
+from sparqlqa.stages.modes import TopicMode
 
 if TYPE_CHECKING:
     from sparqlqa.llm import LLM, LLMCall
@@ -99,7 +100,7 @@ class RunSettings:
     workers: int = 1
     kb_generation: str = ""
     #: what answers do with the nodes a question names (``ask(topic=...)``); the dataset's, as its gold does
-    topic: str = "auto"
+    topic: str = TopicMode.AUTO
     #: ``--embedder`` (None: the default); an index is searched only with the embedder that built it
     embedder: str | None = None
     #: one KB per graph (Spider4SPARQL): a question about graph ``db`` asks KB ``kb_prefix + db``
@@ -109,7 +110,7 @@ class RunSettings:
         """Settings that change answers or the question set's meaning (not their number)."""
         return {"dataset": self.dataset, "source": self.source, "kb": self.kb, "k": self.k,
                 "llm": self.llm, "split": self.split, "test_ratio": self.test_ratio,
-                "kb_generation": self.kb_generation, **({"topic": self.topic} if self.topic != "auto" else {}),
+                "kb_generation": self.kb_generation, **({"topic": self.topic} if self.topic != TopicMode.AUTO else {}),
                 "embedder": self.embedder, **({"kb_prefix": self.kb_prefix} if self.kb_prefix is not None else {})}
 
 
@@ -399,7 +400,7 @@ class EvalRun:
             try:
                 with llm_context(question_id=question.id):  # pending LLM prompts say which question asked
                     chosen = {"embedder": self.settings.embedder} if self.settings.embedder else {}
-                    topic = {"topic": self.settings.topic} if self.settings.topic != "auto" else {}
+                    topic = {"topic": self.settings.topic} if self.settings.topic != TopicMode.AUTO else {}
                     kb = self.kb_of(question.db) if self.kb_of is not None and question.db is not None else self.kb
                     answer = ask(kb, question.text, strategy=strategy, llm=self.llm.get(strategy),
                                  k=self.settings.k, llm_cache=self.settings.llm_cache, **topic, **chosen)

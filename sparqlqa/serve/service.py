@@ -38,6 +38,7 @@ from sparqlqa.errors import ConfigError, KBError, KBNotFound, QueryError, QueryT
 from sparqlqa.kb.built_query import BuiltQuery
 from sparqlqa.kb.limits import DEFAULT_MAX_MEMORY_MB, DEFAULT_MAX_ROWS, QueryLimits, bounded, unbounded
 from sparqlqa.serve.open_kbs import DEFAULT_MAX_OPEN_KBS, OpenKBs
+from sparqlqa.stages.modes import RerankMode, TopicMode
 
 if TYPE_CHECKING:
     from sparqlqa.kb.knowledge_base import KnowledgeBase
@@ -265,11 +266,11 @@ class Service:
         if not isinstance(k, int) or isinstance(k, bool) or not 1 <= k <= MAX_K:
             raise ConfigError(f"'k' must be a whole number from 1 to {MAX_K}")
         strategy = _optional_str(body, "strategy") or self.settings.strategy
-        rerank = _optional_str(body, "rerank") or "listwise"
+        rerank = _optional_str(body, "rerank") or RerankMode.LISTWISE
         exact = body.get("exact", False)
         if not isinstance(exact, bool):
             raise ConfigError("'exact' must be true or false")
-        topic = _optional_str(body, "topic") or "auto"
+        topic = _optional_str(body, "topic") or TopicMode.AUTO
         llm = self.llm(_optional_str(body, "llm"))
         with self.using(body.get("kb")) as kb, bounded(self.limits()):
             return ask(kb, question, strategy=strategy, llm=llm if llm is not None else "offline", k=k,

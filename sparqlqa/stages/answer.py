@@ -25,6 +25,7 @@ from sparqlqa.kb.naming import display_name
 from sparqlqa.kb.records import JsonRecord, QueryRecord
 from sparqlqa.kb.terms import is_value_key
 from sparqlqa.language import Language
+from sparqlqa.stages.modes import Form, ItemSource, RerankMode, TopicMode
 from sparqlqa.stages.rerank import RerankResult
 from sparqlqa.stages.table import Table
 
@@ -34,8 +35,6 @@ if TYPE_CHECKING:
     from sparqlqa.stages.linking import LinkedConstants
     from sparqlqa.stages.triplets import Triplets
 
-#: the ``source`` of an item that satisfied the query (the SPARQL stage found it)
-FILTERED = "filtered"
 #: what the terminal and the page call an item that did not (vector or model fill-in)
 FILL_IN_MARK = "similar, not matched"
 
@@ -66,7 +65,7 @@ class AnswerItem:
     type: str | None = None
     score: float = 0.0
     tier: int | None = None
-    source: str = "vector"
+    source: ItemSource = ItemSource.VECTOR
     evidence: Evidence | None = None
     snippet: str = ""
     type_label: str | None = None
@@ -76,10 +75,14 @@ class AnswerItem:
     evidence_kbs: list[list[str]] | None = None
 
     @classmethod
-    def ranked(cls, iri: str, score: float, source: str, tier: int | None = None,
+    def ranked(cls, iri: str, score: float, source: ItemSource | str, tier: int | None = None,
                evidence: Evidence | None = None) -> AnswerItem:
         """A node as stage 3 ranks it: its similarity is its score and ``scores["vss"]``."""
-        return cls(iri=iri, score=score, tier=tier, source=source, evidence=evidence, scores={"vss": score})
+        return cls(iri=iri, score=score, tier=tier, source=ItemSource(source), evidence=evidence,
+                   scores={"vss": score})
+
+    def __post_init__(self) -> None:
+        self.source = ItemSource(self.source)  # one of its words, read as the enum (JSON: the same string)
 
     def rescore(self, stage: str, score: float, reason: str | None = None) -> None:
         """A later stage's score (kept in ``scores[stage]``) becomes the score; ``reason``: a rerank's why."""
@@ -91,7 +94,7 @@ class AnswerItem:
     @property
     def matched(self) -> bool:
         """Whether the item satisfied the query (found by the SPARQL stage), not vector or model fill-in."""
-        return self.source == FILTERED
+        return self.source == ItemSource.FILTERED
 
     @property
     def kind(self) -> str:
@@ -168,7 +171,7 @@ class AnswerMeta(JsonRecord):
 
     strategy: str = ""
     k: int = 20
-    rerank: str = "listwise"
+    rerank: str = RerankMode.LISTWISE
     #: the LLM's spec (``None``: no LLM), the ranking embedder's model id, the word reader's (when apart)
     llm: str | None = None
     embedder: str = ""
@@ -182,7 +185,7 @@ class AnswerMeta(JsonRecord):
     extra: dict[str, object] = field(default_factory=dict)
     #: ``--exact`` and ``--topic`` as the answer's last step applied them
     exact: bool = False
-    topic: str = "auto"
+    topic: str = TopicMode.AUTO
 
     @property
     def rerank_result(self) -> RerankResult | None:
@@ -247,7 +250,7 @@ class Answer:
     #: the answer's form: "list" | "count" | "boolean" | "value" | "table" (:mod:`sparqlqa.stages.forms`);
     #: ``value``: the count (an int), the yes/no (a bool) or the one value's lexical form (a str) for those
     #: forms, None for a list or a table
-    form: str = "list"
+    form: str = Form.LIST
     value: int | bool | str | None = None
     #: the answer as a table (:class:`~sparqlqa.stages.table.Table`): every answer has one — a query's own
     #: columns and rows, or its items as one column, its count or yes/no as one cell (:func:`answer_table`)
@@ -301,21 +304,6 @@ class Answer:
         return json.dumps(self.to_dict(), indent=indent, ensure_ascii=False)
 
 
-def exact_first(items: list[AnswerItem]) -> list[AnswerItem]:
-    """Items that satisfied the query first, fill-in after, each group in its own order.  A fill-in item
-    that a listwise rerank moved up *with a reason* keeps its place among the matched ones: the one
-    exception, and it is explicit (``rerank_reason``).
-
-    >>> ranked = [AnswerItem("v", source="vector"), AnswerItem("f", source="filtered"),
-    ...           AnswerItem("w", source="vector", rerank_reason="named in the question's words"),
-    ...           AnswerItem("g", source="filtered")]
-    >>> [i.iri for i in exact_first(ranked)]
-    ['f', 'w', 'g', 'v']
-    """
-    ahead = [i for i in items if i.source == FILTERED or i.rerank_reason]
-    return ahead + [i for i in items if not (i.source == FILTERED or i.rerank_reason)]
-
-
 def to_jsonable(obj: Any) -> Any:
     """Objects → JSON types: ``to_dict()`` when present, dataclasses field by field, terms as text."""
     if obj is None or isinstance(obj, (bool, int, str)):
@@ -357,11 +345,11 @@ def headline(answer: Answer) -> str:
     >>> headline(Answer("q", "kb", "offline", items=[a], form="boolean", value=True))
     'yes — Alien'
     """
-    if answer.form in ("value", "table") and answer.table is not None:
+    if answer.form in (Form.VALUE, Form.TABLE) and answer.table is not None:
         return _table_headline(answer.table)
-    matched = [i for i in answer.items if i.source == "filtered"]
+    matched = [i for i in answer.items if i.matched]
     shown = matched or answer.items
-    if answer.form == "boolean":
+    if answer.form == Form.BOOLEAN:
         if not shown:
             return "yes" if answer.value else "no"
         evidence = shown[0].evidence_text(answer.labels)
@@ -370,7 +358,7 @@ def headline(answer: Answer) -> str:
         return f"{'yes' if answer.value else 'no'} — {why}"
     types = [i.type_label for i in shown if i.type_label]
     noun = max(set(types), key=types.count) if types else "answer"
-    if answer.form == "count":
+    if answer.form == Form.COUNT:
         count = int(answer.value or 0)
         return f"{count} {plural(noun, count)}" + (f": {_listing(shown, count)}" if shown and count else "")
     if not shown:
@@ -402,9 +390,9 @@ def answer_table(answer: Answer) -> Table:
     >>> answer_table(Answer("q", "kb", "offline", form="count", value=3)).text_rows()
     [['3']]
     """
-    if answer.form == "count":
+    if answer.form == Form.COUNT:
         return Table.of_count(int(answer.value or 0))
-    if answer.form == "boolean":
+    if answer.form == Form.BOOLEAN:
         return Table.of_boolean(bool(answer.value))
     matched = [i for i in answer.items if i.matched]
     shown = matched or answer.items

@@ -50,6 +50,7 @@ from sparqlqa.stages.compile import (
     prepare,
 )
 from sparqlqa.stages.form_query import form_anchors, run_form, value_datatypes
+from sparqlqa.stages.modes import Form
 
 if TYPE_CHECKING:
     from sparqlqa.kb.knowledge_base import KnowledgeBase
@@ -93,10 +94,10 @@ class Candidates:
     elapsed_ms: float = 0.0
     #: the target is a value (a literal, e.g. a date): items may be value keys (:mod:`sparqlqa.kb.terms`)
     target_is_value: bool = False
-    #: the answer form (:mod:`sparqlqa.stages.forms`): "list" | "count" | "boolean" | "value" | "table";
+    #: the answer form (:class:`~sparqlqa.stages.modes.Form`): list, count, boolean, value or table;
     #: ``value`` the count, the yes/no or the one value (its lexical form); ``ordered``: ``items`` are in the
     #: order the question asks for
-    form: str = "list"
+    form: str = Form.LIST
     value: int | bool | str | None = None
     ordered: bool = False
     #: the nodes the form's choices named ("A or B", the node a yes/no asks about): answers, never dropped
@@ -138,7 +139,7 @@ def find_candidates(triplets: Triplets, linked: LinkedConstants, kb: KnowledgeBa
         last_used = used
         if not _run_tier(kb, plan, used, tier, options, result):
             break
-        if found_used is None and (result.items or plan.form.form != "list"):
+        if found_used is None and (result.items or plan.form.form != Form.LIST):
             found_used = used  # a count or yes/no is asked of every triplet, never of a relaxed tier
         if len(result.items) >= options.min_candidates or tier >= options.max_tiers or len(used) <= 1:
             break

@@ -18,6 +18,7 @@ from sparqlqa.errors import QueryError
 from sparqlqa.kb.built_query import BuiltQuery
 from sparqlqa.stages.compile import ExecuteOptions, Plan, compile_form
 from sparqlqa.stages.forms import is_numeric_type
+from sparqlqa.stages.modes import Form
 
 if TYPE_CHECKING:
     from sparqlqa.kb.knowledge_base import KnowledgeBase
@@ -65,22 +66,22 @@ def run_form(kb: KnowledgeBase, plan: Plan, used: list[int] | None, options: Exe
     result.form = plan.form.form
     result.choices = [m.iri for m in plan.choices or []]
     result.ordered = bool(plan.form.order_by) and any(o.variable for o in plan.form.order_by)
-    if plan.form.form == "list":
+    if plan.form.form == Form.LIST:
         return
     if used is None:
-        result.value = 0 if plan.form.form == "count" else False
+        result.value = 0 if plan.form.form == Form.COUNT else False
         result.notes.append(f"no triplet could be matched: the {plan.form.form} is "
                             f"{result.value} for want of a pattern")
         return
-    if plan.form.form == "boolean" and plan.choices is not None and not plan.choices:
+    if plan.form.form == Form.BOOLEAN and plan.choices is not None and not plan.choices:
         result.value = False
         result.notes.append("the node the yes/no question asks about is not in the KB: no")
         return
-    if plan.form.form == "boolean" and plan.form.order_by and plan.choices:
+    if plan.form.form == Form.BOOLEAN and plan.form.order_by and plan.choices:
         # "is A longer than B": yes when the ordered query (choices as VALUES) puts A first
         result.value = bool(result.items) and result.items[0].iri == plan.choices[0].iri
         return
-    compiled = compile_form(plan, used, options, tier=0 if plan.form.form == "boolean" else _tier_of(result, used))
+    compiled = compile_form(plan, used, options, tier=0 if plan.form.form == Form.BOOLEAN else _tier_of(result, used))
     if compiled is None:
         return
     result.compiled.append(compiled)
@@ -90,7 +91,7 @@ def run_form(kb: KnowledgeBase, plan: Plan, used: list[int] | None, options: Exe
         result.notes.append(f"the {plan.form.form} query failed: {exc}")
         return
     result.queries.append(answer.history())
-    if plan.form.form == "boolean":
+    if plan.form.form == Form.BOOLEAN:
         result.value = bool(answer.boolean)
     else:
         column = answer.column("count")

@@ -27,18 +27,15 @@ from typing import Any
 
 from pyoxigraph import Literal, NamedNode
 
-__all__ = ["AGGREGATES", "ANSWER_FORMS", "FORMS", "FORM_EXAMPLE", "FORM_RULE", "FORM_SCHEMA", "OPERATORS",
+from sparqlqa.stages.modes import FORMS, Form, values
+
+__all__ = ["AGGREGATES", "FORM_EXAMPLE", "FORM_RULE", "FORM_SCHEMA", "OPERATORS",
            "TABLE_EXAMPLE", "TABLE_RULE", "XSD",
            "Aggregate", "AnswerForm", "OrderBy", "ValueFilter",
            "filter_expression", "form_from_data", "form_from_lines", "is_date_type", "is_numeric_type",
            "order_clause"]
 
 XSD = "http://www.w3.org/2001/XMLSchema#"
-#: the answer forms the triplets' JSON may ask for
-FORMS = ("list", "count", "boolean")
-#: every form an :class:`~sparqlqa.stages.answer.Answer` may have: a list of nodes or values, a count, a yes/no,
-#: one value ("the population of Aruba", "the average age"), a table (several columns, per-group figures)
-ANSWER_FORMS = ("list", "count", "boolean", "value", "table")
 #: the aggregate functions an analytical form may ask for (over a value variable, or COUNT of nodes)
 AGGREGATES = ("count", "avg", "sum", "max", "min")
 #: comparison operators a filter may use (anything else is dropped with a note)
@@ -99,7 +96,7 @@ class AnswerForm:
     @property
     def plain(self) -> bool:
         """True for a plain list (nothing to add to the query)."""
-        return self.form == "list" and not (self.order_by or self.filters or self.limit or self.choices
+        return self.form == Form.LIST and not (self.order_by or self.filters or self.limit or self.choices
                                             or self.analytic)
 
     @property
@@ -120,7 +117,7 @@ class AnswerForm:
 
 #: the JSON the LLM may add to its triplets (all optional)
 FORM_SCHEMA: dict[str, Any] = {
-    "form": {"type": "string", "enum": list(FORMS)},
+    "form": {"type": "string", "enum": [form.value for form in FORMS]},
     "order_by": {"type": "array", "items": {"type": "object", "properties": {
         "variable": {"type": "string"}, "direction": {"type": "string", "enum": ["asc", "desc"]}},
         "required": ["variable"]}},
@@ -256,9 +253,9 @@ def form_from_data(data: Any) -> tuple[AnswerForm, list[str]]:
     if not isinstance(data, dict):
         return form, notes
     stated = str(data.get("form") or "list").strip().lower()
-    form.form = stated if stated in FORMS else "list"
+    form.form = stated if stated in FORMS else Form.LIST.value
     _analytic_fields(form, data, notes)
-    if stated not in FORMS and not (stated in ANSWER_FORMS and form.analytic):  # a table's form is its columns'
+    if stated not in FORMS and not (stated in values(Form) and form.analytic):  # a table's form is its columns'
         notes.append(f"unknown answer form {stated!r}: answering as a list")
     for key in ("order_by", "filters"):
         raw = data.get(key)

@@ -27,6 +27,7 @@ from sparqlqa.embed.embedders import Embedder
 from sparqlqa.kb.knowledge_base import KnowledgeBase
 from sparqlqa.kb.node_text import node_texts
 from sparqlqa.stages.answer import AnswerItem, Ranking
+from sparqlqa.stages.modes import ItemSource
 from sparqlqa.vectors.index import NodeIndex, built_index, embed_query, index_supported, load_index
 
 if TYPE_CHECKING:
@@ -74,7 +75,7 @@ def rank_candidates(kb: KnowledgeBase, question: str, candidates: Candidates | N
     scores = _filtered_scores(kb, embedder, index, vector, iris) if iris else {}
     best: dict[str, AnswerItem] = {}
     for cand in items:
-        node = AnswerItem.ranked(cand.iri, scores.get(cand.iri, 0.0), "filtered", cand.tier, cand.evidence)
+        node = AnswerItem.ranked(cand.iri, scores.get(cand.iri, 0.0), ItemSource.FILTERED, cand.tier, cand.evidence)
         held = best.get(cand.iri)
         if held is None or (node.tier or 0) < (held.tier or 0):
             best[cand.iri] = node
@@ -110,7 +111,7 @@ def _top_up(ranking: Ranking, index: NodeIndex, vector: Any, k: int, exclude: Co
         ranking.notes.append(f"no indexed node has the target type <{kind}>: topping up from all nodes")
         kind = None
     extra = index.search(vector, k - len(ranking.items), type_iri=kind, exclude=have | set(exclude))
-    ranking.items.extend(AnswerItem.ranked(iri, score, "vector") for iri, score in extra)
+    ranking.items.extend(AnswerItem.ranked(iri, score, ItemSource.VECTOR) for iri, score in extra)
     ranking.added = len(extra)
 
 
@@ -122,6 +123,7 @@ def vector_search(kb: KnowledgeBase, question: str, *, k: int, embedder: Embedde
     vector = embed_query(embedder, question)
     kind = target_type if target_type in index.type_rows else None
     found = index.search(vector, k, type_iri=kind)
-    ranking = Ranking(question, [AnswerItem.ranked(iri, s, "vector") for iri, s in found], kind, added=len(found))
+    items = [AnswerItem.ranked(iri, s, ItemSource.VECTOR) for iri, s in found]
+    ranking = Ranking(question, items, kind, added=len(found))
     ranking.elapsed_ms = (time.perf_counter() - started) * 1000
     return ranking

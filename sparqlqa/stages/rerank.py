@@ -37,11 +37,11 @@ from typing import TYPE_CHECKING, Any
 
 from sparqlqa.errors import ConfigError, LLMError, LLMParseError, NotInCache
 from sparqlqa.language import prompt_note
+from sparqlqa.stages.modes import RerankMode, values
 
 if TYPE_CHECKING:
     from sparqlqa.llm import LLM, LLMCall
 
-RERANK_MODES = ("listwise", "pointwise", "none")
 WINDOW = 20
 STRIDE = 10
 MAX_WORDS = 300
@@ -242,18 +242,18 @@ def pointwise_prompt(question: str, passage: str, matched: bool | None = None,
 # --- the two modes ----------------------------------------------------------------------------
 
 
-def rerank(question: str, texts: Sequence[str], llm: LLM, *, mode: str = "listwise", window: int = WINDOW,
+def rerank(question: str, texts: Sequence[str], llm: LLM, *, mode: str = RerankMode.LISTWISE, window: int = WINDOW,
            stride: int = STRIDE, max_words: int = MAX_WORDS, matched: Sequence[bool] | None = None,
            evidence: Sequence[Sequence[str]] | None = None) -> RerankResult:
     """Rerank candidates given by their ``texts`` (in vector order) with ``llm``.
 
     ``matched`` / ``evidence`` (listwise): which candidates satisfied the query and their evidence paths."""
-    if mode not in RERANK_MODES:
-        raise ConfigError(f"unknown rerank mode {mode!r}", hint=f"use one of: {', '.join(RERANK_MODES)}")
+    if mode not in values(RerankMode):
+        raise ConfigError(f"unknown rerank mode {mode!r}", hint=f"use one of: {', '.join(values(RerankMode))}")
     started = time.perf_counter()
-    if mode == "none" or len(texts) < 2:
+    if mode == RerankMode.NONE or len(texts) < 2:
         result = RerankResult(mode, list(range(len(texts))))
-    elif mode == "listwise":
+    elif mode == RerankMode.LISTWISE:
         marks = Marks(matched, evidence)
         result = _listwise(question, texts, llm, window=window, stride=stride, max_words=max_words, marks=marks)
     else:
@@ -284,7 +284,7 @@ class Marks:
 def _listwise(question: str, texts: Sequence[str], llm: LLM, *, window: int, stride: int,
               max_words: int, marks: Marks | None = None) -> RerankResult:
     size = len(texts)
-    result = RerankResult("listwise", list(range(size)))
+    result = RerankResult(RerankMode.LISTWISE, list(range(size)))
     order = list(range(size))
     end = size
     while True:
@@ -295,7 +295,7 @@ def _listwise(question: str, texts: Sequence[str], llm: LLM, *, window: int, str
         try:
             reply = llm.complete(listwise_prompt(question, passages, matched, evidence), system=LISTWISE_SYSTEM)
         except LLMError as exc:
-            result.notes.append(_failure_note("listwise", exc))
+            result.notes.append(_failure_note(RerankMode.LISTWISE, exc))
             if isinstance(exc, NotInCache):
                 result.pending.append(exc.key)
             return result
@@ -317,7 +317,7 @@ def _listwise(question: str, texts: Sequence[str], llm: LLM, *, window: int, str
 def _pointwise(question: str, texts: Sequence[str], llm: LLM, *, max_words: int,
                marks: Marks | None = None) -> RerankResult:
     size = len(texts)
-    result = RerankResult("pointwise", list(range(size)))
+    result = RerankResult(RerankMode.POINTWISE, list(range(size)))
     failed: list[int] = []
     for rank, text in enumerate(texts):
         passage = fit_passages([text], max_words=max_words, budget_chars=POINTWISE_BUDGET)[0]
@@ -332,7 +332,7 @@ def _pointwise(question: str, texts: Sequence[str], llm: LLM, *, max_words: int,
             failed.append(rank)
             continue
         except LLMError as exc:
-            result.notes.append(_failure_note("pointwise", exc))
+            result.notes.append(_failure_note(RerankMode.POINTWISE, exc))
             return result
         result.llm_calls.append(reply.call)
         score = parse_score(reply.text)

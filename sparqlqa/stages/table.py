@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 from sparqlqa.kb.naming import display_name
 from sparqlqa.kb.terms import is_blank_key, is_node_key, is_value_key, term_key, value_text
+from sparqlqa.stages.modes import Form
 
 if TYPE_CHECKING:
     from sparqlqa.kb.store import QueryResult
@@ -123,9 +124,9 @@ class Table:
             key = self.rows[0][0]
             text = value_text(key) if key is not None and is_value_key(key) else key
             if self.columns[0].name == "count" and text is not None and text.isdigit():
-                return "count", int(text)
-            return "value", text
-        return ("list", None) if self.width == 1 else ("table", None)
+                return Form.COUNT, int(text)
+            return Form.VALUE, text
+        return (Form.LIST, None) if self.width == 1 else (Form.TABLE, None)
 
     def node_keys(self) -> list[str]:
         """The IRIs in the table's cells, each once, in reading order (what needs a name)."""

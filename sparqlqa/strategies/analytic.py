@@ -64,8 +64,8 @@ def analytic_answer(ctx: AskContext, triplets: Triplets, *, rerank: bool) -> Ans
     nodes = form == "list" and table.columns[0].kind == "node"
     ranking, candidates = table_rows_ranking(ctx, table, form=form, value=value, ordered=compiled.ordered,
                                              target=compiled.columns[0])
-    texts = rerank_top(ctx, ranking, enabled=rerank and nodes)
-    answer = build_answer(ctx, ranking, texts, triplets=triplets, linked=linked, candidates=candidates,
+    reranked = rerank_top(ctx, ranking, enabled=rerank and nodes)
+    answer = build_answer(ctx, ranking, reranked, triplets=triplets, linked=linked, candidates=candidates,
                           table=None if nodes else table)
     if form == "value":
         answer.value = value

@@ -24,9 +24,9 @@ from sparqlqa.kb.limits import ASK_TIMEOUT_S, QueryLimits, bounded
 from sparqlqa.kb.naming import names_language
 from sparqlqa.language import asked_in, resolve_language
 from sparqlqa.llm.context import llm_context
-from sparqlqa.stages.rerank import RERANK_MODES
+from sparqlqa.stages.modes import RerankMode, TopicMode, values
 from sparqlqa.strategies.base import strategies
-from sparqlqa.strategies.pipeline import TOPIC_MODES, AskContext
+from sparqlqa.strategies.pipeline import AskContext
 from sparqlqa.text_input import NAME, PROSE, clean_text
 
 if TYPE_CHECKING:
@@ -61,9 +61,9 @@ def choose_strategy(strategy: str | None, llm: LLM | None) -> tuple[str, str | N
 
 
 def ask(kb: KnowledgeBase | str, question: str, *, strategy: str | None = None, llm: str | LLM | None = None,
-        k: int = 20, rerank: str = "listwise", embedder: str | None = None,
+        k: int = 20, rerank: str = RerankMode.LISTWISE, embedder: str | None = None,
         options: ExecuteOptions | None = None, llm_cache: str | None = None,
-        settings: dict[str, Any] | None = None, exact: bool = False, topic: str = "auto",
+        settings: dict[str, Any] | None = None, exact: bool = False, topic: str = TopicMode.AUTO,
         limits: QueryLimits | None = None, lang: str | None = None) -> Answer:
     """Answer ``question`` over ``kb`` (a KB or its name).  See the module docstring for the choices.
 
@@ -81,10 +81,10 @@ def ask(kb: KnowledgeBase | str, question: str, *, strategy: str | None = None, 
         raise ConfigError("the question is empty", hint="ask something, e.g. 'Which films did X direct?'")
     if k < 1:
         raise ConfigError(f"k must be at least 1, got {k}")
-    if rerank not in RERANK_MODES:
-        raise ConfigError(f"unknown rerank mode {rerank!r}", hint=f"use one of: {', '.join(RERANK_MODES)}")
-    if topic not in TOPIC_MODES:
-        raise ConfigError(f"unknown topic mode {topic!r}", hint=f"use one of: {', '.join(TOPIC_MODES)}")
+    if rerank not in values(RerankMode):
+        raise ConfigError(f"unknown rerank mode {rerank!r}", hint=f"use one of: {', '.join(values(RerankMode))}")
+    if topic not in values(TopicMode):
+        raise ConfigError(f"unknown topic mode {topic!r}", hint=f"use one of: {', '.join(values(TopicMode))}")
     started = time.perf_counter()
     llm_obj = resolve_llm(llm, llm_cache)
     name, note = choose_strategy(strategy, llm_obj)
@@ -98,8 +98,8 @@ def ask(kb: KnowledgeBase | str, question: str, *, strategy: str | None = None, 
     base = open_kb(clean_text(kb, kind=NAME, field="kb")) if isinstance(kb, str) else kb
     ranker = get_embedder(embedder)
     ctx = AskContext(kb=base, question=question.strip(), llm=llm_obj, embedder=ranker, k=k,
-                     rerank=rerank, options=options, strategy=name, settings=dict(settings or {}),
-                     exact=exact, topic=topic,
+                     rerank=RerankMode(rerank), options=options, strategy=name, settings=dict(settings or {}),
+                     exact=exact, topic=TopicMode(topic),
                      reader=get_embedder(ranker.reader_spec) if ranker.reader_spec else None, language=language)
     if note:
         ctx.note(note)

@@ -144,8 +144,8 @@ class FourStep(Strategy):
                 return answer
         linked, candidates = self.narrow(ctx, triplets)
         ranking = rank(ctx, triplets, candidates)
-        texts = rerank_top(ctx, ranking, enabled=self.rerank_enabled)
-        return build_answer(ctx, ranking, texts, triplets=triplets, linked=linked, candidates=candidates)
+        reranked = rerank_top(ctx, ranking, enabled=self.rerank_enabled)
+        return build_answer(ctx, ranking, reranked, triplets=triplets, linked=linked, candidates=candidates)
 
     def narrow(self, ctx: AskContext, triplets: Triplets | None,
                ) -> tuple[LinkedConstants | None, Candidates | None]:

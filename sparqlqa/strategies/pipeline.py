@@ -10,7 +10,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, nullcontext
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, TypedDict
 
 from sparqlqa.embed.embedders import Embedder
@@ -23,8 +23,9 @@ from sparqlqa.kb.records import QueryRecord
 from sparqlqa.kb.terms import is_node_key, is_value_key, node_keys, value_datatype
 from sparqlqa.language import Language, in_kb_language
 from sparqlqa.llm.context import llm_context
-from sparqlqa.stages.answer import Answer, AnswerItem, AnswerMeta, StageRecord, answer_table, exact_first
-from sparqlqa.stages.answer_form import shape_answer
+from sparqlqa.stages.answer import Answer, AnswerItem, AnswerMeta, StageRecord, answer_table
+from sparqlqa.stages.modes import ItemSource, RerankMode, TopicMode
+from sparqlqa.stages.ordering import FormShape, RerankOrder, order_answer
 from sparqlqa.stages.ranking import Ranking, rank_candidates, unbuilt_note, vector_search
 from sparqlqa.stages.rerank import rerank
 from sparqlqa.stages.table import Table
@@ -42,12 +43,6 @@ WAITING_NOTE = ("waiting for recorded LLM answers (--llm-cache only): the triple
 #: how many nodes the ``vss`` strategies return at least (deep enough for MRR/recall@100)
 VSS_DEPTH = 100
 SNIPPET_CHARS = 300
-#: ``topic``: what happens to the nodes the question names (its topic entities) among the answers.
-#: ``auto``: left out unless they alone satisfy the query (the question asks for them back), and not added
-#: as fill-in once the query found answers (with none, the similarity list is left as it is: a question
-#: whose path leads back to its own entity is about that entity); ``exclude``: always left out (MetaQA's
-#: gold); ``keep``: treated like any node
-TOPIC_MODES = ("auto", "exclude", "keep")
 #: relation values listed per relation in the texts the reranker reads (cut by characters, not by count)
 RERANK_MAX_VALUES = 40
 
@@ -61,7 +56,7 @@ class AskContext:
     llm: LLM | None
     embedder: Embedder
     k: int = 20
-    rerank: str = "listwise"
+    rerank: RerankMode = RerankMode.LISTWISE
     options: ExecuteOptions | None = None
     strategy: str = ""
     notes: list[str] = field(default_factory=list)
@@ -77,8 +72,8 @@ class AskContext:
     settings: dict[str, Any] = field(default_factory=dict)
     #: only answers that satisfied the query (no vector or model fill-in)
     exact: bool = False
-    #: one of :data:`TOPIC_MODES`
-    topic: str = "auto"
+    #: what happens to the question's own nodes among the answers (:class:`~sparqlqa.stages.modes.TopicMode`)
+    topic: TopicMode = TopicMode.AUTO
     #: the nodes the question names (its linked constants), once stage 2 linked them
     topic_iris: set[str] = field(default_factory=set)
     #: reads the question's words against relation names and labels (triplets, offline paths, linking);
@@ -162,7 +157,7 @@ def find(ctx: AskContext, triplets: Triplets) -> tuple[LinkedConstants | None, C
         with ctx.stage("sparql"):
             candidates = find_candidates(triplets, linked, ctx.kb, ctx.options or ExecuteOptions())
             note_topic(ctx, linked)
-            if ctx.topic != "keep":
+            if ctx.topic != TopicMode.KEEP:
                 drop_constant_nodes(candidates, linked)
     except SparqlqaError as exc:
         ctx.note(f"finding candidates failed ({exc}); ranked by vectors only")
@@ -220,19 +215,30 @@ def rank(ctx: AskContext, triplets: Triplets | None, candidates: Candidates | No
 
 
 def _excluding(ctx: AskContext, candidates: Candidates | None) -> bool:
-    """Whether the question's own nodes stay out of the fill-in (see :data:`TOPIC_MODES`)."""
-    return ctx.topic == "exclude" or (ctx.topic == "auto" and candidates is not None and bool(candidates.items))
+    """Whether the question's own nodes stay out of the fill-in (:class:`~sparqlqa.stages.modes.TopicMode`)."""
+    found = candidates is not None and bool(candidates.items)
+    return ctx.topic == TopicMode.EXCLUDE or (ctx.topic == TopicMode.AUTO and found)
 
 
-def rerank_top(ctx: AskContext, ranking: Ranking, *, enabled: bool = True) -> dict[str, str]:
-    """Stage 4: rerank the top ``k`` in place; returns the texts used, by IRI."""
+@dataclass(frozen=True)
+class Reranked:
+    """Stage 4's result as the answer builder takes it: the node texts it read (the items' snippets) and the
+    rerank's order of the ranking's top (``None``: no rerank applied; :func:`~sparqlqa.stages.ordering.order_answer`
+    applies it)."""
+
+    texts: Mapping[str, str] = field(default_factory=dict)
+    order: RerankOrder | None = None
+
+
+def rerank_top(ctx: AskContext, ranking: Ranking, *, enabled: bool = True) -> Reranked:
+    """Stage 4: rerank the top ``k`` (scores on the items, in place; the order in the result)."""
     top = ranking.items[: ctx.k]
-    runs = enabled and ctx.rerank != "none" and ctx.llm is not None and len(top) >= 2
+    runs = enabled and ctx.rerank != RerankMode.NONE and ctx.llm is not None and len(top) >= 2
     with ctx.stage("texts"), in_kb_language() if runs else nullcontext():  # cross-lingual rerank (issue 37)
         texts = node_texts(ctx.kb, [n.iri for n in top], mode="full", sink=ctx.sink("texts"),
                            **({"max_values": RERANK_MAX_VALUES} if runs else {}))
     if not runs or ctx.llm is None:
-        return texts
+        return Reranked(texts)
     with in_kb_language():
         marks = _rerank_marks(ctx, top)
     with ctx.stage("rerank"), llm_context(stage="rerank"):
@@ -245,8 +251,7 @@ def rerank_top(ctx: AskContext, ranking: Ranking, *, enabled: bool = True) -> di
     if result.applied:
         for position, index in enumerate(result.order):
             _rescore(top, index, position, result.scores, ctx.rerank, result.reasons.get(index))
-        ranking.items[: len(top)] = exact_first([top[index] for index in result.order])
-    return texts
+    return Reranked(texts, RerankOrder.of(result))
 
 
 class RerankMarks(TypedDict, total=False):
@@ -258,9 +263,9 @@ class RerankMarks(TypedDict, total=False):
 
 def _rerank_marks(ctx: AskContext, top: Sequence[AnswerItem]) -> RerankMarks:
     """``matched`` and ``evidence`` (label paths) of the nodes to rerank, when some matched the query."""
-    if not any(n.source == "filtered" for n in top):
+    if not any(n.matched for n in top):
         return {}
-    triples = [n.evidence_triples() if n.source == "filtered" else [] for n in top]
+    triples = [n.evidence_triples() if n.matched else [] for n in top]
     keys = list(dict.fromkeys(str(part) for rows in triples for triple in rows for part in triple))
     labels = fetch_labels(ctx.kb, node_keys(keys), sink=ctx.sink("labels"))[0] if keys else {}
 
@@ -268,7 +273,7 @@ def _rerank_marks(ctx: AskContext, top: Sequence[AnswerItem]) -> RerankMarks:
         return labels.get(str(key)) or display_name(str(key))
 
     paths = [[f"{name(s)} —{name(p)}→ {name(o)}" for s, p, o in rows] for rows in triples]
-    return {"matched": [n.source == "filtered" for n in top], "evidence": paths}
+    return {"matched": [n.matched for n in top], "evidence": paths}
 
 
 def _rescore(top: Sequence[AnswerItem], index: int, position: int, scores: dict[int, float],
@@ -276,41 +281,48 @@ def _rescore(top: Sequence[AnswerItem], index: int, position: int, scores: dict[
     """The rerank's score on the node itself (``scores[mode]``; the vector score stays in ``scores["vss"]``)."""
     node = top[index]
     score = node.score
-    if mode == "pointwise" and index in scores:
+    if mode == RerankMode.POINTWISE and index in scores:
         score = scores[index]
-    elif mode == "listwise":
+    elif mode == RerankMode.LISTWISE:
         score = 1.0 + (len(top) - position) / len(top)
-    node.rescore(mode, score, reason if mode == "listwise" and node.source != "filtered" else None)
+    node.rescore(mode, score, reason if mode == RerankMode.LISTWISE and not node.matched else None)
 
 
 # --- the answer -----------------------------------------------------------------------------------
 
 
-def build_answer(ctx: AskContext, ranking: Ranking | None = None, texts: Mapping[str, str] | None = None, *,
+def build_answer(ctx: AskContext, ranking: Ranking | None = None, reranked: Reranked | None = None, *,
                  items: list[AnswerItem] | None = None, triplets: Triplets | None = None,
                  linked: LinkedConstants | None = None, candidates: Candidates | None = None,
                  table: Table | None = None) -> Answer:
     """The one place an :class:`Answer` is made, for every strategy.
 
     The items are ``ranking.items`` (or ``items``: FiSKE's model-knowledge answers), the scored nodes
-    themselves: each one not yet labelled gets its label, type and snippet here (labels, types and
-    evidence labels in one lookup).  Then the form's value and order (:func:`shape_answer`, when the
-    SPARQL stage ran) and the last word on the items (:func:`settle`).  ``ctx.records`` become
-    ``meta.records`` (JSON ``<stage>_result``), ``ctx.meta`` the strategy's own ``meta.extra``.
-    ``table``: the query's own table (several columns, aggregates), its node cells named in the same
-    lookup; without one the answer's table is its items, count or yes/no (:func:`answer_table`).
+    themselves, ordered once by :func:`~sparqlqa.stages.ordering.order_answer` from the stages' results
+    (the similarity ranking, ``reranked.order``, the form's :class:`~sparqlqa.stages.ordering.FormShape` of
+    ``candidates``); each one not yet labelled gets its label, type and snippet here (labels, types and
+    evidence labels in one lookup).  Then the last word on which items stay (:func:`settle`).
+    ``ctx.records`` become ``meta.records`` (JSON ``<stage>_result``), ``ctx.meta`` the strategy's own
+    ``meta.extra``.  ``table``: the query's own table (several columns, aggregates; its rows as the query
+    returned them), its node cells named in the same lookup; without one the answer's table is its items,
+    count or yes/no (:func:`answer_table`).
     """
     ranking = ranking if ranking is not None else Ranking(query_text=ctx.question, items=[])
-    items = ranking.items if items is None else items
+    reranked = reranked or Reranked()
+    shape = FormShape.of(candidates, triplets, linked)
+    ordered = order_answer(ranking.items if items is None else items, rerank=reranked.order, shape=shape)
+    ranked = replace(ranking, items=list(ordered.ranked)) if items is None else ranking  # the JSON's meta.ranking
     with ctx.stage("answer"):
-        labels = _describe(ctx, items, texts or {}, table.node_keys() if table is not None else [])
-        _provenance(ctx.kb, items)
-    answer = Answer(question=ctx.question, kb=ctx.kb.name, strategy=ctx.strategy, items=list(items),
+        labels = _describe(ctx, ordered.ranked, reranked.texts, table.node_keys() if table is not None else [])
+        _provenance(ctx.kb, ordered.ranked)
+    answer = Answer(question=ctx.question, kb=ctx.kb.name, strategy=ctx.strategy, items=list(ordered.items),
                     triplets=triplets, linked=linked, candidates=candidates, llm_calls=list(ctx.llm_calls),
                     queries=list(ctx.queries), notes=list(ctx.notes), timings_ms=dict(ctx.timings_ms),
-                    labels=labels, meta=_meta(ctx, ranking), pending_llm=list(ctx.pending), lang=ctx.language,
+                    labels=labels, meta=_meta(ctx, ranked), pending_llm=list(ctx.pending), lang=ctx.language,
                     labels_lang={key: tag for key, tag in ctx.label_languages.items() if key in labels})
-    answer = settle(ctx, shape_answer(answer))
+    if shape is not None:
+        answer.form, answer.value = shape.form, shape.value
+    answer = settle(ctx, answer)
     answer.table = table.named(labels) if table is not None else answer_table(answer)
     return answer
 
@@ -337,7 +349,8 @@ def table_rows_ranking(ctx: AskContext, table: Table, *, form: str, value: int |
     from sparqlqa.stages.execute import Candidate, Candidates, Evidence
 
     keys = list(dict.fromkeys(row[0] for row in table.rows if row and row[0] is not None))
-    items = [AnswerItem.ranked(key, 1.0 - n / (len(keys) + 1), "filtered", tier=0) for n, key in enumerate(keys)]
+    items = [AnswerItem.ranked(key, 1.0 - n / (len(keys) + 1), ItemSource.FILTERED, tier=0)
+             for n, key in enumerate(keys)]
     candidates = Candidates(target=target, items=[Candidate(key, 0, 1, Evidence()) for key in keys],
                             target_is_value=any(is_value_key(k) for k in keys), form=form, value=value,
                             ordered=ordered)
@@ -407,19 +420,18 @@ def _meta(ctx: AskContext, ranking: Ranking) -> AnswerMeta:
 
 
 def settle(ctx: AskContext, answer: Answer) -> Answer:
-    """The last word on an answer's items, whatever the strategy (:func:`build_answer` calls it): the
-    question's topic entities out (per ``ctx.topic``), answers that satisfied the query before fill-in
-    (:func:`exact_first`), and with ``ctx.exact`` only those."""
+    """The last word on which of an answer's items stay, whatever the strategy (:func:`build_answer` calls it,
+    on items in their final order): the question's topic entities out (per ``ctx.topic``), and with
+    ``ctx.exact`` only the answers that satisfied the query."""
     items = list(answer.items)
     named = ctx.topic_iris
-    if ctx.topic == "exclude":
+    if ctx.topic == TopicMode.EXCLUDE:
         items = [i for i in items if i.iri not in named]
-    elif ctx.topic == "auto" and any(i.matched for i in items):  # the query answered: not as fill-in
+    elif ctx.topic == TopicMode.AUTO and any(i.matched for i in items):  # the query answered: not as fill-in
         items = [i for i in items if i.iri not in named or i.matched]
     if len(items) < len(answer.items):
         answer.notes.append(f"left out {len(answer.items) - len(items)} node(s) the question names "
                             f"(--topic {ctx.topic})")
-    items = exact_first(items)
     if ctx.exact:
         kept = [i for i in items if i.matched]
         if len(kept) < len(items):

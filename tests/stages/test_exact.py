@@ -14,7 +14,8 @@ import pytest
 from sparqlqa.errors import ConfigError
 from sparqlqa.kb.knowledge_base import KnowledgeBase
 from sparqlqa.llm import FakeLLM, LLMRequest
-from sparqlqa.stages.answer import FILL_IN_MARK, AnswerItem, exact_first
+from sparqlqa.stages.answer import FILL_IN_MARK, AnswerItem
+from sparqlqa.stages.ordering import exact_first
 from sparqlqa.stages.ranking import RankedNode
 from sparqlqa.stages.rerank import PASSAGE_CHARS, cap_passage, listwise_prompt, parse_reasons, rerank
 from sparqlqa.strategies.ask import ask

@@ -237,11 +237,13 @@ def test_one_scored_node_from_ranking_to_answer_with_scores_on_it(movies_kb: Kno
     before = list(ranking.items)
     vss = {id(item): item.score for item in before}
     assert all(isinstance(item, AnswerItem) and item.scores == {"vss": item.score} for item in before)
-    texts = rerank_top(ctx, ranking)
-    assert ranking.items == before[::-1] and all(a is b for a, b in zip(ranking.items, before[::-1]))  # no copies
+    reranked = rerank_top(ctx, ranking)
+    assert ranking.items == before and reranked.order is not None  # the rerank orders nothing itself...
+    assert reranked.order.positions == (4, 3, 2, 1, 0)
     assert ranking.items[0].label == ""  # described once, by the answer builder
-    answer = build_answer(ctx, ranking, texts)
-    assert all(a is b for a, b in zip(answer.items, ranking.items)) and len(answer.items) == 5
+    answer = build_answer(ctx, ranking, reranked)  # ...the one ordering step applies its order
+    assert all(a is b for a, b in zip(answer.items, before[::-1])) and len(answer.items) == 5  # no copies
+    assert [n["iri"] for n in answer.to_dict()["meta"]["ranking"]["top"]] == [i.iri for i in before[::-1]]
     top = answer.items[0]
     assert top.label and top.snippet and top.score == 2.0
     assert top.scores == {"vss": vss[id(top)], "listwise": 2.0}  # the vector score stays beside the rerank's

@@ -20,18 +20,20 @@ from typing import TYPE_CHECKING
 from urllib.parse import quote
 
 from sparqlqa.stages.answer import AnswerItem
+from sparqlqa.stages.modes import ItemSource
 from sparqlqa.stages.ranking import Ranking
 from sparqlqa.strategies.base import Strategy, strategies
 from sparqlqa.strategies.fiske import prompts
 from sparqlqa.strategies.fiske.explorer import Explorer, FiskeSettings
 from sparqlqa.strategies.fiske.state import FiskeRun, ModelFallback
-from sparqlqa.strategies.pipeline import AskContext, build_answer, rank, rerank_top
+from sparqlqa.strategies.pipeline import AskContext, Reranked, build_answer, rank, rerank_top
 
 if TYPE_CHECKING:
     from sparqlqa.stages.answer import Answer
     from sparqlqa.stages.execute import Candidates
 
-MODEL_KNOWLEDGE = "model-knowledge"
+#: the items' source and the run's ``answer_source`` when the answers come from the model's own knowledge
+MODEL_KNOWLEDGE = ItemSource.MODEL_KNOWLEDGE
 PLACEHOLDER = "urn:sparqlqa:model-knowledge:"
 FALLBACK_NOTE = ("FiSKE: no route covered every clue ({why}); the answers below come from the model's own "
                  "knowledge (chain of thought), NOT from the knowledge base")
@@ -62,8 +64,8 @@ class Fiske(Strategy):
             record.answer_source = "kb-routes"
             candidates = route_candidates(record)
             ranking = rank(ctx, None, candidates)
-            texts = rerank_top(ctx, ranking)
-            return _finish(ctx, record, ranking, texts, candidates=candidates)
+            reranked = rerank_top(ctx, ranking)
+            return _finish(ctx, record, ranking, reranked, candidates=candidates)
         return _finish(ctx, record, items=fallback(ctx, explorer, record))
 
 
@@ -116,10 +118,10 @@ def model_items(explorer: Explorer, names: list[str]) -> list[AnswerItem]:
 
 
 def _finish(ctx: AskContext, record: FiskeRun, ranking: Ranking | None = None,
-            texts: dict[str, str] | None = None, *, items: list[AnswerItem] | None = None,
+            reranked: Reranked | None = None, *, items: list[AnswerItem] | None = None,
             candidates: Candidates | None = None) -> Answer:
     """The answer, made by the one builder, with the run's record in ``meta`` (``fiske_result``,
     ``answer_source``)."""
     ctx.records["fiske"] = record
     ctx.meta["answer_source"] = record.answer_source or "none"
-    return build_answer(ctx, ranking, texts, items=items, candidates=candidates)
+    return build_answer(ctx, ranking, reranked, items=items, candidates=candidates)

@@ -24,6 +24,7 @@ from pyoxigraph import Literal, NamedNode
 from sparqlqa.english import IMPLIED_HOP, ScoringSettings
 from sparqlqa.kb.built_query import BuiltQuery
 from sparqlqa.stages.forms import XSD, OrderBy, ValueFilter, is_numeric_type
+from sparqlqa.stages.modes import Form
 from sparqlqa.stages.triplets import Term, Triplet, Triplets
 from sparqlqa.strategies.offline.mentions import PLACEHOLDER, Mention, mask_all
 from sparqlqa.strategies.offline.paths import Hop, RelationPath, enumerate_paths
@@ -155,9 +156,9 @@ def add_form(triplets: Triplets, cue: FormCue, question: str, values: Sequence[V
     literal = {v.iri for v in values}
     asks_value = bool(triplets.triplets) and triplets.triplets[-1].relation_iri in literal \
         and triplets.triplets[-1].tail.text == target
-    triplets.form.form = "list" if asks_value and cue.form == "count" else cue.form
-    if cue.form == "boolean" and not triplets.form.choices and not cue.filters and cue.order is None:
-        triplets.form.form = "list"  # one name and nothing to compare: no yes/no to decide, list what holds
+    triplets.form.form = Form.LIST if asks_value and cue.form == Form.COUNT else cue.form
+    if cue.form == Form.BOOLEAN and not triplets.form.choices and not cue.filters and cue.order is None:
+        triplets.form.form = Form.LIST  # one name and nothing to compare: no yes/no to decide, list what holds
     words = [w for w in question.casefold().split() if w.isalpha()]
     if cue.order is not None and not asks_value:
         phrases = [f"{cue.order.noun} {' '.join(cue.order.hints)}".strip(), " ".join(cue.order.hints),

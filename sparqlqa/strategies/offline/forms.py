@@ -3,12 +3,12 @@ count ("how many …"), yes/no ("did …", "was …"), an ordering ("the largest
 value filters ("after 2000", "over 150 million") and a choice between two named things ("A or B").
 
 >>> cue = detect_form("Which films were released after 2009?", [])
->>> cue.form, [(f.op, f.value, f.kind) for f in cue.filters]
+>>> str(cue.form), [(f.op, f.value, f.kind) for f in cue.filters]
 ('list', [('>', '2009', 'date')])
 >>> cue = detect_form("How many films have a budget over 150 million?", [])
->>> cue.form, [(f.op, f.value, f.kind) for f in cue.filters]
-('count', [('>', '150000000', 'number')])
->>> detect_form("can you name a film directed by X", []).form, detect_form("is X a man or a woman ?", []).form
+>>> cue.form is Form.COUNT, [(f.op, f.value, f.kind) for f in cue.filters]
+(True, [('>', '150000000', 'number')])
+>>> str(detect_form("can you name a film directed by X", []).form), str(detect_form("is X a man or a woman ?", []).form)
 ('list', 'list')
 >>> detect_form("What is the longest film?", []).order
 OrderCue(direction='desc', kind='number', hints=('runtime', 'length', 'duration'), word='longest', noun='film')
@@ -23,6 +23,7 @@ from decimal import Decimal, InvalidOperation
 from typing import TYPE_CHECKING
 
 import sparqlqa.english as english
+from sparqlqa.stages.modes import Form
 from sparqlqa.strategies.offline.mentions import PLACEHOLDER, STOPWORDS, mask_all
 
 if TYPE_CHECKING:
@@ -60,7 +61,7 @@ class FilterCue:
 class FormCue:
     """What the question's words say about the answer's form."""
 
-    form: str = "list"
+    form: Form = Form.LIST
     order: OrderCue | None = None
     filters: list[FilterCue] = field(default_factory=list)
     choices: list[Mention] = field(default_factory=list)
@@ -68,7 +69,7 @@ class FormCue:
 
     @property
     def plain(self) -> bool:
-        return self.form == "list" and self.order is None and not self.filters and not self.choices
+        return self.form == Form.LIST and self.order is None and not self.filters and not self.choices
 
 
 def _words(text: str) -> list[str]:
@@ -176,12 +177,12 @@ def detect_form(question: str, mentions: list[Mention]) -> FormCue:
     words = _words(masked)
     cue = FormCue(choices=_choices(question, mentions))
     if english.COUNT_PATTERN.search(masked):
-        cue.form = "count"
+        cue.form = Form.COUNT
     elif words and words[0] in english.BOOLEAN_STARTS and not cue.choices and not _not_yes_no(words):
-        cue.form = "boolean"
+        cue.form = Form.BOOLEAN
     cue.order, cue.superlative = _order(words, bool(cue.choices))
     cue.filters = _filters(masked)
-    if cue.form == "boolean":  # "is A longer than B": yes when A comes first in B's and A's order
+    if cue.form == Form.BOOLEAN:  # "is A longer than B": yes when A comes first in B's and A's order
         pair, order = _than(question, mentions)
         if order is not None:
             cue.choices, cue.order, cue.filters = pair, order, []

@@ -29,6 +29,7 @@ from sparqlqa.kb.built_query import BuiltQuery
 from sparqlqa.kb.data_names import mapped_from_tables
 from sparqlqa.kb.labels import LabelIndex, NodeMatch, resolve_type
 from sparqlqa.stages.linking import LinkedConstants
+from sparqlqa.stages.modes import Form, TopicMode
 from sparqlqa.stages.triplets import Term, Triplet, Triplets
 from sparqlqa.strategies.base import FourStep, strategies
 from sparqlqa.strategies.offline.foreign import read_as_english, unreadable_note
@@ -324,7 +325,7 @@ def offline_triplets(question: str, kb: KnowledgeBase, *, embedder: Embedder | N
         if special is not None:
             return special
     choices, considered = _choices(kb, question, mentions, relations, settings)
-    if cue.order is not None or cue.filters or (cue.form == "count" and not english.VALUE_COUNT_PATTERN.search(
+    if cue.order is not None or cue.filters or (cue.form == Form.COUNT and not english.VALUE_COUNT_PATTERN.search(
             question)):  # things counted, ordered or filtered by a value, not the value itself
         literal = {v.iri for v in values}
         choices = [c for c in choices if c.paths[0].hops[-1].relation not in literal] or choices
@@ -359,9 +360,9 @@ def _form_reading(question: str, kb: KnowledgeBase, cue: FormCue, mentions: list
     if cue.choices:
         return _named_reading(question, cue, cue.choices, index, relations, values, details)
     named = [m for m in mentions if m.nodes and m.looks_like_a_name]
-    if cue.form == "boolean" and len(named) == 1 and cue.filters:
+    if cue.form == Form.BOOLEAN and len(named) == 1 and cue.filters:
         return _named_reading(question, cue, named, index, relations, values, details)
-    if cue.form == "boolean" and len([m for m in mentions if m.nodes]) > 1:
+    if cue.form == Form.BOOLEAN and len([m for m in mentions if m.nodes]) > 1:
         return _pair_reading(question, kb, mentions, index, relations, settings, details)
     if [m for m in mentions if m.looks_like_a_name] or (cue.order is None and not cue.filters):
         return None
@@ -412,7 +413,7 @@ def _pair_reading(question: str, kb: KnowledgeBase, mentions: list[Mention], ind
     result = _triplets_for(question, Choice([path], [source], path.score), index, relations.labels, 1.0)
     label = index.label_of(other.nodes[0]) or other.text
     result.links.setdefault(label, []).append(NodeMatch(other.nodes[0], label, other.score, other.method))
-    result.form.form, result.form.choices = "boolean", [label]
+    result.form.form, result.form.choices = Form.BOOLEAN, [label]
     result.details = replace(details, chosen=[ChosenReading(f"{source.text!r} {path.text} = {label!r}?", path.score)])
     return result
 
@@ -490,7 +491,7 @@ class OfflineStrategy(FourStep):
                 candidates = find_candidates(option, linked, ctx.kb, ctx.options or ExecuteOptions())
             ctx.queries.extend(q.at("sparql") for q in candidates.queries)
             note_topic(ctx, linked)
-            if ctx.topic != "keep":
+            if ctx.topic != TopicMode.KEEP:
                 drop_constant_nodes(candidates, linked)
             if candidates.items:
                 if number:

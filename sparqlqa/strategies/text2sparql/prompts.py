@@ -28,6 +28,7 @@ from sparqlqa.kb.node_text import label_predicates
 from sparqlqa.kb.schema import relation_names
 from sparqlqa.kb.vocab import XSD, kb_prefixes, prefixed_name
 from sparqlqa.language import prompt_note
+from sparqlqa.stages.modes import Form, values
 from sparqlqa.stages.schema_prompt import SCHEMA_PROMPT_TOKENS, schema_prompt
 
 if TYPE_CHECKING:
@@ -35,17 +36,16 @@ if TYPE_CHECKING:
     from sparqlqa.kb.knowledge_base import KnowledgeBase
     from sparqlqa.kb.schema import Schema
 
-__all__ = ["FORMS", "QUERY_SCHEMA", "SYSTEM_PROMPT", "build_prompt", "name_predicate", "repair_prompt", "rules",
+__all__ = ["QUERY_SCHEMA", "SYSTEM_PROMPT", "build_prompt", "name_predicate", "repair_prompt", "rules",
            "value_example", "vocabulary"]
 
-FORMS = ("list", "count", "boolean", "value", "table")
 #: the JSON the LLM answers with (an older answer's ``answer_variable`` is still read, as one column)
 QUERY_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
         "sparql": {"type": "string", "minLength": 1},
         "columns": {"type": "array", "items": {"type": "string"}},
-        "form": {"type": "string", "enum": list(FORMS)},
+        "form": {"type": "string", "enum": list(values(Form))},
     },
     "required": ["sparql"],
 }

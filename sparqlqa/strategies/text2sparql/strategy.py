@@ -34,10 +34,11 @@ from sparqlqa.kb.terms import is_blank_key, is_value_key, term_key, value_text
 from sparqlqa.kb.vocab import kb_prefixes
 from sparqlqa.llm.context import llm_context
 from sparqlqa.stages.answer import AnswerItem
+from sparqlqa.stages.modes import Form, ItemSource, values
 from sparqlqa.stages.ranking import Ranking
 from sparqlqa.stages.table import Table
 from sparqlqa.strategies.base import Strategy, strategies
-from sparqlqa.strategies.pipeline import AskContext, build_answer, rank, rerank_top
+from sparqlqa.strategies.pipeline import AskContext, Reranked, build_answer, rank, rerank_top
 from sparqlqa.strategies.text2sparql import prompts
 from sparqlqa.strategies.text2sparql.grounding import Grounding, Substitution, ground, unmatched, written_term
 from sparqlqa.strategies.text2sparql.query import (
@@ -73,14 +74,14 @@ class Draft:
 
     sparql: str
     columns: tuple[str, ...] = ()
-    form: str = "list"
+    form: str = Form.LIST
 
     @classmethod
     def read(cls, data: object) -> Draft | None:
         """``None`` unless ``data`` is a JSON object; a missing or unknown form is ``list``."""
         if not isinstance(data, dict):
             return None
-        form = data.get("form") if data.get("form") in prompts.FORMS else "list"
+        form = data.get("form") if data.get("form") in values(Form) else Form.LIST
         named = data.get("columns")
         written = named if isinstance(named, list) else [data.get("answer_variable")]
         columns = (str(c).strip().lstrip("?$") for c in written if c)
@@ -99,7 +100,7 @@ class Attempt:
 
     written: str
     answer_variable: str = ""
-    form: str = "list"
+    form: str = Form.LIST
     #: the answer columns the LLM named (its first is ``answer_variable``)
     columns: list[str] = field(default_factory=list)
     sparql: str = ""
@@ -325,26 +326,26 @@ def shape(attempt: Attempt) -> Shaped:
     result = attempt.result
     assert result is not None
     if result.form == "ASK":
-        return Shaped("boolean", bool(result.boolean), [], Table.from_result(result))
+        return Shaped(Form.BOOLEAN, bool(result.boolean), [], Table.from_result(result))
     read = attempt.read or ReadQuery(text=result.query, form=result.form)
     columns = answer_columns(result, attempt)
     table = Table.from_result(result, columns, aggregates=read.aggregates, ordered=read.ordered)
     keys = answer_keys(result, columns[0]) if columns else []
     if table.width > 1:
-        return Shaped("table", None, keys, table)
+        return Shaped(Form.TABLE, None, keys, table)
     cell = table.rows[0][0] if len(table.rows) == 1 else None
     aggregate = read.aggregates.get(columns[0]) if columns else None
-    count = _number(cell) if cell is not None and aggregate == "count" and attempt.form != "list" else None
+    count = _number(cell) if cell is not None and aggregate == "count" and attempt.form != Form.LIST else None
     if count is not None and count == int(count):
-        return Shaped("count", int(count), [], table)
-    if cell is not None and is_value_key(cell) and (aggregate or attempt.form == "value"):
+        return Shaped(Form.COUNT, int(count), [], table)
+    if cell is not None and is_value_key(cell) and (aggregate or attempt.form == Form.VALUE):
         return Shaped("value", value_text(cell), keys, table)
-    if attempt.form == "count":
-        return Shaped("count", len(keys), keys, None)
-    if attempt.form == "boolean":
-        return Shaped("boolean", bool(keys), keys, None)
+    if attempt.form == Form.COUNT:
+        return Shaped(Form.COUNT, len(keys), keys, None)
+    if attempt.form == Form.BOOLEAN:
+        return Shaped(Form.BOOLEAN, bool(keys), keys, None)
     nodes = bool(table.columns) and table.columns[0].kind == "node"
-    return Shaped("list", None, keys, None if nodes else table)  # nodes: the items' table (named, settled)
+    return Shaped(Form.LIST, None, keys, None if nodes else table)  # nodes: the items' table (named, settled)
 
 
 def answer_from_rows(ctx: AskContext, attempt: Attempt, attempts: list[Attempt]) -> Answer:
@@ -354,11 +355,12 @@ def answer_from_rows(ctx: AskContext, attempt: Attempt, attempts: list[Attempt])
     shaped = shape(attempt)
     keys = shaped.keys
     counted = attempt.read.counted if attempt.read is not None else None
-    if shaped.form == "count" and not keys and counted:
+    if shaped.form == Form.COUNT and not keys and counted:
         keys = counted_keys(ctx, attempt, counted)
     if attempt.grounding is not None:
         ctx.topic_iris.update(attempt.grounding.topic)
-    items = [AnswerItem.ranked(key, 1.0 - n / (len(keys) + 1), "filtered", tier=0) for n, key in enumerate(keys)]
+    items = [AnswerItem.ranked(key, 1.0 - n / (len(keys) + 1), ItemSource.FILTERED, tier=0)
+             for n, key in enumerate(keys)]
     ordered = attempt.read is not None and attempt.read.ordered
     candidates = Candidates(target=attempt.answer_variable or None,
                             items=[Candidate(key, 0, 1, Evidence()) for key in keys],
@@ -385,12 +387,12 @@ def counted_keys(ctx: AskContext, attempt: Attempt, variable: str) -> list[str]:
 
 
 def finish(ctx: AskContext, attempts: list[Attempt], source: str, ranking: Ranking | None = None,
-           texts: dict[str, str] | None = None, *, candidates: Candidates | None = None,
+           reranked: Reranked | None = None, *, candidates: Candidates | None = None,
            table: Table | None = None) -> Answer:
     """The answer, by the one builder, with the run's record in ``meta``."""
     ctx.records["text2sparql"] = Text2SparqlRun(attempts, source)
     ctx.meta["answer_source"] = source
-    return build_answer(ctx, ranking, texts, candidates=candidates, table=table)
+    return build_answer(ctx, ranking, reranked, candidates=candidates, table=table)
 
 
 @dataclass

@@ -63,7 +63,7 @@ def honest(ctx: AskContext, answer: Answer) -> Answer:
     dropped and a note says so, with the nearest reading and a hint (issue 35 item 4)."""
     from sparqlqa.stages.table import Table as AnswerTable
 
-    if table_model(ctx.kb) is None or any(item.source == "filtered" for item in answer.items) \
+    if table_model(ctx.kb) is None or any(item.matched for item in answer.items) \
             or answer.form in ("count", "boolean"):
         return answer
     triplets = answer.triplets
