@@ -119,6 +119,12 @@ class GroupKB(KnowledgeBase):
         result.query = str(sparql)
         return result
 
+    def member_kbs(self) -> list[KnowledgeBase]:
+        return [self.member(name) for name in self.members]
+
+    def remote_members(self) -> list[KnowledgeBase]:
+        return [self.member(name) for name in self.remote.values()]
+
     def member(self, name: str) -> KnowledgeBase:
         """Member KB ``name``, opened once for this group (closed with it)."""
         with self._open_lock:
@@ -143,7 +149,7 @@ class GroupKB(KnowledgeBase):
         sparql = f"SELECT DISTINCT ?i WHERE {{ VALUES (?i ?s ?p ?o) {{ {values} }} ?s ?p ?o }}"
         for name in self.members:
             member = self.member(name)
-            with nullcontext() if member.is_remote else unbounded():
+            with unbounded() if member.can_scan() else nullcontext():
                 stated = member.query(BuiltQuery.select(sparql)).rows
             for (index,) in stated:
                 if isinstance(index, Literal):
@@ -347,7 +353,7 @@ def with_remote(schema: Schema, remote: Sequence[KnowledgeBase]) -> Schema:
     member holds too only gains the tag, the others carry the endpoint that holds them (``service``)."""
     relations, types = list(schema.relations), list(schema.types)
     for kb in remote:
-        url = str(kb.manifest.store.get("url", ""))
+        url = kb.endpoint_url() or ""
         local_relations = {rel.iri: n for n, rel in enumerate(relations)}
         for rel in kb.schema.relations:
             if rel.iri in local_relations:
@@ -395,7 +401,7 @@ def _build(folder: Path, everyone: Sequence[KnowledgeBase], generation: str) -> 
 
 def _group_extra(members: Sequence[KnowledgeBase]) -> dict[str, Any]:
     return {"group": {"members": [{"name": kb.name, "generation": kb.manifest.generation} for kb in members],
-                      "remote": [{"name": kb.name, "endpoint": str(kb.manifest.store.get("url", ""))}
+                      "remote": [{"name": kb.name, "endpoint": kb.endpoint_url() or ""}
                                  for kb in members if kb.is_remote]}}
 
 
