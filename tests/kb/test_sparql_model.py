@@ -10,6 +10,7 @@ from pyoxigraph import BlankNode, Literal, NamedNode, Variable
 
 from sparqlqa.kb.built_query import BuiltQuery
 from sparqlqa.kb.group_service import local_bindings, run_services, service_blocks, values_table
+from sparqlqa.kb.schema import RelationInfo, Schema
 from sparqlqa.kb.sparql_model import (
     Bind,
     EitherWay,
@@ -27,7 +28,6 @@ from sparqlqa.kb.sparql_model import (
     render,
     variables,
 )
-from sparqlqa.kb.schema import RelationInfo, Schema
 from sparqlqa.kb.sparql_reading import read_query
 from sparqlqa.kb.store import QueryResult
 from sparqlqa.stages.compile import ExecuteOptions, compile_form, compile_query, prepare
@@ -130,7 +130,7 @@ def test_a_remote_block_is_run_with_its_values_and_the_local_bindings(compiled_r
         probes.append(render(query))
         return _result(["v_x2"], [[nolan], [NamedNode(EX + "Scott")]])
 
-    [(at, block)] = service_blocks(compiled_remote, {URL})
+    [(at, _)] = service_blocks(compiled_remote, {URL})
     assert isinstance(compiled_remote.where[at], Service)
     kept, history = run_services(compiled_remote, {URL}, remote, local)
     assert len(history) == 1 and kept.services() == ()
