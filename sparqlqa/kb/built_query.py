@@ -29,9 +29,10 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from sparqlqa.errors import QueryError
+from sparqlqa.kb.sparql_model import SparqlQuery, render
 from sparqlqa.kb.sparql_reading import READ_FORMS, QueryReading, ServiceCall, read_query
 
 #: set to 1 to check every built query's declaration against the parser's reading (the tests do)
@@ -46,10 +47,19 @@ class BuiltQuery:
     form: str  # SELECT | ASK | CONSTRUCT | DESCRIBE
     #: the absolute IRIs of the SERVICE endpoints the text calls, as the builder wrote them
     services: tuple[str, ...] = ()
+    #: the structure the text was rendered from, when the builder made one (:meth:`of`): what a KB group
+    #: splits into its remote members' parts (:mod:`sparqlqa.kb.group_service`), never the text
+    structure: SparqlQuery | None = field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         if self.form not in READ_FORMS:
             raise QueryError(f"a built query must be a read query, not {self.form!r}")
+
+    @classmethod
+    def of(cls, query: SparqlQuery, *, one_line: bool = False) -> BuiltQuery:
+        """``query`` rendered (:func:`~sparqlqa.kb.sparql_model.render`, on ``one_line`` or not), declaring
+        its form and SERVICE endpoints from the structure itself."""
+        return cls(render(query, one_line=one_line), query.form, query.services(), query)
 
     @classmethod
     def select(cls, text: str, *, services: Iterable[str] = ()) -> BuiltQuery:
@@ -65,10 +75,6 @@ class BuiltQuery:
 
     def __str__(self) -> str:
         return self.text
-
-    def with_text(self, text: str, *, services: Iterable[str]) -> BuiltQuery:
-        """The same form over ``text`` (sparqlqa's rewrite of this query from terms), calling ``services``."""
-        return BuiltQuery(text, self.form, tuple(dict.fromkeys(services)))
 
     def reading(self) -> QueryReading:
         """The declared reading (no parse; checked against the parser's with ``SPARQLQA_CHECK_BUILT=1``)."""

@@ -57,7 +57,7 @@ from pyoxigraph import Store as OxStore
 from sparqlqa.errors import GroupError, GroupMemberNotFound, KBNotFound
 from sparqlqa.kb.built_query import BuiltQuery
 from sparqlqa.kb.export import ADDED_FILE
-from sparqlqa.kb.group_service import has_service, run_services
+from sparqlqa.kb.group_service import run_services
 from sparqlqa.kb.groups import split_members
 from sparqlqa.kb.kb_names import canonical_kb_name
 from sparqlqa.kb.knowledge_base import (
@@ -72,6 +72,7 @@ from sparqlqa.kb.knowledge_base import (
 from sparqlqa.kb.limits import QueryLimits, unbounded
 from sparqlqa.kb.profile import DEFAULT_PROFILE, Profile
 from sparqlqa.kb.schema import Schema, compute_schema
+from sparqlqa.kb.sparql_model import SparqlQuery
 from sparqlqa.kb.store import OxigraphStore, QueryResult
 from sparqlqa.kb.terms import term_from_key
 from sparqlqa.paths import atomic_write_text, exclusive_lock, kbs_dir, make_folder
@@ -97,30 +98,32 @@ class GroupKB(KnowledgeBase):
         self._open_lock = threading.Lock()
 
     def query(self, sparql: str | BuiltQuery, *, limits: QueryLimits | None = None) -> QueryResult:
-        """A read query on the merged store; a remote member's ``SERVICE`` block is run by that member's
-        own store first and joined as a ``VALUES`` table (:func:`~sparqlqa.kb.group_service.run_services`).
-        The result keeps the query as written (the ``.rq`` saved has the ``SERVICE`` block).  A built query
-        (:class:`~sparqlqa.kb.built_query.BuiltQuery`) stays built: the queries made from it are sparqlqa's
-        own text and its rows' terms; a ``str`` stays a ``str`` and each part is read by the parser."""
-        text = str(sparql)
-        if not self.remote or not (sparql.services if isinstance(sparql, BuiltQuery) else has_service(text)):
+        """A read query on the merged store; a remote member's ``SERVICE`` block of a query sparqlqa compiled
+        (a :class:`~sparqlqa.kb.built_query.BuiltQuery` with its structure) is run by that member's own store
+        first and joined as a ``VALUES`` table (:func:`~sparqlqa.kb.group_service.run_services`, on the
+        structure).  The result keeps the query as written (the ``.rq`` saved has the ``SERVICE`` block).
+        Any other query (a ``str``: a user's, an LLM's) is read by the parser and its SERVICE meets the
+        store's guard, as on any KB."""
+        structure = sparql.structure if isinstance(sparql, BuiltQuery) else None
+        if structure is None or not set(structure.services()) & set(self.remote):
             return super().query(sparql, limits=limits)
 
-        def part(query: str) -> str | BuiltQuery:  # a SELECT made from ``sparql``: built if it was
-            return BuiltQuery.select(query) if isinstance(sparql, BuiltQuery) else query
+        def remote(endpoint: str, select: SparqlQuery) -> QueryResult:
+            return self.member(self.remote[endpoint]).query(BuiltQuery.of(select, one_line=True), limits=limits)
 
-        def remote(endpoint: str, select: str) -> QueryResult:
-            return self.member(self.remote[endpoint]).query(part(select), limits=limits)
+        def local(probe: SparqlQuery) -> QueryResult:
+            return super(GroupKB, self).query(BuiltQuery.of(probe), limits=limits)
 
-        def local(probe: str) -> QueryResult:
-            return super(GroupKB, self).query(part(probe), limits=limits)
-
-        local_query, _ = run_services(text, self.remote, remote, local)
-        rest = [iri for iri in sparql.services if iri not in self.remote] if isinstance(sparql, BuiltQuery) else []
-        kept = sparql.with_text(local_query, services=rest) if isinstance(sparql, BuiltQuery) else local_query
-        result = super().query(kept, limits=limits)
-        result.query = text
+        local_query, _ = run_services(structure, self.remote, remote, local)
+        result = super().query(BuiltQuery.of(local_query), limits=limits)
+        result.query = str(sparql)
         return result
+
+    def member_kbs(self) -> list[KnowledgeBase]:
+        return [self.member(name) for name in self.members]
+
+    def remote_members(self) -> list[KnowledgeBase]:
+        return [self.member(name) for name in self.remote.values()]
 
     def member(self, name: str) -> KnowledgeBase:
         """Member KB ``name``, opened once for this group (closed with it)."""
@@ -146,7 +149,7 @@ class GroupKB(KnowledgeBase):
         sparql = f"SELECT DISTINCT ?i WHERE {{ VALUES (?i ?s ?p ?o) {{ {values} }} ?s ?p ?o }}"
         for name in self.members:
             member = self.member(name)
-            with nullcontext() if member.is_remote else unbounded():
+            with unbounded() if member.can_scan() else nullcontext():
                 stated = member.query(BuiltQuery.select(sparql)).rows
             for (index,) in stated:
                 if isinstance(index, Literal):
@@ -350,7 +353,7 @@ def with_remote(schema: Schema, remote: Sequence[KnowledgeBase]) -> Schema:
     member holds too only gains the tag, the others carry the endpoint that holds them (``service``)."""
     relations, types = list(schema.relations), list(schema.types)
     for kb in remote:
-        url = str(kb.manifest.store.get("url", ""))
+        url = kb.endpoint_url() or ""
         local_relations = {rel.iri: n for n, rel in enumerate(relations)}
         for rel in kb.schema.relations:
             if rel.iri in local_relations:
@@ -398,7 +401,7 @@ def _build(folder: Path, everyone: Sequence[KnowledgeBase], generation: str) -> 
 
 def _group_extra(members: Sequence[KnowledgeBase]) -> dict[str, Any]:
     return {"group": {"members": [{"name": kb.name, "generation": kb.manifest.generation} for kb in members],
-                      "remote": [{"name": kb.name, "endpoint": str(kb.manifest.store.get("url", ""))}
+                      "remote": [{"name": kb.name, "endpoint": kb.endpoint_url() or ""}
                                  for kb in members if kb.is_remote]}}
 
 

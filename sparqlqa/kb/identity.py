@@ -99,6 +99,6 @@ def _build(kb: KnowledgeBase) -> Identity:
 def identity_of(kb: KnowledgeBase) -> Identity:
     """The KB's ``owl:sameAs`` groups (one lookup of that predicate, remembered by the opened KB; none for a
     remote endpoint, which is never scanned, nor for a KB whose every source mints its own IRIs)."""
-    if kb.is_remote or self_named(kb):
+    if not kb.can_scan() or self_named(kb):
         return Identity()
     return kb.remember("identity", lambda: _build(kb))

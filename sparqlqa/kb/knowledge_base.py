@@ -18,7 +18,7 @@ import shutil
 import threading
 import time
 import uuid
-from collections.abc import Callable, Hashable, Iterator
+from collections.abc import Callable, Hashable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
@@ -157,8 +157,34 @@ class KnowledgeBase:
 
     @property
     def is_remote(self) -> bool:
-        """Whether the KB is a remote SPARQL endpoint (no local store, label index or node index)."""
+        """Whether the KB is a remote SPARQL endpoint (no local store, label index or node index).  Code
+        outside the KB classes asks what it needs instead: :meth:`can_scan`, :meth:`endpoint_url`,
+        :meth:`member_kbs`, :meth:`remote_members`, :meth:`provenance`."""
         return self.manifest.store.get("kind", "oxigraph") == "endpoint"
+
+    def can_scan(self) -> bool:
+        """Whether sparqlqa may read this KB whole: build its label and node indexes, scan it for unnamed
+        nodes and ``owl:sameAs`` groups.  A remote endpoint is only asked bounded queries (its names are
+        looked up on it); a local store, a KB group's merged store included, may be scanned."""
+        return not self.is_remote
+
+    def endpoint_url(self) -> str | None:
+        """The URL of the SPARQL endpoint this KB answers from; None for a local store (a group too)."""
+        return (str(self.manifest.store.get("url", "")) or None) if self.is_remote else None
+
+    def member_kbs(self) -> list[KnowledgeBase]:
+        """The KBs this one joins (a KB group's members, opened once, closed with it); none for one KB."""
+        return []
+
+    def remote_members(self) -> list[KnowledgeBase]:
+        """The members this KB reaches through their own endpoints (a KB group's remote members); none for
+        one KB."""
+        return []
+
+    def provenance(self, triples: Sequence[tuple[str, str, str]]) -> list[list[str]] | None:
+        """For each ``(s, p, o)``, the member KBs that state it; None for a KB that joins no others (every
+        triple it holds is its own)."""
+        return None
 
     @property
     def store(self) -> Store:

@@ -120,7 +120,7 @@ def unnamed_nodes(kb: KnowledgeBase, named: set[str], *, typed_known: bool = Fal
     endpoints are never scanned (they are looked up by name on the engine).  ``typed_known``: every
     typed node is in ``named`` already (the type triples are not scanned again).
     """
-    if self_named(kb) or kb.is_remote:
+    if self_named(kb) or not kb.can_scan():
         return []
     schema = kb.schema
     relations = [r.iri for r in schema.relations if r.kind == "object"]

@@ -56,13 +56,11 @@ ENGINE_SERVICES = frozenset({WIKIBASE + "mwapi"})
 def lookup_for_kb(kb: KnowledgeBase) -> NodeLookup:
     """The KB's name lookup: queries for endpoint KBs, the persisted :class:`LabelIndex` otherwise; a KB
     group with remote members: its label index, then its remote members (:class:`GroupLookup`)."""
-    if kb.is_remote:
+    if not kb.can_scan():
         return RemoteLabelLookup.for_kb(kb)
-    from sparqlqa.kb.group import GroupKB
-
-    if isinstance(kb, GroupKB) and kb.remote:
-        return GroupLookup(LabelIndex.for_kb(kb), [RemoteLabelLookup.for_kb(kb.member(name))
-                                                   for name in kb.remote.values()])
+    remote = kb.remote_members()
+    if remote:
+        return GroupLookup(LabelIndex.for_kb(kb), [RemoteLabelLookup.for_kb(member) for member in remote])
     return LabelIndex.for_kb(kb)
 
 

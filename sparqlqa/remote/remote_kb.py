@@ -127,7 +127,7 @@ def add_remote_kb(name: str, endpoint: str, profile: str | Path | Profile = "gen
 def refresh_schema(name: str, sample: SampleOptions | None = None) -> KnowledgeBase:
     """Sample the schema of the remote KB ``name`` again, into a new generation (atomically)."""
     kb = open_kb(name)
-    if not is_remote(kb):
+    if kb.endpoint_url() is None:
         raise ConfigError(f"knowledge base {name!r} is not a remote KB",
                           hint="re-ingest local KBs with 'sparqlqa ingest ... --replace'")
     entry, profile = dict(kb.manifest.store), kb.profile

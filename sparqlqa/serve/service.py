@@ -164,7 +164,7 @@ class Service:
             # starts a query worker now, not on a request
             kb.query(BuiltQuery.ask("ASK { ?s ?p ?o }"), limits=self.limits())
         embedder = get_embedder(self.settings.embedder)
-        if not kb.is_remote:  # a remote endpoint has neither index (its names are looked up remotely)
+        if kb.can_scan():  # a remote endpoint has neither index (its names are looked up remotely)
             LabelIndex.for_kb(kb)
             ensure_index(kb, embedder)
             _warm_offline(kb, self.settings.embedder)

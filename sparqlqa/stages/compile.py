@@ -27,20 +27,36 @@ LIMIT 1000
 from __future__ import annotations
 
 import re
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-from pyoxigraph import Literal, NamedNode
+from pyoxigraph import Literal, NamedNode, Variable
 
 from sparqlqa.errors import QueryError
 from sparqlqa.kb.built_query import BuiltQuery
-from sparqlqa.kb.group_service import merge_service_lines, service_line
 from sparqlqa.kb.identity import Identity
 from sparqlqa.kb.labels import NodeMatch, resolve_type
 from sparqlqa.kb.schema import Schema
+from sparqlqa.kb.sparql_model import (
+    Bind,
+    EitherWay,
+    Element,
+    Filter,
+    Optional,
+    PathThen,
+    Predicate,
+    Projection,
+    Service,
+    SparqlQuery,
+    Triple,
+    Union,
+    Values,
+    merge_services,
+    render,
+)
 from sparqlqa.kb.terms import term_from_key
 from sparqlqa.kb.vocab import OWL, RDF, RDFS
-from sparqlqa.stages.forms import AnswerForm, OrderBy, ValueFilter, filter_expression, order_clause
+from sparqlqa.stages.forms import AnswerForm, OrderBy, ValueFilter, filter_expression, order_keys
 
 if TYPE_CHECKING:
     from sparqlqa.stages.linking import LinkedConstants
@@ -72,21 +88,38 @@ class ExecuteOptions:
 
 @dataclass
 class CompiledQuery:
-    """A standalone SELECT for one tier: re-running it gives the same target bindings."""
+    """A standalone SELECT for one tier: re-running it gives the same target bindings.  ``sparql`` is the
+    text :attr:`query` renders to (:func:`~sparqlqa.kb.sparql_model.render`)."""
 
     sparql: str
     triplet_indexes: list[int]
     tier: int
     note: str = ""
-    #: what the query is, as compiled (not in :meth:`to_dict`): its form and its SERVICE endpoints
-    form: str = field(default="SELECT", compare=False)
-    services: tuple[str, ...] = field(default=(), compare=False)
+    #: the query as compiled (not in :meth:`to_dict`): the structure ``sparql`` was rendered from
+    query: SparqlQuery | None = field(default=None, compare=False, repr=False)
+
+    @classmethod
+    def of(cls, query: SparqlQuery, triplet_indexes: list[int], tier: int, note: str = "") -> CompiledQuery:
+        return cls(render(query), triplet_indexes, tier, note, query)
+
+    @property
+    def form(self) -> str:
+        return self.query.form if self.query is not None else "SELECT"
+
+    @property
+    def services(self) -> tuple[str, ...]:
+        """The endpoints its SERVICE blocks call."""
+        return self.query.services() if self.query is not None else ()
 
     def to_dict(self) -> dict[str, Any]:
-        return {key: value for key, value in asdict(self).items() if key not in ("form", "services")}
+        return {"sparql": self.sparql, "triplet_indexes": list(self.triplet_indexes), "tier": self.tier,
+                "note": self.note}
 
     def built(self) -> BuiltQuery:
-        """The query to run: written from terms, so it declares its reading (no parse)."""
+        """The query to run: written from terms, so it declares its reading (no parse); with its structure
+        (a KB group runs a remote member's SERVICE blocks from it)."""
+        if self.query is not None:
+            return BuiltQuery.of(self.query)
         return BuiltQuery(self.sparql, self.form, self.services)
 
 
@@ -295,34 +328,39 @@ def _value_variables(plan: Plan, schema: Schema) -> set[str]:
             if p.tail.nodes is None and p.predicate is not None and p.predicate.value in literal}
 
 
-def _filter(plan: Plan, var: str) -> str:
+def _filter(plan: Plan, var: str) -> list[Element]:
     """What a variable may bind: the target an IRI (or a value, when it is one), an intermediate node an
     IRI or a blank node (an address record, a Freebase CVT), never a literal."""
+    v = Variable(var)
     if var in plan.value_vars:
-        return f"  FILTER(!isBlank(?{var}))"
+        return [Filter.of(f"!isBlank({v})", var)]
     if var == plan.target and plan.blank_label is not None:  # a blank node answers by its label
-        return (f"  FILTER(isIRI(?{var}) || isBlank(?{var}))\n"
-                f"  OPTIONAL {{ ?{var} {NamedNode(plan.blank_label)} ?{var}_name FILTER(isBlank(?{var})) }}")
-    return f"  FILTER(isIRI(?{var}))" if var == plan.target else f"  FILTER(!isLiteral(?{var}))"
+        name = Variable(f"{var}_name")
+        return [Filter.of(f"isIRI({v}) || isBlank({v})", var),
+                Optional((Triple(v, NamedNode(plan.blank_label), name, Filter.of(f"isBlank({v})", var), dot=False),))]
+    return [Filter.of(f"isIRI({v})", var) if var == plan.target else Filter.of(f"!isLiteral({v})", var)]
 
 
 def _edge(pattern: Pattern, options: ExecuteOptions, plan: Plan | None = None,
-          values: dict[str, str] | None = None) -> list[str]:
-    """The lines matching one triplet (a UNION of both directions when undirected); a relation a KB
-    group's remote member holds: one ``SERVICE`` line, its constants' ``VALUES`` inside (``values``)."""
-    head, tail, n = f"?{pattern.head.var}", f"?{pattern.tail.var}", pattern.index
-    predicate = str(pattern.predicate) if pattern.predicate is not None else f"?p{n}"
-    guard = "" if pattern.predicate is not None else f" FILTER(?p{n} != {NamedNode(RDF.type.value)})"
+          values: dict[str, Values] | None = None) -> list[Element]:
+    """The patterns matching one triplet (a UNION of both directions when undirected); a relation a KB
+    group's remote member holds: one ``SERVICE`` block, its constants' ``VALUES`` inside (``values``)."""
+    head, tail, n = Variable(pattern.head.var), Variable(pattern.tail.var), pattern.index
+    predicate: Predicate = pattern.predicate if pattern.predicate is not None else Variable(f"p{n}")
+    guard = None if pattern.predicate is not None else \
+        Filter.of(f"{predicate} != {NamedNode(RDF.type.value)}", f"p{n}")
+    elements: list[Element]
     if not options.undirected:
-        lines = [f"  {head} {predicate} {tail} .{guard}"]
+        elements = [Triple(head, predicate, tail, guard)]
     else:
-        lines = [f"  {{ {head} {predicate} {tail} .{guard} BIND(1 AS ?d{n}) }}",
-                 f"  UNION {{ {tail} {predicate} {head} .{guard} BIND(0 AS ?d{n}) }}"]
+        direction = Variable(f"d{n}")
+        elements = [Union(((Triple(head, predicate, tail, guard), Bind("1", direction)),
+                           (Triple(tail, predicate, head, guard), Bind("0", direction))))]
     endpoint = plan.services.get(pattern.predicate.value) if plan is not None and pattern.predicate else None
     if endpoint is None:
-        return lines
+        return elements
     bound = [values[slot.var] for slot in (pattern.head, pattern.tail) if values and slot.var in values]
-    return [service_line(endpoint, [*bound, *lines])]
+    return [Service(NamedNode(endpoint), (*bound, *elements))]
 
 
 def alias_names(plan: Plan, indexes: list[int]) -> dict[tuple[int, str], str]:
@@ -370,10 +408,10 @@ def component(plan: Plan, indexes: list[int]) -> list[int]:
     return sorted(chosen)
 
 
-def _nodes(plan: Plan, nodes: list[NodeMatch]) -> str:
-    """The IRIs of ``nodes`` and of their ``owl:sameAs`` aliases, as SPARQL terms."""
+def _nodes(plan: Plan, nodes: list[NodeMatch]) -> tuple[NamedNode, ...]:
+    """The IRIs of ``nodes`` and of their ``owl:sameAs`` aliases, as terms."""
     iris = dict.fromkeys(iri for m in nodes for iri in plan.identity.members(m.iri))
-    return " ".join(str(NamedNode(iri)) for iri in iris)
+    return tuple(NamedNode(iri) for iri in iris)
 
 
 def _type_nodes(plan: Plan, type_iri: str) -> list[NamedNode]:
@@ -381,35 +419,40 @@ def _type_nodes(plan: Plan, type_iri: str) -> list[NamedNode]:
     return [node for iri in plan.type_iris.get(type_iri, [type_iri]) if (node := _iri(iri)) is not None]
 
 
-def _type_lines(plan: Plan, var: str, type_iri: str | None) -> list[str]:
+def _type_patterns(plan: Plan, var: str, type_iri: str | None) -> list[Element]:
     """``?var`` is of the type: one triple, or any of a merged type's IRIs (``VALUES ?var_type {…}``); in a
     KB with ``owl:sameAs`` groups, a node whose other name has the type is of it too."""
     if type_iri is None:
         return []
-    nodes = _type_nodes(plan, type_iri)
-    type_predicate = str(NamedNode(plan.type_predicate))
+    nodes, v = _type_nodes(plan, type_iri), Variable(var)
+    type_predicate: Predicate = NamedNode(plan.type_predicate)
     if plan.identity:  # an owl:sameAs alias has its canonical node's type (and the other way round)
-        same = NamedNode(OWL.sameAs.value)
-        type_predicate = f"({same}|^{same})?/{type_predicate}"
+        type_predicate = PathThen(EitherWay(NamedNode(OWL.sameAs.value)), NamedNode(plan.type_predicate))
+    elements: list[Element]
     if len(nodes) <= 1:
-        lines = [f"  ?{var} {type_predicate} {node} ." for node in nodes]
+        elements = [Triple(v, type_predicate, node) for node in nodes]
     else:
-        lines = [f"  VALUES ?{var}_type {{ {' '.join(str(node) for node in nodes)} }}",
-                 f"  ?{var} {type_predicate} ?{var}_type ."]
+        kind = Variable(f"{var}_type")
+        elements = [Values(kind, tuple(nodes)), Triple(v, type_predicate, kind)]
     endpoint = plan.services.get(type_iri)  # a type only a KB group's remote member holds
-    return [service_line(endpoint, lines)] if endpoint is not None and lines else lines
+    return [Service(NamedNode(endpoint), tuple(elements))] if endpoint is not None and elements else elements
+
+
+def _restriction(plan: Plan, restrict: list[str] | None, choices: bool) -> list[Element]:
+    """The target's ``VALUES``: the nodes an evidence query explains, else the form's choices."""
+    if restrict is not None and plan.target:
+        keys = dict.fromkeys(k for key in restrict for k in plan.identity.members(key))
+        return [Values(Variable(plan.target), tuple(term_from_key(k) for k in keys))]
+    if choices and plan.choices is not None and plan.target:
+        return [Values(Variable(plan.target), _nodes(plan, plan.choices))]
+    return []
 
 
 def _where(plan: Plan, indexes: list[int], options: ExecuteOptions, restrict: list[str] | None,
-           choices: bool = True, filters: bool = True) -> tuple[list[str], list[str], tuple[str, ...]]:
-    """The WHERE lines, the variables (target first) and the SERVICE endpoints of a conjunction of patterns
-    (``choices``: the form's choices restrict the target; ``filters``: the form's value filters apply)."""
-    lines: list[str] = []
-    if restrict is not None and plan.target:
-        keys = dict.fromkeys(k for key in restrict for k in plan.identity.members(key))
-        lines.append(f"  VALUES ?{plan.target} {{ {' '.join(str(term_from_key(k)) for k in keys)} }}")
-    elif choices and plan.choices is not None and plan.target:
-        lines.append(f"  VALUES ?{plan.target} {{ {_nodes(plan, plan.choices)} }}")
+           choices: bool = True, filters: bool = True) -> tuple[tuple[Element, ...], list[str]]:
+    """The group graph pattern and the variables (target first) of a conjunction of patterns (``choices``:
+    the form's choices restrict the target; ``filters``: the form's value filters apply)."""
+    elements = _restriction(plan, restrict, choices)
     variables: dict[str, str | None] = {plan.target: None} if plan.target else {}
     constants: dict[str, list[NodeMatch]] = {}
     for i in indexes:
@@ -418,34 +461,41 @@ def _where(plan: Plan, indexes: list[int], options: ExecuteOptions, restrict: li
                 variables[slot.var] = variables.get(slot.var) or slot.type_iri
             else:
                 constants[slot.var] = slot.nodes
-    values = {var: f"  VALUES ?{var} {{ {_nodes(plan, nodes)} }}" for var, nodes in constants.items()}
-    lines.extend(values.values())
+    values = {var: Values(Variable(var), _nodes(plan, nodes)) for var, nodes in constants.items()}
+    elements.extend(values.values())
     aliases = alias_names(plan, indexes)
     for i in indexes:
-        lines.extend(_edge(_aliased(plan.patterns[i], aliases), options, plan, values))
-    same = NamedNode(OWL.sameAs.value)
+        elements.extend(_edge(_aliased(plan.patterns[i], aliases), options, plan, values))
+    same = EitherWay(NamedNode(OWL.sameAs.value))
     for (i, end), name in aliases.items():  # the join also holds between a node's owl:sameAs names
-        lines.append(f"  ?{getattr(plan.patterns[i], end).var} ({same}|^{same})? ?{name} .")
+        elements.append(Triple(Variable(getattr(plan.patterns[i], end).var), same, Variable(name)))
     for var, type_iri in variables.items():
-        lines.extend(_type_lines(plan, var, type_iri))
-    lines.extend(_filter(plan, var) for var in variables)
+        elements.extend(_type_patterns(plan, var, type_iri))
+    for var in variables:
+        elements.extend(_filter(plan, var))
     present = set(variables) | set(constants)
-    lines.extend(f"  FILTER(?{a} != ?{b})" for a, b in plan.distinct if a in present and b in present)
+    elements.extend(Filter.of(f"{Variable(a)} != {Variable(b)}", a, b)
+                    for a, b in plan.distinct if a in present and b in present)
     for flt in plan.form.filters if filters else []:
         expression = filter_expression(flt.variable, flt, plan.datatypes.get(flt.variable)) \
             if flt.variable in variables else None
         if expression is not None:
-            lines.append("  " + expression)
-    if not plan.services:
-        return lines, list(variables), ()
-    return merge_service_lines(lines), list(variables), _endpoints(plan, indexes, variables)
+            elements.append(Filter(expression, frozenset({flt.variable})))
+    return (merge_services(elements) if plan.services else tuple(elements)), list(variables)
 
 
-def _endpoints(plan: Plan, indexes: list[int], variables: dict[str, str | None]) -> tuple[str, ...]:
-    """The endpoints :func:`_edge` and :func:`_type_lines` put SERVICE lines for, from the same structure."""
-    relations = [plan.services.get(p.predicate.value) for i in indexes if (p := plan.patterns[i]).predicate]
-    types = [plan.services.get(t) for t in variables.values() if t is not None and _type_nodes(plan, t)]
-    return tuple(dict.fromkeys(e for e in [*relations, *types] if e is not None))
+def _projection(plan: Plan, indexes: list[int], options: ExecuteOptions, variables: list[str],
+                orders: list[tuple[str, str]], evidence: bool) -> tuple[Variable, ...]:
+    """The target (its blank node's name, its order keys), or every variable for evidence."""
+    assert plan.target is not None
+    named = [f"{plan.target}_name"] if plan.blank_label is not None else []
+    if not evidence:
+        return tuple(Variable(v) for v in dict.fromkeys([plan.target, *named, *(v for v, _ in orders)]))
+    extra = [*named, *(v for i in indexes for v in (plan.patterns[i].head.var, plan.patterns[i].tail.var))]
+    extra += alias_names(plan, indexes).values()
+    extra += [f"p{i}" for i in indexes if plan.patterns[i].predicate is None]
+    extra += [f"d{i}" for i in indexes if options.undirected]
+    return tuple(Variable(v) for v in dict.fromkeys([*variables, *extra]))
 
 
 def compile_query(plan: Plan, indexes: list[int], options: ExecuteOptions, *, tier: int, note: str = "",
@@ -457,26 +507,16 @@ def compile_query(plan: Plan, indexes: list[int], options: ExecuteOptions, *, ti
     # than B", "was X released in 2010": the values shown, the ASK filters), else of the other end
     boolean = plan.form.form == "boolean"
     own = bool(plan.form.order_by or plan.form.filters)
-    lines, variables, services = _where(plan, indexes, options, restrict, choices=not boolean or own,
-                                        filters=not boolean)
+    where, variables = _where(plan, indexes, options, restrict, choices=not boolean or own, filters=not boolean)
     orders = [(o.variable, o.direction) for o in plan.form.order_by if o.variable in variables]
     numeric = {v for v, _ in orders if v in plan.numeric_text}
-    if evidence:
-        extra = [f"?{plan.target}_name"] if plan.blank_label is not None else []
-        extra += [f"?{plan.patterns[i].head.var} ?{plan.patterns[i].tail.var}" for i in indexes]
-        extra += [f"?{name}" for name in alias_names(plan, indexes).values()]
-        extra += [f"?p{i}" for i in indexes if plan.patterns[i].predicate is None]
-        extra += [f"?d{i}" for i in indexes if options.undirected]
-        projected = " ".join(dict.fromkeys(" ".join([*(f"?{v}" for v in variables), *extra]).split()))
-    else:
-        named = [f"?{plan.target}_name"] if plan.blank_label is not None else []
-        projected = " ".join(dict.fromkeys([f"?{plan.target}", *named, *(f"?{v}" for v, _ in orders)]))
-    order = order_clause(plan.target, orders, numeric) if orders and not evidence else f"ORDER BY ?{plan.target}"
+    order = order_keys(plan.target, orders, numeric) if orders and not evidence else [f"{Variable(plan.target)}"]
     limit = max(1, int(options.limit))
     if orders and plan.form.limit and not evidence and plan.form.form != "count":
         limit = min(limit, plan.form.limit)
-    sparql = "\n".join([f"SELECT DISTINCT {projected} WHERE {{", *lines, "}", order, f"LIMIT {limit}"])
-    return CompiledQuery(sparql, sorted(indexes), tier, note, services=services)
+    query = SparqlQuery("SELECT", where, _projection(plan, indexes, options, variables, orders, evidence),
+                        distinct=True, order_by=tuple(order), limit=limit)
+    return CompiledQuery.of(query, sorted(indexes), tier, note)
 
 
 def compile_form(plan: Plan, indexes: list[int], options: ExecuteOptions, *, tier: int) -> CompiledQuery | None:
@@ -484,10 +524,13 @@ def compile_form(plan: Plan, indexes: list[int], options: ExecuteOptions, *, tie
     ?target) AS ?count)`` or ``ASK`` (the form's choices restrict the target); None for a list."""
     if plan.target is None or plan.form.form not in ("count", "boolean"):
         return None
-    lines, _, services = _where(plan, indexes, options, None, choices=True)
-    head = f"SELECT (COUNT(DISTINCT ?{plan.target}) AS ?count) WHERE {{" if plan.form.form == "count" else "ASK {"
-    return CompiledQuery("\n".join([head, *lines, "}"]), sorted(indexes), tier, f"{plan.form.form} of tier {tier}",
-                         form="SELECT" if plan.form.form == "count" else "ASK", services=services)
+    where, _ = _where(plan, indexes, options, None, choices=True)
+    if plan.form.form == "count":
+        count = Projection(f"COUNT(DISTINCT {Variable(plan.target)})", Variable("count"))
+        query = SparqlQuery("SELECT", where, (count,))
+    else:
+        query = SparqlQuery("ASK", where)
+    return CompiledQuery.of(query, sorted(indexes), tier, f"{plan.form.form} of tier {tier}")
 
 
 def label_lookup_query(text: str, label_predicates: list[str], *, type_iri: str | None = None,

@@ -33,7 +33,7 @@ __all__ = ["AGGREGATES", "FORM_EXAMPLE", "FORM_RULE", "FORM_SCHEMA", "OPERATORS"
            "TABLE_EXAMPLE", "TABLE_RULE", "XSD",
            "Aggregate", "AnswerForm", "OrderBy", "ValueFilter",
            "filter_expression", "form_from_data", "form_from_lines", "is_date_type", "is_numeric_type",
-           "order_clause"]
+           "order_keys"]
 
 XSD = "http://www.w3.org/2001/XMLSchema#"
 #: the aggregate functions an analytical form may ask for (over a value variable, or COUNT of nodes)
@@ -367,17 +367,18 @@ def filter_expression(var: str, flt: ValueFilter, datatype: str | None) -> str |
     return f"FILTER({NamedNode(XSD + 'decimal')}(STR(?{var})) {flt.op} {literal})"
 
 
-def order_clause(target: str, orders: list[tuple[str, str]], numeric_text: set[str] | frozenset[str] = frozenset(),
-                 ) -> str:
-    """``ORDER BY DESC(?v) ?target`` for (variable name, direction) pairs (the target breaks ties); variables
-    in ``numeric_text`` hold numbers written as text and are ordered as decimals.
+def order_keys(target: str, orders: list[tuple[str, str]], numeric_text: set[str] | frozenset[str] = frozenset(),
+               ) -> list[str]:
+    """The ORDER BY keys ``DESC(?v) ?target`` for (variable name, direction) pairs (the target breaks ties),
+    each written from terms; variables in ``numeric_text`` hold numbers written as text and are ordered as
+    decimals.
 
-    >>> order_clause("v_x", [("v_v", "desc")])
-    'ORDER BY DESC(?v_v) ?v_x'
-    >>> order_clause("v_x", [("v_v", "asc")], {"v_v"})
-    'ORDER BY ASC(<http://www.w3.org/2001/XMLSchema#decimal>(STR(?v_v))) ?v_x'
+    >>> order_keys("v_x", [("v_v", "desc")])
+    ['DESC(?v_v)', '?v_x']
+    >>> order_keys("v_x", [("v_v", "asc")], {"v_v"})
+    ['ASC(<http://www.w3.org/2001/XMLSchema#decimal>(STR(?v_v)))', '?v_x']
     """
     cast = NamedNode(XSD + "decimal")
     keys = [f"{'DESC' if d == 'desc' else 'ASC'}({f'{cast}(STR(?{v}))' if v in numeric_text else f'?{v}'})"
             for v, d in orders]
-    return "ORDER BY " + " ".join([*keys, f"?{target}"])
+    return [*keys, f"?{target}"]

@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING, Any, TypedDict
 
 from sparqlqa.embed.embedders import Embedder
 from sparqlqa.errors import LLMParseError, NotInCache, QueryError, SparqlqaError
-from sparqlqa.kb.group import GroupKB
 from sparqlqa.kb.knowledge_base import KnowledgeBase
 from sparqlqa.kb.naming import display_name
 from sparqlqa.kb.node_text import fetch_labels, node_texts
@@ -387,7 +386,7 @@ def _describe(ctx: AskContext, items: Sequence[AnswerItem], texts: Mapping[str, 
 
 def _remote_labels(kb: KnowledgeBase, iris: list[str]) -> dict[str, str]:
     """In a KB group with a remote member, the labels the endpoint gives nodes the local members do not name."""
-    if not iris or not isinstance(kb, GroupKB) or not kb.remote:
+    if not iris or not kb.remote_members():
         return {}
     from sparqlqa.remote.labels import GroupLookup, lookup_for_kb
 
@@ -401,13 +400,12 @@ PROVENANCE_ITEMS = 20
 
 def _provenance(kb: KnowledgeBase, items: Sequence[AnswerItem]) -> None:
     """In a KB group, which member states each evidence triple of the first matched items (in place)."""
-    if not isinstance(kb, GroupKB):
-        return
     shown = [item for item in items if item.matched and item.evidence_triples()][:PROVENANCE_ITEMS]
     triples = [triple for item in shown for triple in item.evidence_triples()]
-    if not triples:
+    stated = kb.provenance(triples) if triples else None
+    if stated is None:
         return
-    found = dict(zip(triples, kb.provenance(triples)))
+    found = dict(zip(triples, stated))
     for item in shown:
         item.evidence_kbs = [found.get(triple, []) for triple in item.evidence_triples()]
 

@@ -442,7 +442,7 @@ def index_status(kb: KnowledgeBase, embedder: Embedder) -> IndexStatus:
 
 def index_supported(kb: KnowledgeBase) -> bool:
     """Whether ``kb`` can have a node index (local stores; not remote SPARQL endpoints)."""
-    return not kb.is_remote
+    return kb.can_scan()
 
 
 def built_index(kb: KnowledgeBase, embedder: Embedder, *, warn: Warn | None = None) -> NodeIndex | None:

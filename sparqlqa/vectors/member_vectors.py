@@ -19,7 +19,6 @@ import numpy as np
 
 from sparqlqa.embed.embedders import Embedder
 from sparqlqa.errors import NodeIndexError
-from sparqlqa.kb.group import GroupKB
 from sparqlqa.kb.knowledge_base import KnowledgeBase
 from sparqlqa.kb.node_text import index_texts
 from sparqlqa.vectors import index_files as files
@@ -35,7 +34,7 @@ class _MemberIndex:
 
 
 def _member_index(member: KnowledgeBase, embedder: Embedder) -> _MemberIndex | None:
-    if member.directory is None or member.is_remote:
+    if member.directory is None or not member.can_scan():
         return None
     folder = member.directory / "artifacts" / "embeddings" / embedder.model_id
     try:
@@ -81,9 +80,7 @@ def prefill_from_members(kb: KnowledgeBase, embedder: Embedder, folder: Path, re
     """Write every chunk of a group's new index (``record``, ``ids`` in ``folder``) from the members'
     finished indexes and embeddings of what they lack; ``{"copied": n, "embedded": m}`` (empty for a KB
     that is no group, or a group none of whose members has an index for ``embedder``)."""
-    if not isinstance(kb, GroupKB):
-        return {}
-    members = [found for name in kb.members if (found := _member_index(kb.member(name), embedder)) is not None]
+    members = [found for member in kb.member_kbs() if (found := _member_index(member, embedder)) is not None]
     if not members:
         return {}
     counts = {"copied": 0, "embedded": 0}

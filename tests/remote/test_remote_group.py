@@ -149,3 +149,21 @@ def test_ask_4step_on_a_group_with_a_remote_member(people_endpoint: tuple[str, l
     assert any("Ridley Scott —ex:bornIn→ South Shields (in people)" in line  # the endpoint's label
                for item in matched for line in item.evidence_text(answer.labels))
     assert sent and all(query_form(q) in ("SELECT", "ASK") and "SERVICE" not in q for q in sent)  # reads only
+
+
+def test_a_query_text_calling_the_remote_member_meets_the_service_guard(tmp_path: Path) -> None:
+    """Only a query sparqlqa compiled (its structure at hand) has its remote blocks run by the member's store;
+    a query text from outside (a user's, a saved ``.rq``) is read by the parser like any other, so its SERVICE
+    to the member is refused as on any KB, and nothing reaches the endpoint."""
+    from sparqlqa.errors import ServiceRefused
+
+    people = tmp_path / "group_people.nt"
+    with people.open("wb") as out:
+        serialize(parse(path=str(FIXTURES / "group_people.ttl"), format=RdfFormat.TURTLE), out, RdfFormat.N_TRIPLES)
+    ingest([FIXTURES / "group_films.ttl"], kb="films")
+    with OxigraphSparqlServer([people]) as server:
+        add_remote_kb("people", server.sparql_url, "generic", timeout=30)
+        server.queries.clear()
+        with open_kb("films+people") as group, pytest.raises(ServiceRefused):
+            group.query(f"SELECT * WHERE {{\n  SERVICE <{server.sparql_url}> {{ ?s <{EX}bornIn> ?o . }}\n}}")
+        assert server.queries == []
