@@ -25,8 +25,8 @@ from pyoxigraph import Literal, NamedNode
 from sparqlqa.evaluation.datasets import Question
 from sparqlqa.evaluation.metrics import mean, normalize_label
 from sparqlqa.evaluation.results import QuestionResult
-from sparqlqa.kb.built_query import BuiltQuery
 from sparqlqa.kb.records import JsonRecord
+from sparqlqa.query.built_query import BuiltQuery
 
 if TYPE_CHECKING:
     from sparqlqa.kb.knowledge_base import KnowledgeBase

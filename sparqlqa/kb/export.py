@@ -30,9 +30,9 @@ from pyoxigraph import BlankNode, DefaultGraph, Literal, NamedNode, Quad, RdfFor
 from pyoxigraph import Store as OxStore
 
 from sparqlqa.errors import ConfigError, KBError, UnknownNameError
-from sparqlqa.kb.built_query import BuiltQuery
 from sparqlqa.kb.store import OxigraphStore, Store, Term
 from sparqlqa.kb.vocab import PREFIXES, SQA_BASE, XSD
+from sparqlqa.query.built_query import BuiltQuery
 
 if TYPE_CHECKING:
     import rdflib

@@ -55,7 +55,6 @@ from pyoxigraph import BlankNode, DefaultGraph, Literal, Quad, RdfFormat, parse
 from pyoxigraph import Store as OxStore
 
 from sparqlqa.errors import GroupError, GroupMemberNotFound, KBNotFound
-from sparqlqa.kb.built_query import BuiltQuery
 from sparqlqa.kb.export import ADDED_FILE
 from sparqlqa.kb.group_service import has_service, run_services
 from sparqlqa.kb.groups import split_members
@@ -69,12 +68,13 @@ from sparqlqa.kb.knowledge_base import (
     open_kb,
     retire_generation,
 )
-from sparqlqa.kb.limits import QueryLimits, unbounded
 from sparqlqa.kb.profile import DEFAULT_PROFILE, Profile
 from sparqlqa.kb.schema import Schema, compute_schema
 from sparqlqa.kb.store import OxigraphStore, QueryResult
 from sparqlqa.kb.terms import term_from_key
 from sparqlqa.paths import atomic_write_text, exclusive_lock, kbs_dir, make_folder
+from sparqlqa.query.built_query import BuiltQuery
+from sparqlqa.query.limits import QueryLimits, unbounded
 from sparqlqa.version import __version__
 
 #: bump when the group store's layout changes: every cached group generation is rebuilt
@@ -100,7 +100,7 @@ class GroupKB(KnowledgeBase):
         """A read query on the merged store; a remote member's ``SERVICE`` block is run by that member's
         own store first and joined as a ``VALUES`` table (:func:`~sparqlqa.kb.group_service.run_services`).
         The result keeps the query as written (the ``.rq`` saved has the ``SERVICE`` block).  A built query
-        (:class:`~sparqlqa.kb.built_query.BuiltQuery`) stays built: the queries made from it are sparqlqa's
+        (:class:`~sparqlqa.query.built_query.BuiltQuery`) stays built: the queries made from it are sparqlqa's
         own text and its rows' terms; a ``str`` stays a ``str`` and each part is read by the parser."""
         text = str(sparql)
         if not self.remote or not (sparql.services if isinstance(sparql, BuiltQuery) else has_service(text)):

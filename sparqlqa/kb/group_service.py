@@ -15,7 +15,7 @@ explained) and the bindings the local patterns give its variables (a bind join, 
 and puts the rows back in the block's place as a ``VALUES`` table, which SPARQL joins exactly as it would
 the ``SERVICE``'s solutions; the local store then runs a query without any ``SERVICE``.  Only blocks
 naming a registered member's URL exactly are run this way; any other ``SERVICE`` stays in the query and
-meets :mod:`sparqlqa.kb.service_guard` as usual (refused unless allowed).
+meets :mod:`sparqlqa.query.service_guard` as usual (refused unless allowed).
 
 >>> line = service_line("http://localhost:8890/sparql", ["  ?a <http://e/p> ?b ."])
 >>> line

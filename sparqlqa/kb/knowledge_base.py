@@ -35,15 +35,15 @@ from sparqlqa.errors import (
     StorageError,
     StoreUnavailable,
 )
-from sparqlqa.kb.built_query import BuiltQuery
 from sparqlqa.kb.kb_names import GROUP_SEPARATOR as GROUP_SEPARATOR
 from sparqlqa.kb.kb_names import canonical_kb_name as canonical_kb_name
 from sparqlqa.kb.kb_names import validate_kb_name as validate_kb_name
-from sparqlqa.kb.limits import QueryLimits, unbounded
 from sparqlqa.kb.profile import DEFAULT_PROFILE, Profile
 from sparqlqa.kb.schema import Schema
 from sparqlqa.kb.store import QueryResult, Store, stores
 from sparqlqa.paths import atomic_write_json, atomic_write_text, kbs_dir, make_folder
+from sparqlqa.query.built_query import BuiltQuery
+from sparqlqa.query.limits import QueryLimits, unbounded
 from sparqlqa.registry import Registry
 
 if TYPE_CHECKING:
@@ -111,7 +111,7 @@ class KnowledgeBase:
         offline statistics, relation vectors) lives and dies with this object, not the process.
 
         Concurrent first calls (``sparqlqa serve`` threads) may both build; the first result is kept.
-        ``build`` runs outside any query limits (:func:`~sparqlqa.kb.limits.unbounded`): derived data covers
+        ``build`` runs outside any query limits (:func:`~sparqlqa.query.limits.unbounded`): derived data covers
         every node, whatever request happens to need it first.
 
         >>> from sparqlqa.kb.store import OxigraphStore
@@ -187,7 +187,7 @@ class KnowledgeBase:
                        f"rebuild it with 'sparqlqa ingest FILE --kb {self.name} --replace'")
 
     def query(self, sparql: str | BuiltQuery, *, limits: QueryLimits | None = None) -> QueryResult:
-        """Run a read query on the store (bounded by ``limits``, or the :func:`~sparqlqa.kb.limits.bounded` scope)."""
+        """Run a read query on the store (bounded by ``limits`` or the :func:`~sparqlqa.query.limits.bounded` scope)."""
         return self.store.query(sparql, limits=limits)
 
     def to_rdflib(self, *, source_only: bool = False) -> rdflib.Graph:

@@ -55,7 +55,7 @@ class Profile:
     relation_entity_predicate: str | None = None  # property entity -> its relation (wikibase:directClaim)
     search_limit: int = 50  # rows per engine name search
     relation_prefixes: tuple[str, ...] = ()  # when set, only predicates under these IRIs are relations
-    allow_service: tuple[str, ...] = ()  # hosts a query's SERVICE may call from the CLI (sparqlqa.kb.service_guard)
+    allow_service: tuple[str, ...] = ()  # hosts a query's SERVICE may call from the CLI (sparqlqa.query.service_guard)
     endpoint_timeout: float | None = None  # [endpoint] timeout: seconds per endpoint query (sparqlqa.remote)
     #: columns that name nodes in the data (``ingest --name-predicate``), after the label predicates; when
     #: empty, ingest looks for them (:mod:`sparqlqa.kb.data_names`)

@@ -21,10 +21,10 @@ from typing import Any
 from pyoxigraph import Literal, NamedNode, Triple
 
 from sparqlqa.english import NAME_STOPWORDS
-from sparqlqa.kb.built_query import BuiltQuery
 from sparqlqa.kb.profile import Profile
 from sparqlqa.kb.store import Store, Term
 from sparqlqa.kb.vocab import META_CLASSES, OWL, RDF, RDFS, SKOS
+from sparqlqa.query.built_query import BuiltQuery
 
 #: predicates that describe the schema itself, never listed as relations
 SCHEMA_PREDICATES: frozenset[str] = frozenset(

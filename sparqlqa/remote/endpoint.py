@@ -43,8 +43,6 @@ from typing import Any, ClassVar
 from urllib.parse import urlencode
 
 from sparqlqa.errors import ConfigError, EndpointError, UpdateRefused
-from sparqlqa.kb.sparql_guard import READ_FORMS, query_form
-from sparqlqa.kb.sparql_text import sparql_tokens
 from sparqlqa.kb.store import QueryResult, Store, stores
 from sparqlqa.net import (
     CallFailure,
@@ -58,6 +56,8 @@ from sparqlqa.net import (
     excerpt,
     parse_retry_after,
 )
+from sparqlqa.query.sparql_guard import READ_FORMS, query_form
+from sparqlqa.query.sparql_text import sparql_tokens
 from sparqlqa.remote.results import json_term, parse_graph, parse_json_results
 from sparqlqa.version import __version__
 

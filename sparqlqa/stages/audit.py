@@ -23,8 +23,8 @@ from pathlib import Path
 from typing import Any
 
 from sparqlqa.kb.records import QueryRecord
-from sparqlqa.kb.sparql_text import compact_iris
 from sparqlqa.paths import atomic_write_text, make_folder
+from sparqlqa.query.sparql_text import compact_iris
 from sparqlqa.stages.answer import Answer
 
 

@@ -33,13 +33,13 @@ from typing import TYPE_CHECKING, Any
 from pyoxigraph import Literal, NamedNode
 
 from sparqlqa.errors import QueryError
-from sparqlqa.kb.built_query import BuiltQuery
 from sparqlqa.kb.group_service import merge_service_lines, service_line
 from sparqlqa.kb.identity import Identity
 from sparqlqa.kb.labels import NodeMatch, resolve_type
 from sparqlqa.kb.schema import Schema
 from sparqlqa.kb.terms import term_from_key
 from sparqlqa.kb.vocab import OWL, RDF, RDFS
+from sparqlqa.query.built_query import BuiltQuery
 from sparqlqa.stages.forms import AnswerForm, OrderBy, ValueFilter, filter_expression, order_clause
 
 if TYPE_CHECKING:

@@ -30,8 +30,8 @@ from sparqlqa.stages.rerank import rerank
 from sparqlqa.stages.table import Table
 
 if TYPE_CHECKING:
-    from sparqlqa.kb.built_query import BuiltQuery
     from sparqlqa.llm import LLM, LLMCall
+    from sparqlqa.query.built_query import BuiltQuery
     from sparqlqa.stages.execute import Candidates, ExecuteOptions
     from sparqlqa.stages.linking import LinkedConstants
     from sparqlqa.stages.triplets import Triplets

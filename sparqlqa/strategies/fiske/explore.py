@@ -24,10 +24,10 @@ from typing import TYPE_CHECKING, Any
 
 from pyoxigraph import BlankNode, NamedNode
 
-from sparqlqa.kb.built_query import BuiltQuery
 from sparqlqa.kb.records import QueryRecord
 from sparqlqa.kb.schema import humanize, local_name
 from sparqlqa.kb.vocab import RDFS
+from sparqlqa.query.built_query import BuiltQuery
 from sparqlqa.strategies.fiske.state import Relation
 
 if TYPE_CHECKING:

@@ -27,8 +27,8 @@ import numpy as np
 from pyoxigraph import Literal, NamedNode
 
 from sparqlqa.english import SELF_CHAIN_MIN
-from sparqlqa.kb.built_query import BuiltQuery
 from sparqlqa.kb.schema import Schema, humanize, local_name
+from sparqlqa.query.built_query import BuiltQuery
 from sparqlqa.strategies.offline.verbalise import inverse_twins
 
 if TYPE_CHECKING:

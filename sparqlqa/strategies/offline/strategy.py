@@ -25,9 +25,9 @@ from pyoxigraph import NamedNode
 
 import sparqlqa.english as english
 from sparqlqa.english import ALTERNATIVE_MARGIN, IMPLIED_HOP, MENTION_WEIGHT, ScoringSettings, foreign_cues
-from sparqlqa.kb.built_query import BuiltQuery
 from sparqlqa.kb.data_names import mapped_from_tables
 from sparqlqa.kb.labels import LabelIndex, NodeMatch, resolve_type
+from sparqlqa.query.built_query import BuiltQuery
 from sparqlqa.stages.linking import LinkedConstants
 from sparqlqa.stages.triplets import Term, Triplet, Triplets
 from sparqlqa.strategies.base import FourStep, strategies

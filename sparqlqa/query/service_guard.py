@@ -4,13 +4,13 @@ Oxigraph runs ``SERVICE <http://host/...> { ... }`` by fetching that URL, and py
 has no option to turn federation off (``Store.query`` takes no service handler), so every read
 query is checked here before it runs (:meth:`sparqlqa.kb.store.Store.query` calls
 :func:`check_service`).  The SERVICE calls come from the query's one reading by a SPARQL 1.1
-parser (:mod:`sparqlqa.kb.sparql_reading`, which refuses what it cannot read with certainty), in
+parser (:mod:`sparqlqa.query.sparql_reading`, which refuses what it cannot read with certainty), in
 every position: subqueries, OPTIONAL, UNION, GRAPH, MINUS, EXISTS in a FILTER or BIND.  A SERVICE to
 a host missing from the allowance raises :class:`~sparqlqa.errors.ServiceRefused`; ``SERVICE ?var``
 is always refused (its host is known only while the query runs), and so is an endpoint whose IRI
 needs the query's BASE to resolve or whose prefix is not declared (write the IRI in full).
 
->>> from sparqlqa.kb.sparql_reading import read_query
+>>> from sparqlqa.query.sparql_reading import read_query
 >>> check_service(read_query("SELECT * { SERVICE <http://ex.org:8890/sparql> { ?s ?p ?o } }"), {"ex.org"})
 >>> check_service(read_query("ASK { SERVICE <http://169.254.169.254/x> { ?s ?p ?o } }"), set())
 Traceback (most recent call last):
@@ -25,7 +25,7 @@ from collections.abc import Collection, Iterable
 from urllib.parse import urlsplit
 
 from sparqlqa.errors import ConfigError, ServiceRefused
-from sparqlqa.kb.sparql_reading import QueryReading, ServiceCall
+from sparqlqa.query.sparql_reading import QueryReading, ServiceCall
 
 # -- which hosts may be called ------------------------------------------------------------------
 

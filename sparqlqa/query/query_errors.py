@@ -24,8 +24,8 @@ import re
 from dataclasses import dataclass
 
 from sparqlqa.errors import SparqlSyntaxError
-from sparqlqa.kb.sparql_text import sparql_tokens
-from sparqlqa.kb.vocab import WELL_KNOWN_PREFIXES
+from sparqlqa.query.prefixes import WELL_KNOWN_PREFIXES
+from sparqlqa.query.sparql_text import sparql_tokens
 
 _POSITION = re.compile(r"error at (\d+):(\d+):\s*(.*)", re.DOTALL)
 #: quoted tokens and keywords of Oxigraph's "expected one of ..." list (character classes are dropped)
