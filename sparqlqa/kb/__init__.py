@@ -1,4 +1,4 @@
-"""A knowledge base: its store, terms, schema, names, and what it says about a node (the read path: :mod:`sparqlqa.query`).
+"""A knowledge base: its store, terms, schema, names, and what it says about a node (read path: :mod:`sparqlqa.query`).
 
 The names of the former module ``sparqlqa.kb`` (``KnowledgeBase``, ``Manifest``, ``open_kb`` ...) are still
 importable from here; they live in :mod:`sparqlqa.kb.knowledge_base`.
