@@ -19,6 +19,14 @@ from collections.abc import Mapping
 from os import PathLike
 from typing import Any
 
+__all__ = ["ConfigError", "DatasetError", "EndpointError", "GroupError", "GroupMemberNotFound", "IngestError",
+           "InvalidKBName", "InvalidText", "KBBusy", "KBDamaged", "KBError", "KBExists", "KBNotFound", "LLMAuthError",
+           "LLMBadRequest", "LLMCacheError", "LLMConnectionError", "LLMError", "LLMOverloaded", "LLMParseError",
+           "LLMRateLimited", "LLMTimeout", "MissingExtraError", "NodeIndexDamaged", "NodeIndexError",
+           "NodeIndexMismatch", "NotInCache", "QueryError", "QueryTimeout", "QueryTooLarge", "ServiceRefused",
+           "SparqlSyntaxError", "SparqlqaError", "StorageError", "StoreUnavailable", "UnknownNameError",
+           "UpdateRefused", "os_error_hint"]
+
 
 class SparqlqaError(Exception):
     """Base of every error sparqlqa raises on purpose."""

@@ -16,6 +16,9 @@ from typing import IO, Any
 
 from sparqlqa.errors import StorageError
 
+__all__ = ["atomic_write_bytes", "atomic_write_json", "atomic_write_text", "atomic_writer", "exclusive_lock", "kbs_dir",
+           "make_folder", "sparqlqa_home"]
+
 HOME_HINT = "set SPARQLQA_HOME to a folder you can write"
 
 

@@ -33,6 +33,9 @@ if TYPE_CHECKING:
     from sparqlqa.stages.table import Table
     from sparqlqa.vectors.index import IndexSummary
 
+__all__ = ["NO_NODE_EXIT", "answer_rows", "answers_table", "answers_tsv", "ask", "delimited", "ensure_index", "index",
+           "needs_index", "print_sparql", "show_answer", "table_view"]
+
 RERANK_CHOICES = ("listwise", "pointwise", "none")
 #: ``--topic`` (``sparqlqa.strategies.pipeline.TOPIC_MODES``)
 TOPIC_CHOICES = ("auto", "exclude", "keep")

@@ -23,6 +23,8 @@ from sparqlqa.cli.output import KB_NAME, PlainProgress, console, device_option, 
 from sparqlqa.cli.remote_options import endpoint_timeout, endpoint_timeout_option
 from sparqlqa.errors import ConfigError
 
+__all__ = ["eval_"]
+
 #: eval's exit status when some answers failed (counted as misses; listed in report.md)
 EXIT_ERRORS = 1
 #: eval's exit status when the run is incomplete but nothing failed (pairs wait for imported LLM

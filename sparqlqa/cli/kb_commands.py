@@ -17,6 +17,9 @@ from sparqlqa.text_input import CODE
 if TYPE_CHECKING:
     from sparqlqa.kb.groups import SavedGroup
 
+__all__ = ["ingest", "kbs", "kbs_add", "kbs_annotate", "kbs_group", "kbs_group_add", "kbs_group_remove", "kbs_remove",
+           "samples", "schema", "sparql"]
+
 
 def _parse_options(pairs: tuple[str, ...]) -> dict[str, Any]:
     options: dict[str, Any] = {}

@@ -23,6 +23,8 @@ from sparqlqa.serve.open_kbs import DEFAULT_MAX_OPEN_KBS
 if TYPE_CHECKING:
     from sparqlqa.serve.service import ServeSettings, Service
 
+__all__ = ["mcp", "serve"]
+
 TOKEN_ENV = "SPARQLQA_SERVE_TOKEN"
 #: open connections one client address may hold (``--max-connections-per-client``)
 DEFAULT_MAX_PER_CLIENT = 16

@@ -28,6 +28,8 @@ from sparqlqa.embed.embedders import Embedder, embedders, offline_model_path, qu
 from sparqlqa.errors import ConfigError, MissingExtraError, StorageError
 from sparqlqa.paths import atomic_write_text, make_folder, sparqlqa_home
 
+__all__ = ["GraphStamp", "OnnxEmbedder", "OnnxInt8Embedder", "optimized_session"]
+
 INSTALL = "pip install 'sparqlqa[embed]'"
 #: rows of one model run, and its tokens (rows × longest text) at most: the run's activations (attention
 #: grows with rows × tokens²) stay small, so the peak memory of an index build does not depend on how long

@@ -28,6 +28,10 @@ from sparqlqa.errors import DatasetError
 from sparqlqa.registry import Registry
 from sparqlqa.text_input import DATASET, clean_text
 
+__all__ = ["APART_EMPTY", "APART_VOCABULARY", "Dataset", "JsonlDataset", "MetaQA", "PathQuestion", "Question",
+           "Spider4Sparql", "StarkAmazon", "StarkMag", "StarkPrime", "WorldCup2014", "datasets", "graph_files",
+           "load_questions", "parse_path_answers"]
+
 #: the splits ``--split`` accepts (``human``: STaRK's human-generated set)
 SPLITS: tuple[str, ...] = ("test", "val", "dev", "train", "human", "all")
 

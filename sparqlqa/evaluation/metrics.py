@@ -46,6 +46,9 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+__all__ = ["ALL_METRICS", "RETRIEVAL_METRICS", "RankedItem", "answer_f1", "answer_set", "apply_tie_rule", "gold_ranks",
+           "hit_at", "mean", "normalize_label", "percentile", "question_metrics", "recall_at", "reciprocal_rank"]
+
 #: metric names in report order, for retrieval (STaRK) and KGQA datasets
 RETRIEVAL_METRICS: tuple[str, ...] = ("hit@1", "hit@5", "recall@20", "mrr")
 KGQA_METRICS: tuple[str, ...] = ("hits@1", "f1")

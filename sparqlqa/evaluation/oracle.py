@@ -31,6 +31,9 @@ from sparqlqa.query.built_query import BuiltQuery
 if TYPE_CHECKING:
     from sparqlqa.kb.knowledge_base import KnowledgeBase
 
+__all__ = ["GoldPath", "OracleFigures", "OracleSummary", "answerable", "gold_path", "metaqa_path", "oracle_markdown",
+           "oracle_summary", "pathquestion_path"]
+
 #: MetaQA question-type words → the relation names of its KB
 METAQA_RELATIONS = {"actor": "starred_actors", "director": "directed_by", "writer": "written_by",
                     "genre": "has_genre", "year": "release_year", "language": "in_language",

@@ -32,6 +32,9 @@ from sparqlqa.evaluation.runner import RunSettings, RunStats
 from sparqlqa.kb.records import JsonRecord
 from sparqlqa.paths import atomic_write_bytes, atomic_write_json, atomic_write_text
 
+__all__ = ["EvalReport", "LLMPerQuestion", "LLMTotals", "LatencySummary", "ReportedError", "StrategySummary",
+           "build_metrics", "report_markdown", "write_report"]
+
 METRICS_FILE = "metrics.json"
 TABLE_FILE = "report.md"
 METRICS_PLOT = "metrics.png"

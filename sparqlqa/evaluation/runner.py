@@ -51,6 +51,21 @@ if TYPE_CHECKING:
     from sparqlqa.llm import LLM, LLMCall
     from sparqlqa.stages.answer import Answer
 
+__all__ = [
+    "RESULTS_FILE",
+    "AskFunction",
+    "EvalError",
+    "EvalRun",
+    "LLMChoice",
+    "Outcome",
+    "ResultsFile",
+    "RunSettings",
+    "RunStats",
+    "error_row",
+    "execution_score",
+    "select_questions",
+]
+
 #: the ``llm=`` argument of ``ask`` for one strategy: an LLM object, ``"offline"``, or None (the default)
 LLMChoice: TypeAlias = "LLM | str | None"
 

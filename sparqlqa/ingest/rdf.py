@@ -19,6 +19,8 @@ from sparqlqa.ingest.base import (
     strip_compression,
 )
 
+__all__ = ["RDF_FORMAT_NAMES", "RdfFileFormat"]
+
 RDF_SUFFIXES: dict[str, RdfFormat] = {
     ".nt": RdfFormat.N_TRIPLES,
     ".ntriples": RdfFormat.N_TRIPLES,

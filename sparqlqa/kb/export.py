@@ -37,6 +37,9 @@ from sparqlqa.query.built_query import BuiltQuery
 if TYPE_CHECKING:
     import rdflib
 
+__all__ = ["ADDED_FILE", "EXPORT_FORMATS", "ExportReport", "export_prefixes", "ingest_additions", "oxigraph_of",
+           "rdflib_graph", "rdflib_term", "write_rdf"]
+
 XSD_STRING = XSD.string.value
 #: the file in a KB generation listing the triples ingest added beside the sources (N-Triples)
 ADDED_FILE = "added.nt"

@@ -27,6 +27,9 @@ from sparqlqa.kb.kb_names import GROUP_SEPARATOR, canonical_kb_name, validate_kb
 from sparqlqa.kb.knowledge_base import kb_exists, kb_lock, kb_root
 from sparqlqa.paths import atomic_write_json, sparqlqa_home
 
+__all__ = ["SEPARATOR", "SavedGroup", "broken_members", "groups_using", "load_groups", "remove_group", "save_group",
+           "saved_groups", "split_members"]
+
 #: joins the members of an ad hoc group: ``films+people``
 SEPARATOR = GROUP_SEPARATOR
 #: the lock name saved-group writers share (``kb_lock``)

@@ -28,6 +28,8 @@ from sparqlqa.query.built_query import BuiltQuery
 if TYPE_CHECKING:
     from sparqlqa.kb.knowledge_base import KnowledgeBase
 
+__all__ = ["Identity", "identity_of"]
+
 #: a group's IRIs are sorted by this key; the first is the canonical node
 RankKey = Callable[[str], Any]
 

@@ -49,6 +49,29 @@ from sparqlqa.registry import Registry
 if TYPE_CHECKING:
     import rdflib
 
+__all__ = [
+    "RETIRED",
+    "BrokenKB",
+    "KBScan",
+    "KnowledgeBase",
+    "Manifest",
+    "T",
+    "acquire_lease",
+    "current_generation",
+    "group_openers",
+    "kb_exists",
+    "kb_folder",
+    "kb_lock",
+    "kb_root",
+    "list_kbs",
+    "open_kb",
+    "remove_kb",
+    "retire_generation",
+    "scan_kbs",
+    "sweep_retired",
+    "write_generation",
+]
+
 @dataclass
 class Manifest:
     """What a KB is made of.  Saved as ``manifest.json`` next to its store."""

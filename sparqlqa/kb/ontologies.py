@@ -19,6 +19,8 @@ from sparqlqa.errors import ConfigError, IngestError
 if TYPE_CHECKING:
     from sparqlqa.kb.knowledge_base import KnowledgeBase
 
+__all__ = ["CORE", "annotate_kb", "load_ontology", "ontology_path"]
+
 CORE = "sparqlqa"
 
 

@@ -14,6 +14,8 @@ from typing import Any
 
 from sparqlqa.kb.vocab import DC, DCTERMS, FOAF, RDF, RDFS, SCHEMA, SCHEMA_HTTPS, SKOS, SQA
 
+__all__ = ["ALIAS_PREDICATES", "DEFAULT_PROFILE", "NAME_PREDICATES", "TEXT_PREDICATES", "Profile"]
+
 #: predicates that name a node in common vocabularies, most authoritative first; a KB keeps the ones
 #: its data uses (``Schema.label_predicates``), so a schema.org or FOAF dump is linkable as it comes
 NAME_PREDICATES: tuple[str, ...] = (

@@ -25,6 +25,8 @@ from sparqlqa.errors import ConfigError
 from sparqlqa.kb.store import QueryResult, Term
 from sparqlqa.kb.vocab import XSD
 
+__all__ = ["format_result", "shorten", "to_json", "to_ntriples"]
+
 XSD_STRING = XSD.string.value
 
 

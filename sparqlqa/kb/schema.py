@@ -26,6 +26,22 @@ from sparqlqa.kb.store import Store, Term
 from sparqlqa.kb.vocab import META_CLASSES, OWL, RDF, RDFS, SKOS
 from sparqlqa.query.built_query import BuiltQuery
 
+__all__ = [
+    "SCHEMA_PREDICATES",
+    "RelationInfo",
+    "Schema",
+    "TypeInfo",
+    "annotate_schema",
+    "compute_schema",
+    "described_iris",
+    "fold_reversed_facts",
+    "folded_inverses",
+    "humanize",
+    "local_name",
+    "relation_names",
+    "reversed_relation_labels",
+]
+
 #: predicates that describe the schema itself, never listed as relations
 SCHEMA_PREDICATES: frozenset[str] = frozenset(
     {

@@ -33,6 +33,8 @@ from sparqlqa.query.query_pool import DEFAULT_WORKERS, Outcome, QueryPool, run_i
 from sparqlqa.query.service_guard import check_service
 from sparqlqa.registry import Registry
 
+__all__ = ["OxigraphStore", "QueryResult", "Store", "Term", "stores"]
+
 Term = NamedNode | BlankNode | Literal | Triple
 
 

@@ -47,6 +47,8 @@ from sparqlqa.paths import atomic_write_text, make_folder, sparqlqa_home
 if TYPE_CHECKING:
     from sparqlqa.llm.call import LLMCall
 
+__all__ = ["CachedAnswer", "ImportReport", "LLMCache"]
+
 CACHE_FILENAME = "llm-cache.sqlite"
 _BUSY_TIMEOUT_S = 60.0
 

@@ -14,6 +14,8 @@ from pathlib import Path
 from sparqlqa.errors import ConfigError
 from sparqlqa.paths import atomic_write_text, sparqlqa_home
 
+__all__ = ["KEY_ENV_VARS", "delete_key", "file_mode", "get_key", "key_source", "keys_path", "set_key"]
+
 #: provider name → environment variable holding its key (the variable wins over the file)
 KEY_ENV_VARS: dict[str, str] = {
     "anthropic": "ANTHROPIC_API_KEY",

@@ -11,6 +11,8 @@ True
 
 from __future__ import annotations
 
+__all__ = ["CHARS_PER_TOKEN", "estimate_cost", "estimate_request_tokens", "estimate_tokens"]
+
 #: model-name prefix → (USD per 1M input tokens, USD per 1M output tokens); longest prefix wins
 ANTHROPIC_PRICES: dict[str, tuple[float, float]] = {
     "claude-fable-5-1": (10.0, 50.0),

@@ -19,6 +19,8 @@ from typing import Any
 
 from sparqlqa.errors import ConfigError, LLMParseError
 
+__all__ = ["parse_structured", "validate_structured"]
+
 #: how many opening brackets are tried as the start of a JSON value
 _MAX_START_POSITIONS = 64
 #: replies longer than this are not scanned bracket by bracket

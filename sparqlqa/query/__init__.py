@@ -10,3 +10,25 @@ sparqlqa's own queries carrying their reading (:mod:`~sparqlqa.query.built_query
 
 It imports nothing of :mod:`sparqlqa.kb` (the store and schema) or above: ``kb`` imports it.
 """
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from sparqlqa.registry import lazy_attribute
+
+__all__ = ["BuiltQuery", "QueryLimits", "QueryReading", "bounded", "read_query"]
+
+if TYPE_CHECKING:
+    from sparqlqa.query.built_query import BuiltQuery
+    from sparqlqa.query.limits import QueryLimits, bounded
+    from sparqlqa.query.sparql_reading import QueryReading, read_query
+
+#: where each public name lives, imported on first use (``sparqlqa.query.limits`` alone stays light)
+_HOME = {"BuiltQuery": "sparqlqa.query.built_query", "QueryLimits": "sparqlqa.query.limits",
+         "bounded": "sparqlqa.query.limits", "QueryReading": "sparqlqa.query.sparql_reading",
+         "read_query": "sparqlqa.query.sparql_reading"}
+
+
+def __getattr__(name: str) -> Any:
+    return lazy_attribute(__name__, _HOME, name)

@@ -29,6 +29,9 @@ from dataclasses import dataclass
 
 from sparqlqa.errors import ConfigError
 
+__all__ = ["ASK_TIMEOUT_S", "DEFAULT_MAX_MEMORY_MB", "DEFAULT_MAX_ROWS", "DEFAULT_TIMEOUT_S", "QueryLimits", "Scope",
+           "bounded", "current", "unbounded"]
+
 #: the defaults of ``sparqlqa sparql`` and of a served process
 DEFAULT_TIMEOUT_S = 60.0
 DEFAULT_MAX_ROWS = 100_000

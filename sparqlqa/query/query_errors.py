@@ -27,6 +27,8 @@ from sparqlqa.errors import SparqlSyntaxError
 from sparqlqa.query.prefixes import WELL_KNOWN_PREFIXES
 from sparqlqa.query.sparql_text import sparql_tokens
 
+__all__ = ["Diagnosis", "Token", "parser_position", "snippet", "syntax_error", "tokens", "unbalanced"]
+
 _POSITION = re.compile(r"error at (\d+):(\d+):\s*(.*)", re.DOTALL)
 #: quoted tokens and keywords of Oxigraph's "expected one of ..." list (character classes are dropped)
 _EXPECTED_ITEM = re.compile(r""""[^"]+"|'[^']+'|\b[A-Z][A-Za-z]+\b""")

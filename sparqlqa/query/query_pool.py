@@ -75,6 +75,8 @@ from sparqlqa.errors import QueryError, QueryTimeout, QueryTooLarge, StoreUnavai
 from sparqlqa.query.limits import QueryLimits, Scope, current
 from sparqlqa.query.query_errors import syntax_error
 
+__all__ = ["DEFAULT_WORKERS", "Outcome", "QueryPool", "check_query", "read_untrusted", "run_in_process"]
+
 #: concurrent queries (worker processes) per store, unless the store says otherwise
 DEFAULT_WORKERS = 4
 #: the worker's exit codes read as "it ran out of memory" (Rust aborts on a failed allocation)

@@ -32,6 +32,8 @@ import time
 from multiprocessing.connection import Connection
 from typing import Any
 
+__all__ = ["main", "serve"]
+
 #: rows (or triples) per message, and the longest a batch waits before it is sent (seconds)
 BATCH_ROWS = 2000
 BATCH_SECONDS = 0.05

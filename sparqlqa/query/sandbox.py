@@ -38,6 +38,8 @@ import errno
 import socket
 import sys
 
+__all__ = ["LIBRARY", "deny_network"]
+
 #: the library (its soname: loaded without a search)
 LIBRARY = "libseccomp.so.2"
 #: libseccomp's constants (seccomp.h): actions, the attribute that syncs every thread, a comparison

@@ -27,6 +27,8 @@ from urllib.parse import urlsplit
 from sparqlqa.errors import ConfigError, ServiceRefused
 from sparqlqa.query.sparql_reading import QueryReading, ServiceCall
 
+__all__ = ["allowance", "check_service", "is_allowed"]
+
 # -- which hosts may be called ------------------------------------------------------------------
 
 _HOST = re.compile(r"(?P<host>[A-Za-z0-9](?:[A-Za-z0-9.\-]*[A-Za-z0-9])?|\[[0-9A-Fa-f:.]+\])(?::(?P<port>[0-9]{1,5}))?")

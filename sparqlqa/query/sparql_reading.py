@@ -64,6 +64,17 @@ from urllib.parse import urljoin, urlsplit
 from sparqlqa.errors import QueryError, SparqlSyntaxError, UpdateRefused
 from sparqlqa.query.limits import current
 
+__all__ = [
+    "READ_FORMS",
+    "QueryReading",
+    "ServiceCall",
+    "UnreadableQuery",
+    "clear_cache",
+    "query_with_prefixes",
+    "read_query",
+    "with_default_prefixes",
+]
+
 READ_FORMS = ("SELECT", "ASK", "CONSTRUCT", "DESCRIBE")
 _FORMS = {"SelectQuery": "SELECT", "AskQuery": "ASK", "ConstructQuery": "CONSTRUCT", "DescribeQuery": "DESCRIBE"}
 #: rdflib's update requests → the keyword :class:`UpdateRefused` names

@@ -16,6 +16,8 @@ from typing import NamedTuple
 
 from sparqlqa.errors import QueryError
 
+__all__ = ["Token", "compact_iris", "sparql_tokens", "tokens"]
+
 #: the patterns below are compiled on first use (:func:`_pattern`): a process that never shows or rewrites a
 #: query (a cold ``ask``) does not pay the 0.04 s their compilation costs (issue 36)
 _DISPLAY_TOKEN = (

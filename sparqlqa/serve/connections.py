@@ -33,6 +33,8 @@ from uvicorn.config import Config
 from uvicorn.protocols.http.h11_impl import H11Protocol
 from uvicorn.server import ServerState
 
+__all__ = ["access_log", "guarded_protocol"]
+
 access_log = logging.getLogger("sparqlqa.serve.access")
 
 #: the status logged for a client that went away before its answer (nginx's convention)

@@ -30,6 +30,8 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from sparqlqa.kb.knowledge_base import KnowledgeBase
 
+__all__ = ["DEFAULT_MAX_OPEN_KBS", "OpenKBs"]
+
 #: KBs held open at once unless ``--max-open-kbs`` says otherwise
 DEFAULT_MAX_OPEN_KBS = 8
 

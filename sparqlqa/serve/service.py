@@ -44,6 +44,8 @@ if TYPE_CHECKING:
     from sparqlqa.llm import LLM
     from sparqlqa.stages.answer import Answer
 
+__all__ = ["MAX_ROWS", "OVERDUE_GRACE_S", "NotServed", "ServeSettings", "Service", "status_of"]
+
 #: the largest ``k`` a request may ask for
 MAX_K = 100
 #: the most result rows (or triples) ``sparql`` sends back; ``truncated`` says when there were more

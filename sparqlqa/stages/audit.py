@@ -27,6 +27,8 @@ from sparqlqa.paths import atomic_write_text, make_folder
 from sparqlqa.query.sparql_text import compact_iris
 from sparqlqa.stages.answer import Answer
 
+__all__ = ["save_sparql", "triplet_lines"]
+
 
 def _one_line(text: Any) -> str:
     return " ".join(str(text).split())

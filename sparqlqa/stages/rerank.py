@@ -41,6 +41,22 @@ from sparqlqa.language import prompt_note
 if TYPE_CHECKING:
     from sparqlqa.llm import LLM, LLMCall
 
+__all__ = [
+    "PASSAGE_CHARS",
+    "RERANK_MODES",
+    "Marks",
+    "RerankResult",
+    "cap_passage",
+    "fit_passages",
+    "listwise_prompt",
+    "parse_permutation",
+    "parse_reasons",
+    "parse_score",
+    "pointwise_prompt",
+    "rerank",
+    "truncate_words",
+]
+
 RERANK_MODES = ("listwise", "pointwise", "none")
 WINDOW = 20
 STRIDE = 10

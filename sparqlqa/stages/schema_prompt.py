@@ -22,6 +22,8 @@ from sparqlqa.kb.schema import (
 from sparqlqa.llm.pricing import CHARS_PER_TOKEN, estimate_tokens
 from sparqlqa.vectors.index import embed_query  # its per-process cache: ranking reuses the question's vector
 
+__all__ = ["SCHEMA_PROMPT_TOKENS", "schema_prompt"]
+
 #: token budget of the schema section of the triplet prompt (tokens estimated at 4 characters each)
 SCHEMA_PROMPT_TOKENS = 1500
 #: weight of word overlap (the share of a relation's words the question uses) beside embedding similarity

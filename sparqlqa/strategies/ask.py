@@ -34,6 +34,8 @@ if TYPE_CHECKING:
     from sparqlqa.stages.answer import Answer
     from sparqlqa.stages.execute import ExecuteOptions
 
+__all__ = ["NO_LLM_NOTE", "NO_OFFLINE_NOTE", "ask", "choose_strategy", "resolve_llm"]
+
 NO_LLM_NOTE = "ran offline: no LLM configured (set ANTHROPIC_API_KEY or --llm)"
 NO_OFFLINE_NOTE = ("ran vector search only: no LLM configured (set ANTHROPIC_API_KEY or --llm) and no offline "
                    "strategy is installed")

@@ -40,6 +40,29 @@ from sparqlqa.kb.records import JsonRecord
 from sparqlqa.paths import atomic_write_bytes
 from sparqlqa.vectors.ann import AnnIndex
 
+__all__ = [
+    "ANN_FILE",
+    "IDS_FILE",
+    "PROGRESS_FILE",
+    "TYPES_FILE",
+    "VECTORS_FILE",
+    "BuildRecord",
+    "IndexStatus",
+    "chunk_path",
+    "discard_folder",
+    "fingerprint_problem",
+    "join_arrays",
+    "load_graph",
+    "npy_problem",
+    "open_vectors",
+    "progress_status",
+    "read_ids",
+    "read_record",
+    "read_type_rows",
+    "recorded_fingerprint",
+    "save_array",
+]
+
 INDEX_FORMAT = 1
 PROGRESS_FILE = "progress.json"
 IDS_FILE = "ids.txt"

@@ -33,6 +33,8 @@ from sparqlqa.strategies.fiske.state import Relation
 if TYPE_CHECKING:
     from sparqlqa.kb.knowledge_base import KnowledgeBase
 
+__all__ = ["MAX_END_NODES", "Pair", "neighbour_pairs", "relation_label"]
+
 #: rows per direction and step (the reference code's LIMIT)
 PAIR_LIMIT = 1000
 #: end nodes explored together in one query

@@ -31,6 +31,8 @@ if TYPE_CHECKING:
     from sparqlqa.stages.answer import Answer
     from sparqlqa.stages.execute import Candidates
 
+__all__ = ["MODEL_KNOWLEDGE", "Fiske", "fallback"]
+
 MODEL_KNOWLEDGE = "model-knowledge"
 PLACEHOLDER = "urn:sparqlqa:model-knowledge:"
 FALLBACK_NOTE = ("FiSKE: no route covered every clue ({why}); the answers below come from the model's own "

@@ -34,6 +34,9 @@ from sparqlqa.strategies.offline.verbalise import inverse_twins
 if TYPE_CHECKING:
     from sparqlqa.kb.knowledge_base import KnowledgeBase
 
+__all__ = ["EXPAND_SAMPLE", "Hop", "RelationPath", "SelfChaining", "Unit", "ValueClasses", "enumerate_paths",
+           "is_zigzag", "object_relation_iris", "path_text", "same_kind", "segmentations", "self_chaining_hops"]
+
 #: nodes per path prefix that are expanded to find the next hop
 EXPAND_SAMPLE = 40
 #: at most this many distinct paths per start node

@@ -49,6 +49,16 @@ if TYPE_CHECKING:
     from sparqlqa.stages.execute import Candidates
     from sparqlqa.strategies.pipeline import AskContext
 
+__all__ = [
+    "MAX_QUESTION_WORDS",
+    "Choice",
+    "OfflineStrategy",
+    "OfflineTriplets",
+    "masked_for",
+    "offline_triplets",
+    "relation_vectors",
+]
+
 #: mentions (and nodes per mention) whose paths are explored
 MAX_MENTIONS = 3
 MAX_NODES_PER_MENTION = 3

@@ -23,6 +23,8 @@ from sparqlqa.strategies.offline.tables.model import Column, Link, TableModel, b
 if TYPE_CHECKING:
     from sparqlqa.kb.knowledge_base import KnowledgeBase
 
+__all__ = ["FILE", "StoredModel", "table_model"]
+
 FORMAT = "sparqlqa-table-model"
 #: bump when the model or how it is built changes: older files are then rebuilt
 VERSION = 1
