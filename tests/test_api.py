@@ -171,3 +171,13 @@ def test_the_readme_has_python_examples() -> None:
 @pytest.mark.parametrize("index", range(len(readme_examples())))
 def test_a_readme_example_runs(index: int, movies_sample: Path) -> None:
     exec(compile(readme_examples()[index], f"README.md example {index + 1}", "exec"), {})
+
+
+def test_a_registry_knows_a_builtin_name_without_importing_it() -> None:
+    code = ("import sys\n"
+            "from sparqlqa.kb.store import stores\n"
+            "print('endpoint' in stores, 'sparqlqa.remote.endpoint' in sys.modules,\n"
+            "      'importlib.metadata' in sys.modules)\n"
+            "print(stores.get('endpoint').__module__, 'sparqlqa.remote.labels' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60)
+    assert out.stdout.split("\n")[:2] == ["True False False", "sparqlqa.remote.endpoint False"]

@@ -145,7 +145,9 @@ def _cap(result: QueryResult, scope: Scope) -> None:
     result.rows, result.triples, result.truncated = result.rows[:limit], result.triples[:limit], True
 
 
-stores: Registry[type[Store]] = Registry("store", ("sparqlqa.kb.store", "sparqlqa.remote.endpoint"))
+#: ``endpoint`` by module path: getting it imports the endpoint store alone (no entry-point scan)
+stores: Registry[type[Store]] = Registry("store", ("sparqlqa.kb.store", "sparqlqa.remote.endpoint"),
+                                         lazy={"endpoint": "sparqlqa.remote.endpoint"})
 
 
 @stores.register("oxigraph")
