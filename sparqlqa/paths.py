@@ -69,7 +69,7 @@ def _unnamed(exc: OSError) -> OSError:
     return OSError(exc.errno, exc.strerror or str(exc))
 
 
-def umask_mode() -> int:
+def _umask_mode() -> int:
     """The permissions a plain ``open(path, "w")`` would give a new file: 0o666 less the user's umask."""
     mask = os.umask(0o022)
     os.umask(mask)
@@ -98,7 +98,7 @@ def atomic_writer(path: Path, *, mode: int | None = None) -> Iterator[IO[bytes]]
             yield handle
             handle.flush()
             os.fsync(handle.fileno())
-        os.chmod(tmp, umask_mode() if mode is None else mode)
+        os.chmod(tmp, _umask_mode() if mode is None else mode)
         os.replace(tmp, path)
     except OSError as exc:
         Path(tmp).unlink(missing_ok=True)

@@ -149,10 +149,10 @@ def _pick_file(source: Path, candidates: list[str], what: str) -> Path:
 # --- STaRK ------------------------------------------------------------------------------
 
 
-def parse_answer_ids(text: str, where: str) -> list[int]:
+def _parse_answer_ids(text: str, where: str) -> list[int]:
     """STaRK's ``answer_ids`` cell: a list literal of node ids, parsed without ``eval``.
 
-    >>> parse_answer_ids("[95312, 35882]", "x")
+    >>> _parse_answer_ids("[95312, 35882]", "x")
     [95312, 35882]
     """
     try:
@@ -234,7 +234,7 @@ class StarkDataset(Dataset):
                 qid = (row["id"] or "").strip()
                 if not qid.isdigit():
                     raise DatasetError(f"{where}: id must be a number, found {qid!r}")
-                answers = parse_answer_ids(row["answer_ids"] or "", where)
+                answers = _parse_answer_ids(row["answer_ids"] or "", where)
                 iris = frozenset(f"{self.base_iri}node/{n}" for n in answers)
                 rows[qid] = Question(qid, row["query"] or "", iris, frozenset(), {"answer_ids": answers})
         return rows

@@ -89,7 +89,7 @@ def _relation_iris(kb: KnowledgeBase) -> dict[str, list[str]]:
     return found
 
 
-def reached_labels(kb: KnowledgeBase, path: GoldPath, relations: Mapping[str, list[str]] | None = None,
+def _reached_labels(kb: KnowledgeBase, path: GoldPath, relations: Mapping[str, list[str]] | None = None,
                    ) -> set[str]:
     """Normalised labels (or literal values) of what ``path`` reaches from its topic entity on ``kb``."""
     from sparqlqa.kb.labels import LabelIndex
@@ -133,7 +133,7 @@ def answerable(kb: KnowledgeBase, questions: Iterable[Question]) -> dict[str, bo
         if relations is None:
             relations = _relation_iris(kb)
         gold = {normalize_label(label) for label in question.gold_labels}
-        found[question.id] = bool(gold & reached_labels(kb, path, relations))
+        found[question.id] = bool(gold & _reached_labels(kb, path, relations))
     return found
 
 

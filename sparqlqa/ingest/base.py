@@ -23,19 +23,8 @@ from sparqlqa.errors import IngestError
 from sparqlqa.kb.vocab import OWL, RDF, RDFS
 from sparqlqa.registry import Registry
 
-__all__ = [
-    "MAX_LINE_BYTES",
-    "RDF_SYNTAXES",
-    "IngestFormat",
-    "IngestTarget",
-    "SourceReport",
-    "detect_format",
-    "format_choices",
-    "ingest_formats",
-    "open_source",
-    "read_lines",
-    "strip_compression",
-]
+__all__ = ["MAX_LINE_BYTES", "RDF_SYNTAXES", "IngestFormat", "IngestTarget", "SourceReport", "detect_format",
+           "format_choices", "ingest_formats", "open_source", "read_lines", "strip_compression"]
 
 #: ``progress(bytes_done, bytes_total)`` for the source being loaded
 Progress = Callable[[int, int], None]

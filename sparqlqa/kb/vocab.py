@@ -16,7 +16,7 @@ from pyoxigraph import NamedNode
 from sparqlqa.query.prefixes import WELL_KNOWN_PREFIXES
 
 __all__ = ["DC", "DCTERMS", "FOAF", "META_CLASSES", "OWL", "PREFIXES", "RDF", "RDFS", "SCHEMA", "SCHEMA_HTTPS", "SKOS",
-           "SQA", "SQA_BASE", "XSD", "default_base_iri", "kb_prefixes", "prefixed_name"]
+           "SQA", "SQA_BASE", "XSD", "Namespace", "default_base_iri", "kb_prefixes", "prefixed_name"]
 
 
 class Namespace:

@@ -64,16 +64,8 @@ from urllib.parse import urljoin, urlsplit
 from sparqlqa.errors import QueryError, SparqlSyntaxError, UpdateRefused
 from sparqlqa.query.limits import current
 
-__all__ = [
-    "READ_FORMS",
-    "QueryReading",
-    "ServiceCall",
-    "UnreadableQuery",
-    "clear_cache",
-    "query_with_prefixes",
-    "read_query",
-    "with_default_prefixes",
-]
+__all__ = ["READ_FORMS", "QueryReading", "ServiceCall", "UnreadableQuery", "clear_cache", "query_with_prefixes",
+           "read_query", "with_default_prefixes"]
 
 READ_FORMS = ("SELECT", "ASK", "CONSTRUCT", "DESCRIBE")
 _FORMS = {"SelectQuery": "SELECT", "AskQuery": "ASK", "ConstructQuery": "CONSTRUCT", "DescribeQuery": "DESCRIBE"}
@@ -232,7 +224,7 @@ def _parse(text: str) -> Any:
     from pyparsing import ParseBaseException
     from rdflib.plugins.sparql.parser import Query
 
-    readable = decode_escapes(text).replace("\r\n", "\n").replace("\r", "\n")
+    readable = _decode_escapes(text).replace("\r\n", "\n").replace("\r", "\n")
     try:
         return _parse_on_big_stack(Query, readable)
     except RecursionError:
@@ -304,11 +296,11 @@ def _unsure(error: SparqlSyntaxError) -> UnreadableQuery:
                            parser_message=error.parser_message)
 
 
-def decode_escapes(text: str) -> str:
+def _decode_escapes(text: str) -> str:
     r"""``text`` with its ``\uXXXX``/``\UXXXXXXXX`` escapes decoded; :class:`UnreadableQuery` for one that
     stands for a character that could move a token boundary (an escaped backslash ``\\`` is kept).
 
-    >>> decode_escapes(r"SELECT ('caf\u00e9' AS ?x) {}")
+    >>> _decode_escapes(r"SELECT ('caf\u00e9' AS ?x) {}")
     "SELECT ('café' AS ?x) {}"
     """
     parts: list[str] = []

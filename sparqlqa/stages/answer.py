@@ -33,18 +33,8 @@ if TYPE_CHECKING:
     from sparqlqa.stages.linking import LinkedConstants
     from sparqlqa.stages.triplets import Triplets
 
-__all__ = [
-    "FILL_IN_MARK",
-    "Answer",
-    "AnswerItem",
-    "AnswerMeta",
-    "Ranking",
-    "StageRecord",
-    "answer_table",
-    "exact_first",
-    "headline",
-    "to_jsonable",
-]
+__all__ = ["FILL_IN_MARK", "Answer", "AnswerItem", "AnswerMeta", "Ranking", "StageRecord", "answer_table",
+           "exact_first", "headline", "to_jsonable"]
 
 #: the ``source`` of an item that satisfied the query (the SPARQL stage found it)
 FILTERED = "filtered"
