@@ -46,22 +46,22 @@ def relation_word_forms(text: str) -> list[str]:
     words = text.strip().casefold().split()
     forms: list[str] = []
     if len(words) == 2 and words[1] == "by" and PARTICIPLE.fullmatch(words[0]):
-        forms += _agent_nouns(text)
+        forms += agent_nouns(text)
     elif len(words) >= 2 and not FUNCTION_WORDS & set(words) and not PARTICIPLE.fullmatch(words[0]):
         forms.append(words[-1])  # "release year" → "year" (but "starred actors" ↛ "actors", which
         # resembles "films" as much as "actors")
     elif len(words) == 3 and words[1] in VALUE_PREPOSITIONS and not FUNCTION_WORDS & {words[0], words[2]}:
         forms.append(words[2])  # "plays in club" → "club", "plays for country" → "country"
-    forms += [verb for word in [*words, *forms] for verb in _agent_verbs(word)]
+    forms += [verb for word in [*words, *forms] for verb in agent_verbs(word)]
     return list(dict.fromkeys(f for f in forms if f not in FUNCTION_WORDS and f != text.strip().casefold()))
 
 
-def _agent_nouns(text: str) -> list[str]:
+def agent_nouns(text: str) -> list[str]:
     """Who does what a "<verb>ed by" relation names, the way questions say it: ``directed by`` →
     ``director``, ``written by`` → ``writer``, ``produced by`` → ``producer`` (both -er and -or are
     offered; the embedding model ignores the one that is not a word).
 
-    >>> _agent_nouns("written by"), _agent_nouns("directed by"), _agent_nouns("genre")
+    >>> agent_nouns("written by"), agent_nouns("directed by"), agent_nouns("genre")
     (['writer'], ['directer', 'director'], [])
     """
     match = re.fullmatch(r"(\w+?)(ed|en) by", text.strip().casefold())
@@ -76,12 +76,12 @@ def _agent_nouns(text: str) -> list[str]:
     return [f"{stem}er", f"{stem}or"]
 
 
-def _agent_verbs(word: str) -> list[str]:
+def agent_verbs(word: str) -> list[str]:
     """The verb behind a Latinate agent noun: ``actors`` → ``act``, ``acted``; ``director`` →
     ``direct``, ``directed``.  Only -tor nouns: -er nouns are left alone ("father" is nobody who
     "fathed") and so are other -or nouns ("author" → "auth").
 
-    >>> _agent_verbs("actors"), _agent_verbs("genre")
+    >>> agent_verbs("actors"), agent_verbs("genre")
     (['act', 'acted'], [])
     """
     singular = word[:-1] if word.endswith("ors") else word
@@ -101,7 +101,7 @@ def _is_verb(text: str, texts: Sequence[str]) -> bool:
     """"starred", "directed by", or the verb of an agent noun among ``texts`` ("acted" beside "actors")."""
     if text.endswith(("ed", " by")) or f"{text} by" in texts:
         return True
-    return any(text in _agent_verbs(word) for other in texts for word in other.split())
+    return any(text in agent_verbs(word) for other in texts for word in other.split())
 
 
 def category_texts(texts: Sequence[str], noun: str) -> list[str]:
