@@ -1,7 +1,7 @@
 """What bounding queries costs, and what it buys (issue 24, item 2).
 
 Cost: the movie sample on disk, the same queries run unbounded in-process (before: how every query ran)
-and bounded (after: in a query worker process, :mod:`sparqlqa.kb.query_pool`), alternating in one run;
+and bounded (after: in a query worker process, :mod:`sparqlqa.query.query_pool`), alternating in one run;
 p50 of each, and a whole offline ``ask`` with and without a bounded scope.  Gain: a runaway query (the
 cartesian product of 3 triple patterns) through ``sparqlqa sparql --timeout 5`` and through
 ``sparqlqa serve --timeout 5`` holding four of them: time to stop, peak RSS of the process tree, the
@@ -81,7 +81,7 @@ def seconds_until_idle(root: int, limit: float = 60) -> float:
 
 def overhead(runs: int) -> None:
     from sparqlqa.kb.knowledge_base import open_kb
-    from sparqlqa.kb.limits import QueryLimits, bounded
+    from sparqlqa.query.limits import QueryLimits, bounded
     from sparqlqa.strategies.ask import ask
 
     limits = QueryLimits()

@@ -15,8 +15,8 @@ from pathlib import Path
 from pyoxigraph import RdfFormat
 from pyoxigraph import Store as OxStore
 
-from sparqlqa.kb.service_guard import check_service
-from sparqlqa.kb.sparql_reading import read_query
+from sparqlqa.query.service_guard import check_service
+from sparqlqa.query.sparql_reading import read_query
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from timing import p50_us

@@ -1,7 +1,7 @@
 """Parse-once cost per query: the guard's one reading (rdflib's SPARQL 1.1 parser) against today's regex lexers.
 
 Today's guard (``query_form`` + ``check_service`` from the branch point, commit 3b2398f, loaded from git
-into this process) and the new one (:func:`sparqlqa.kb.sparql_reading.read_query` + ``check_service``)
+into this process) and the new one (:func:`sparqlqa.query.sparql_reading.read_query` + ``check_service``)
 read the same queries in the same run: four as the compiler writes them (a relaxation tier, a count, a
 yes/no ASK with VALUES, the evidence query), three a user would type (prefixes, OPTIONAL/FILTER,
 a subquery with an aggregate), and one real SERVICE to an allowed host.  The new reading is timed
@@ -10,7 +10,7 @@ is the compiled query run on an in-memory Oxigraph store holding the movie fixtu
 
 Then the share of a whole ``ask`` spent parsing (offline strategy, the movie fixture, fake embedder, the
 reading LRU cleared per ask), in the same run: every query parsed as before (built queries read as text,
-as on main before :class:`~sparqlqa.kb.built_query.BuiltQuery`), and built queries declaring their reading.
+as on main before :class:`~sparqlqa.query.built_query.BuiltQuery`), and built queries declaring their reading.
 
     PYTHONPATH=. .venv/bin/python benchmarks/bench_sparql_reading.py
 """
@@ -32,9 +32,9 @@ from pyoxigraph import RdfFormat
 from pyoxigraph import Store as OxStore
 
 from sparqlqa.errors import QueryError
-from sparqlqa.kb.limits import QueryLimits, bounded, unbounded
-from sparqlqa.kb.service_guard import check_service
-from sparqlqa.kb.sparql_reading import _read, clear_cache, read_query
+from sparqlqa.query.limits import QueryLimits, bounded, unbounded
+from sparqlqa.query.service_guard import check_service
+from sparqlqa.query.sparql_reading import _read, clear_cache, read_query
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from timing import median_seconds
@@ -72,7 +72,7 @@ def todays_guard(folder: Path) -> tuple[Any, Any]:
     for name in ("sparql_guard", "service_guard"):
         source = subprocess.run(["git", "-C", str(ROOT), "show", f"{TODAY}:sparqlqa/kb/{name}.py"],
                                 capture_output=True, text=True, check=True).stdout
-        source = source.replace("from sparqlqa.kb.sparql_guard import", "from today_sparql_guard import")
+        source = source.replace("from sparqlqa.query.sparql_guard import", "from today_sparql_guard import")
         path = folder / f"today_{name}.py"
         path.write_text(source)
         spec = importlib.util.spec_from_file_location(f"today_{name}", path)
@@ -97,7 +97,7 @@ def main() -> None:
             cached = median_seconds(lambda q=query: check_service(read_query(q), ALLOWED), 1000) * 1e6
             print(f"{name:24} {today:9.1f} {parsed:11.1f} {cached:10.1f} {parsed / today:13.0f}x"
                   f"   (uncached = {parsed / baseline:.0f}x the baseline)")
-    from sparqlqa.kb.built_query import BuiltQuery
+    from sparqlqa.query.built_query import BuiltQuery
 
     built = BuiltQuery.select(COMPILED)
     declared = median_seconds(lambda: check_service(built.reading(), ALLOWED), 2000) * 1e6
@@ -108,10 +108,10 @@ def ask_share() -> None:
     """Per question, p50 over :data:`ASK_RUNS` asks: the ask's wall time, the time spent parsing, and the
     queries read by the parser / run in all; first with every query parsed (as before), then with built
     queries declaring their reading (no parse)."""
-    import sparqlqa.kb.sparql_reading as reading
     import sparqlqa.kb.store as store_module
+    import sparqlqa.query.sparql_reading as reading
     from sparqlqa.ingest import ingest
-    from sparqlqa.kb.built_query import reading_of
+    from sparqlqa.query.built_query import reading_of
     from sparqlqa.strategies.ask import ask
 
     kb = ingest([FIXTURE], kb="movies")

@@ -1,10 +1,10 @@
 """What the query workers' network filter costs (issue 33 item 2), and text2sparql's check in a worker (item 3).
 
-Worker start: a fresh :class:`~sparqlqa.kb.query_pool.QueryPool` on tests/fixtures/movies.ttl on disk, its first
+Worker start: a fresh :class:`~sparqlqa.query.query_pool.QueryPool` on tests/fixtures/movies.ttl on disk, its first
 ``ASK {}`` answered, then closed; with the filter (``network=False``: what every worker does now) and without
 (``network=True``: today's worker, unchanged), alternating in one run, p50 of each.  The filter alone: a child
-process timing :func:`~sparqlqa.kb.sandbox.deny_network`.  The check of an LLM's query: Oxigraph in this
-process on an empty store (before) against :func:`~sparqlqa.kb.query_pool.check_query` in a warm worker
+process timing :func:`~sparqlqa.query.sandbox.deny_network`.  The check of an LLM's query: Oxigraph in this
+process on an empty store (before) against :func:`~sparqlqa.query.query_pool.check_query` in a warm worker
 (after), alternating, p50.
 
     PYTHONPATH=. .venv/bin/python benchmarks/bench_worker_sandbox.py     # BENCH_RUNS=30
@@ -22,15 +22,15 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from timing import median_seconds
 
-from sparqlqa.kb.limits import QueryLimits, Scope
-from sparqlqa.kb.query_pool import QueryPool, check_query
+from sparqlqa.query.limits import QueryLimits, Scope
+from sparqlqa.query.query_pool import QueryPool, check_query
 
 MOVIES = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "movies.ttl"
 
 RUNS = int(os.environ.get("BENCH_RUNS", "30"))
 LLM_QUERY = ('PREFIX dbo: <http://dbpedia.org/ontology/> PREFIX rdfs: <http://www.w3.org/2000/01/rdf-schema#> '
              'SELECT DISTINCT ?f WHERE { ?f dbo:director ?d . ?d rdfs:label "Christopher Nolan"@en }')
-FILTER_ONLY = ("import time; from sparqlqa.kb.sandbox import deny_network; t = time.perf_counter(); "
+FILTER_ONLY = ("import time; from sparqlqa.query.sandbox import deny_network; t = time.perf_counter(); "
                "r = deny_network(); print((time.perf_counter() - t) * 1000 if r is None else r)")
 
 

@@ -1,7 +1,8 @@
 """sparqlqa: answer natural-language questions over RDF knowledge graphs with text.
 
-``ask`` and ``open_kb`` are imported on first use, so ``import sparqlqa`` stays light.
-The package layout is described in ARCHITECTURE.md.
+The public API is :data:`__all__` (``tests/test_api.py`` lists it with each package's): :func:`ask`,
+:func:`open_kb`, what they return, and the root of the error tree.  Each name is imported on first use,
+so ``import sparqlqa`` stays light.  The package layout is described in ARCHITECTURE.md.
 
 >>> import sparqlqa
 >>> callable(sparqlqa.ask), callable(sparqlqa.open_kb)
@@ -10,26 +11,27 @@ The package layout is described in ARCHITECTURE.md.
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING, Any
 
+from sparqlqa.registry import lazy_attribute
 from sparqlqa.version import __version__
 
-__all__ = ["Answer", "AnswerItem", "AnswerMeta", "QueryRecord", "__version__", "ask", "open_kb"]
+__all__ = ["Answer", "AnswerItem", "AnswerMeta", "KnowledgeBase", "QueryRecord", "SparqlqaError", "__version__",
+           "ask", "open_kb"]
 
 if TYPE_CHECKING:
-    from sparqlqa.kb.knowledge_base import open_kb
+    from sparqlqa.errors import SparqlqaError
+    from sparqlqa.kb.knowledge_base import KnowledgeBase, open_kb
     from sparqlqa.kb.records import QueryRecord
     from sparqlqa.stages.answer import Answer, AnswerItem, AnswerMeta
     from sparqlqa.strategies.ask import ask
 
-#: public names, imported on first use (the result types :func:`ask` returns among them)
-_LAZY = {"ask": "sparqlqa.strategies.ask", "open_kb": "sparqlqa.kb.knowledge_base",
+#: where each public name lives (the result types :func:`ask` returns among them)
+_HOME = {"ask": "sparqlqa.strategies.ask", "open_kb": "sparqlqa.kb.knowledge_base",
+         "KnowledgeBase": "sparqlqa.kb.knowledge_base", "SparqlqaError": "sparqlqa.errors",
          "Answer": "sparqlqa.stages.answer", "AnswerItem": "sparqlqa.stages.answer",
          "AnswerMeta": "sparqlqa.stages.answer", "QueryRecord": "sparqlqa.kb.records"}
 
 
 def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        return getattr(importlib.import_module(_LAZY[name]), name)
-    raise AttributeError(f"module 'sparqlqa' has no attribute {name!r}")
+    return lazy_attribute(__name__, _HOME, name)

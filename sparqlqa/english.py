@@ -18,6 +18,17 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+__all__ = ["AGGREGATE_WORDS", "ALTERNATIVE_MARGIN", "AVERAGE_WORDS", "BARE_COMPARATIVES", "BOOLEAN_STARTS",
+           "CHOICE_WORD", "CLASSIFIERS", "COMPARED_NOUN_WORDS", "COMPARISON_COLUMNS", "COMPARISON_PHRASES",
+           "COUNT_PATTERN", "COUNT_WORDS", "DATE_WORDS", "DESCENDING_WORDS", "DISTINCT_WORDS", "DO_WORDS",
+           "FILTER_HINTS", "FILTER_WORDS", "FUNCTION_WORDS", "FUZZY_CUTOFF", "FUZZY_MIN_CHARS", "GENERIC_TABLE_WORDS",
+           "GRAND_KIN", "GROUP_WORDS", "IMPERATIVES", "IMPLIED_HOP", "INVERSE_SUFFIX", "MENTION_WEIGHT", "MULTIPLIERS",
+           "NAME_STOPWORDS", "NAME_WORDS", "NEGATION_WORDS", "NOT_ORDER_BEFORE", "NUMBER_WORDS", "ORDER_CUES",
+           "ORDER_PHRASES", "ORDER_WORDS", "PARTICIPLE", "PARTICIPLES", "ROUND_TRIP_CUES", "SELF_CHAIN_MIN",
+           "STOPWORDS", "SUPERLATIVE_LEADS", "SUPERLATIVE_WORDS", "SURNAME_NODES", "SURNAME_SCORE", "TABLE_FILLER",
+           "VALUE_COUNT_PATTERN", "VALUE_PREPOSITIONS", "VALUE_SUPERLATIVES", "WH_CLASSES", "WH_TYPES", "WH_WORDS",
+           "ForeignCues", "ScoringSettings", "foreign_cues", "singular"]
+
 # --- word blocks ------------------------------------------------------------------------------------
 
 #: articles, prepositions and the forms of be/have: closed-class words every list below shares

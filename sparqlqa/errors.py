@@ -19,6 +19,14 @@ from collections.abc import Mapping
 from os import PathLike
 from typing import Any
 
+__all__ = ["ConfigError", "DatasetError", "EndpointError", "GroupError", "GroupMemberNotFound", "IngestError",
+           "InvalidKBName", "InvalidText", "KBBusy", "KBDamaged", "KBError", "KBExists", "KBNotFound", "LLMAuthError",
+           "LLMBadRequest", "LLMCacheError", "LLMConnectionError", "LLMError", "LLMOverloaded", "LLMParseError",
+           "LLMRateLimited", "LLMTimeout", "MissingExtraError", "NodeIndexDamaged", "NodeIndexError",
+           "NodeIndexMismatch", "NotInCache", "QueryError", "QueryTimeout", "QueryTooLarge", "ServiceRefused",
+           "SparqlSyntaxError", "SparqlqaError", "StorageError", "StoreUnavailable", "UnknownNameError",
+           "UpdateRefused", "os_error_hint"]
+
 
 class SparqlqaError(Exception):
     """Base of every error sparqlqa raises on purpose."""
@@ -36,7 +44,7 @@ class SparqlqaError(Exception):
     def __reduce__(self) -> tuple[Any, ...]:
         """Pickled whole (class, message, hint and every attribute), without calling ``__init__`` again: the
         subclasses' keyword arguments are not in ``args``.  A worker process sends its error this way
-        (:func:`sparqlqa.kb.query_pool.read_untrusted`)."""
+        (:func:`sparqlqa.query.query_pool.read_untrusted`)."""
         return (_rebuilt, (type(self), self.args, self.__dict__))
 
     def full_message(self) -> str:
@@ -292,7 +300,7 @@ class QueryError(SparqlqaError):
 class SparqlSyntaxError(QueryError):
     """A query the SPARQL parser rejects: the message shows the line with a caret under ``line``:``column``
     (1-based, in the query as the user wrote it); the hint names the likely mistake
-    (:mod:`sparqlqa.kb.query_errors`)."""
+    (:mod:`sparqlqa.query.query_errors`)."""
 
     def __init__(self, message: str, *, line: int, column: int, problem: str, hint: str | None = None,
                  parser_message: str = "") -> None:
@@ -319,7 +327,7 @@ class UpdateRefused(QueryError):
 
 class ServiceRefused(QueryError):
     """A query calls ``SERVICE`` on a host nobody allowed (or whose host cannot be checked):
-    sparqlqa fetches no URL a query names unless told to (see :mod:`sparqlqa.kb.service_guard`)."""
+    sparqlqa fetches no URL a query names unless told to (see :mod:`sparqlqa.query.service_guard`)."""
 
     def __init__(self, endpoint: str | None, host: str | None, reason: str, *, hint: str | None = None) -> None:
         what = f"SERVICE {endpoint}" if endpoint else "the query"

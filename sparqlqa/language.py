@@ -78,7 +78,7 @@ def language_name(code: str | None) -> str:
     return NAMES.get(base, base or "unknown")
 
 
-def normalise_tag(tag: str) -> str:
+def _normalise_tag(tag: str) -> str:
     """A language tag as given (``"DE"``, ``"pt-BR"``) → its primary subtag, or :class:`ConfigError`."""
     cleaned = tag.strip()
     if not _TAG.fullmatch(cleaned):
@@ -89,7 +89,7 @@ def normalise_tag(tag: str) -> str:
 def resolve_language(question: str, given: str | None) -> Language:
     """The asker's ``given`` language, else the one detected in ``question``."""
     if given:
-        return Language(normalise_tag(given), "given")
+        return Language(_normalise_tag(given), "given")
     return Language(detect_language(question), "detected")
 
 

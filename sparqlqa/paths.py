@@ -16,6 +16,9 @@ from typing import IO, Any
 
 from sparqlqa.errors import StorageError
 
+__all__ = ["atomic_write_bytes", "atomic_write_json", "atomic_write_text", "atomic_writer", "exclusive_lock", "kbs_dir",
+           "make_folder", "sparqlqa_home"]
+
 HOME_HINT = "set SPARQLQA_HOME to a folder you can write"
 
 
@@ -66,7 +69,7 @@ def _unnamed(exc: OSError) -> OSError:
     return OSError(exc.errno, exc.strerror or str(exc))
 
 
-def umask_mode() -> int:
+def _umask_mode() -> int:
     """The permissions a plain ``open(path, "w")`` would give a new file: 0o666 less the user's umask."""
     mask = os.umask(0o022)
     os.umask(mask)
@@ -95,7 +98,7 @@ def atomic_writer(path: Path, *, mode: int | None = None) -> Iterator[IO[bytes]]
             yield handle
             handle.flush()
             os.fsync(handle.fileno())
-        os.chmod(tmp, umask_mode() if mode is None else mode)
+        os.chmod(tmp, _umask_mode() if mode is None else mode)
         os.replace(tmp, path)
     except OSError as exc:
         Path(tmp).unlink(missing_ok=True)

@@ -25,9 +25,11 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable, Mapping
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 from sparqlqa.errors import ConfigError, UnknownNameError
+
+__all__ = ["Registry", "lazy_attribute"]
 
 T = TypeVar("T")
 
@@ -98,3 +100,21 @@ class Registry(Generic[T]):
             return True
         self._load_builtins()
         return name in self._entries
+
+
+def lazy_attribute(package: str, homes: Mapping[str, str], name: str) -> Any:
+    """A package's public ``name``, imported from its module (``homes[name]``) on first use (PEP 562).
+
+    A package face is a ``__getattr__`` calling this, so ``import sparqlqa`` (or ``sparqlqa.kb``) imports
+    none of the modules its names live in:
+
+    >>> lazy_attribute("pkg", {"dedent": "textwrap"}, "dedent").__name__
+    'dedent'
+    >>> lazy_attribute("pkg", {}, "nothing")
+    Traceback (most recent call last):
+    AttributeError: module 'pkg' has no attribute 'nothing'
+    """
+    home = homes.get(name)
+    if home is None:
+        raise AttributeError(f"module {package!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(home), name)

@@ -15,6 +15,8 @@ from pathlib import Path
 
 from sparqlqa.errors import UnknownNameError
 
+__all__ = ["SAMPLES", "Sample", "sample_path"]
+
 
 @dataclass(frozen=True)
 class Sample:

@@ -35,6 +35,8 @@ from typing import Any
 
 from sparqlqa.errors import InvalidText
 
+__all__ = ["CODE", "DATASET", "NAME", "PROSE", "TextKind", "clean_json", "clean_text", "decode_utf8"]
+
 #: the byte-order mark some editors put first in a file
 BOM = "\ufeff"
 #: control characters but tab, newline and carriage return (C0, DEL, C1)

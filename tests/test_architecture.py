@@ -20,7 +20,7 @@ PACKAGE = ROOT / "sparqlqa"
 LAYERS: dict[str, int] = {
     "errors": 0,
     "registry": 1, "net": 1, "paths": 1, "version": 1, "samples": 1, "text_input": 1, "english": 1, "language": 1,
-    "llm": 2, "embed": 2,
+    "llm": 2, "embed": 2, "query": 2,  # query: the read path (guards, pool, worker, limits); kb imports it
     "kb": 3,
     "remote": 4, "vectors": 4,
     "ingest": 5,

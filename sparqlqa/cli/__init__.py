@@ -17,6 +17,8 @@ import click
 from sparqlqa.errors import SparqlqaError, os_error_hint
 from sparqlqa.version import __version__
 
+__all__ = ["main"]
+
 #: (command name, module, attribute): each attribute is a click command or group, imported when its command
 #: is run or listed (``--help``): a command does not import every other command's module (issue 36)
 COMMAND_MODULES: list[tuple[str, str, str]] = [

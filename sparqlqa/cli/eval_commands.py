@@ -24,6 +24,8 @@ from sparqlqa.cli.remote_options import endpoint_timeout, endpoint_timeout_optio
 from sparqlqa.errors import ConfigError
 from sparqlqa.stages.modes import TopicMode, values
 
+__all__ = ["eval_"]
+
 #: eval's exit status when some answers failed (counted as misses; listed in report.md)
 EXIT_ERRORS = 1
 #: eval's exit status when the run is incomplete but nothing failed (pairs wait for imported LLM

@@ -10,6 +10,8 @@ import click
 from sparqlqa.cli.output import KB_NAME, note, print_json
 from sparqlqa.errors import ConfigError
 
+__all__ = ["FORMATS", "export"]
+
 #: ``--format`` names (``sparqlqa.kb.export.EXPORT_FORMATS``, kept here so ``--help`` imports no store)
 FORMATS = ("turtle", "nt", "nq", "trig", "jsonld")
 #: the format a file name's ending asks for when ``--format`` is not given

@@ -11,11 +11,14 @@ import click
 from sparqlqa.cli.output import KB_NAME, CleanText, byte_progress, cell, console, note, print_json, safe
 from sparqlqa.cli.remote_options import ADD_HELP, endpoint_timeout_option
 from sparqlqa.errors import ConfigError
-from sparqlqa.kb.limits import DEFAULT_MAX_MEMORY_MB, DEFAULT_MAX_ROWS, DEFAULT_TIMEOUT_S, QueryLimits
+from sparqlqa.query.limits import DEFAULT_MAX_MEMORY_MB, DEFAULT_MAX_ROWS, DEFAULT_TIMEOUT_S, QueryLimits
 from sparqlqa.text_input import CODE
 
 if TYPE_CHECKING:
     from sparqlqa.kb.groups import SavedGroup
+
+__all__ = ["ingest", "kbs", "kbs_add", "kbs_annotate", "kbs_group", "kbs_group_add", "kbs_group_remove", "kbs_remove",
+           "samples", "schema", "sparql"]
 
 
 def _parse_options(pairs: tuple[str, ...]) -> dict[str, Any]:
@@ -430,9 +433,9 @@ def sparql(name: str, query: str, fmt: str, as_json: bool, allow_service: tuple[
     from sparqlqa.cli.remote_options import endpoint_timeout
     from sparqlqa.kb.knowledge_base import open_kb
     from sparqlqa.kb.results_format import format_result
-    from sparqlqa.kb.service_guard import allowance
-    from sparqlqa.kb.sparql_reading import query_with_prefixes
     from sparqlqa.kb.vocab import kb_prefixes
+    from sparqlqa.query.service_guard import allowance
+    from sparqlqa.query.sparql_reading import query_with_prefixes
 
     hosts = allowance(allow_service)
     limits = QueryLimits(timeout_s=timeout_s, max_rows=max_rows, max_memory_mb=max_memory_mb)

@@ -17,6 +17,9 @@ import click
 if TYPE_CHECKING:
     from sparqlqa.llm import LLM
 
+__all__ = ["export_pending", "import_", "keys", "keys_delete", "keys_list", "keys_set", "llm", "llm_from_options",
+           "llm_options", "pending", "stats"]
+
 F = TypeVar("F", bound=Callable[..., Any])
 
 

@@ -17,6 +17,8 @@ from typing import TypeVar
 
 import click
 
+__all__ = ["ADD_HELP", "endpoint_timeout", "endpoint_timeout_option"]
+
 F = TypeVar("F", bound=Callable[..., object])
 
 HELP = ("Seconds one query to a remote SPARQL endpoint may take, retries included (default: the KB's own "

@@ -17,11 +17,13 @@ import click
 from sparqlqa.cli.output import KB_NAME, note, print_json
 from sparqlqa.cli.remote_options import endpoint_timeout
 from sparqlqa.errors import ConfigError
-from sparqlqa.kb.limits import DEFAULT_MAX_MEMORY_MB
+from sparqlqa.query.limits import DEFAULT_MAX_MEMORY_MB
 from sparqlqa.serve.open_kbs import DEFAULT_MAX_OPEN_KBS
 
 if TYPE_CHECKING:
     from sparqlqa.serve.service import ServeSettings, Service
+
+__all__ = ["mcp", "serve"]
 
 TOKEN_ENV = "SPARQLQA_SERVE_TOKEN"
 #: open connections one client address may hold (``--max-connections-per-client``)
@@ -60,7 +62,7 @@ def check_binding(host: str, token: str | None) -> None:
 
 def _settings(kbs: tuple[str, ...], llms: tuple[str, ...], strategy: str | None, embedder: str | None,
               allow_service: tuple[str, ...] = (), **limits: Any) -> ServeSettings:
-    from sparqlqa.kb.service_guard import allowance
+    from sparqlqa.query.service_guard import allowance
     from sparqlqa.serve.service import ServeSettings
 
     return ServeSettings(kbs=tuple(dict.fromkeys(kbs)), llms=tuple(dict.fromkeys(llms)), strategy=strategy,

@@ -3,20 +3,18 @@
 
 Pure text in, vectors out: nothing here knows about knowledge bases, so the KB layer
 (label vectors for linking) and the vector index (:mod:`sparqlqa.vectors`) both build on it.
-The names of the former module ``sparqlqa.embed`` (``get_embedder``, ``Embedder`` ...) are still
-importable from here; they live in :mod:`sparqlqa.embed.embedders`.
+The package's public names (:data:`__all__`: ``get_embedder``, ``Embedder`` ...) live in
+:mod:`sparqlqa.embed.embedders` and are imported on first use.
 """
 
 from __future__ import annotations
 
-import importlib
 from typing import Any
 
-#: names re-exported from :mod:`sparqlqa.embed.embedders` (imported on first use)
-EXPORTS = ("Embedder", "FakeEmbedder", "SentenceTransformerEmbedder", "embedders", "get_embedder", "check_device")
+from sparqlqa.registry import lazy_attribute
+
+__all__ = ["Embedder", "FakeEmbedder", "SentenceTransformerEmbedder", "check_device", "embedders", "get_embedder"]
 
 
 def __getattr__(name: str) -> Any:
-    if name in EXPORTS:
-        return getattr(importlib.import_module("sparqlqa.embed.embedders"), name)
-    raise AttributeError(f"module 'sparqlqa.embed' has no attribute {name!r}")
+    return lazy_attribute(__name__, dict.fromkeys(__all__, "sparqlqa.embed.embedders"), name)

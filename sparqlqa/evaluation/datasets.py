@@ -29,6 +29,10 @@ from sparqlqa.registry import Registry
 from sparqlqa.stages.modes import TopicMode
 from sparqlqa.text_input import DATASET, clean_text
 
+__all__ = ["APART_EMPTY", "APART_VOCABULARY", "Dataset", "JsonlDataset", "MetaQA", "PathQuestion", "Question",
+           "Spider4Sparql", "StarkAmazon", "StarkMag", "StarkPrime", "WorldCup2014", "datasets", "graph_files",
+           "load_questions", "parse_path_answers"]
+
 #: the splits ``--split`` accepts (``human``: STaRK's human-generated set)
 SPLITS: tuple[str, ...] = ("test", "val", "dev", "train", "human", "all")
 
@@ -146,10 +150,10 @@ def _pick_file(source: Path, candidates: list[str], what: str) -> Path:
 # --- STaRK ------------------------------------------------------------------------------
 
 
-def parse_answer_ids(text: str, where: str) -> list[int]:
+def _parse_answer_ids(text: str, where: str) -> list[int]:
     """STaRK's ``answer_ids`` cell: a list literal of node ids, parsed without ``eval``.
 
-    >>> parse_answer_ids("[95312, 35882]", "x")
+    >>> _parse_answer_ids("[95312, 35882]", "x")
     [95312, 35882]
     """
     try:
@@ -231,7 +235,7 @@ class StarkDataset(Dataset):
                 qid = (row["id"] or "").strip()
                 if not qid.isdigit():
                     raise DatasetError(f"{where}: id must be a number, found {qid!r}")
-                answers = parse_answer_ids(row["answer_ids"] or "", where)
+                answers = _parse_answer_ids(row["answer_ids"] or "", where)
                 iris = frozenset(f"{self.base_iri}node/{n}" for n in answers)
                 rows[qid] = Question(qid, row["query"] or "", iris, frozenset(), {"answer_ids": answers})
         return rows

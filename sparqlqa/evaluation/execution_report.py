@@ -20,6 +20,8 @@ from typing import Any
 from sparqlqa.evaluation.results import QuestionResult
 from sparqlqa.kb.records import JsonRecord
 
+__all__ = ["EXECUTION_SEMANTICS", "ExecutionFigures", "Tally", "execution_figures", "execution_markdown"]
+
 #: what the figures mean (``metrics.json`` ``semantics``)
 EXECUTION_SEMANTICS = (
     "execution accuracy: right when the answer's table rows (lexical forms; IRIs for nodes) equal the gold "

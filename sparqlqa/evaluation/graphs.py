@@ -18,6 +18,8 @@ from sparqlqa.evaluation.datasets import graph_files
 if TYPE_CHECKING:
     from sparqlqa.kb.knowledge_base import KnowledgeBase
 
+__all__ = ["GraphIngest", "GraphKBs", "ingest_graphs"]
+
 
 @dataclass
 class GraphKBs:

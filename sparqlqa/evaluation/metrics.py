@@ -1,7 +1,7 @@
 """Retrieval and KGQA metrics with STaRK's semantics, as pure functions.
 
 A *ranking* is the list of answer items a strategy returned, best first.  Each
-item is matched to a gold answer with :func:`gold_key`: by IRI when the gold
+item is matched to a gold answer with :func:`_gold_key`: by IRI when the gold
 set has IRIs, else by label (case-insensitively, ``_`` read as a space).
 :func:`gold_ranks` gives the 1-based rank of every gold answer found; every
 metric is computed from those ranks and the number of gold answers.
@@ -47,6 +47,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from sparqlqa.stages.modes import ItemSource
+
+__all__ = ["ALL_METRICS", "RETRIEVAL_METRICS", "RankedItem", "answer_f1", "answer_set", "apply_tie_rule", "gold_ranks",
+           "hit_at", "mean", "normalize_label", "percentile", "question_metrics", "recall_at", "reciprocal_rank"]
 
 #: metric names in report order, for retrieval (STaRK) and KGQA datasets
 RETRIEVAL_METRICS: tuple[str, ...] = ("hit@1", "hit@5", "recall@20", "mrr")
@@ -100,10 +103,10 @@ def apply_tie_rule(items: Sequence[RankedItem]) -> list[RankedItem]:
     return ordered + unscored
 
 
-def gold_keys(gold_iris: Iterable[str] = (), gold_labels: Iterable[str] = ()) -> set[str]:
+def _gold_keys(gold_iris: Iterable[str] = (), gold_labels: Iterable[str] = ()) -> set[str]:
     """One key per gold answer: ``iri:…`` or ``label:…`` (normalised).
 
-    >>> sorted(gold_keys({"http://x/1"}, {"Paris", "paris"}))
+    >>> sorted(_gold_keys({"http://x/1"}, {"Paris", "paris"}))
     ['iri:http://x/1', 'label:paris']
     """
     keys = {f"iri:{iri}" for iri in gold_iris}
@@ -111,12 +114,12 @@ def gold_keys(gold_iris: Iterable[str] = (), gold_labels: Iterable[str] = ()) ->
     return keys
 
 
-def gold_key(item: RankedItem, keys: set[str]) -> str | None:
+def _gold_key(item: RankedItem, keys: set[str]) -> str | None:
     """The gold answer ``item`` is, if any: by IRI first, else by label.
 
-    >>> gold_key(RankedItem("http://x/7", "PARIS"), {"label:paris"})
+    >>> _gold_key(RankedItem("http://x/7", "PARIS"), {"label:paris"})
     'label:paris'
-    >>> gold_key(RankedItem("http://x/7", "Lyon"), {"label:paris"}) is None
+    >>> _gold_key(RankedItem("http://x/7", "Lyon"), {"label:paris"}) is None
     True
     """
     by_iri = f"iri:{item.iri}"
@@ -137,11 +140,11 @@ def gold_ranks(ranked: Sequence[RankedItem], gold_iris: Iterable[str] = (),
     ...            gold_labels={"male", "female"})
     [1, 3]
     """
-    keys = gold_keys(gold_iris, gold_labels)
+    keys = _gold_keys(gold_iris, gold_labels)
     found: set[str] = set()
     ranks: list[int] = []
     for position, item in enumerate(ranked, start=1):
-        key = gold_key(item, keys)
+        key = _gold_key(item, keys)
         if key is not None and key not in found:
             found.add(key)
             ranks.append(position)
@@ -209,10 +212,10 @@ def answer_f1(predicted: Sequence[RankedItem], gold_iris: Iterable[str] = (),
     >>> answer_f1([], gold_labels=gold), answer_f1([RankedItem("1", "x")], gold_labels=set())
     (0.0, 0.0)
     """
-    keys = gold_keys(gold_iris, gold_labels)
+    keys = _gold_keys(gold_iris, gold_labels)
     if not keys or not predicted:
         return 0.0
-    distinct = {gold_key(item, keys) or f"pred:{item.iri}" for item in predicted}
+    distinct = {_gold_key(item, keys) or f"pred:{item.iri}" for item in predicted}
     matched = len(distinct & keys)
     if matched == 0:
         return 0.0
@@ -231,7 +234,7 @@ def question_metrics(items: Sequence[RankedItem], gold_iris: Iterable[str] = (),
     gold_iris, gold_labels = set(gold_iris), set(gold_labels)
     ranked = apply_tie_rule(items)
     ranks = gold_ranks(ranked, gold_iris, gold_labels)
-    n_gold = len(gold_keys(gold_iris, gold_labels))
+    n_gold = len(_gold_keys(gold_iris, gold_labels))
     hit1 = hit_at(ranks, 1)
     return {
         "rank": min(ranks) if ranks else None,

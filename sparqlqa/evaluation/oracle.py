@@ -25,11 +25,14 @@ from pyoxigraph import Literal, NamedNode
 from sparqlqa.evaluation.datasets import Question
 from sparqlqa.evaluation.metrics import mean, normalize_label
 from sparqlqa.evaluation.results import QuestionResult
-from sparqlqa.kb.built_query import BuiltQuery
 from sparqlqa.kb.records import JsonRecord
+from sparqlqa.query.built_query import BuiltQuery
 
 if TYPE_CHECKING:
     from sparqlqa.kb.knowledge_base import KnowledgeBase
+
+__all__ = ["GoldPath", "OracleFigures", "OracleSummary", "answerable", "gold_path", "metaqa_path", "oracle_markdown",
+           "oracle_summary", "pathquestion_path"]
 
 #: MetaQA question-type words → the relation names of its KB
 METAQA_RELATIONS = {"actor": "starred_actors", "director": "directed_by", "writer": "written_by",
@@ -86,7 +89,7 @@ def _relation_iris(kb: KnowledgeBase) -> dict[str, list[str]]:
     return found
 
 
-def reached_labels(kb: KnowledgeBase, path: GoldPath, relations: Mapping[str, list[str]] | None = None,
+def _reached_labels(kb: KnowledgeBase, path: GoldPath, relations: Mapping[str, list[str]] | None = None,
                    ) -> set[str]:
     """Normalised labels (or literal values) of what ``path`` reaches from its topic entity on ``kb``."""
     from sparqlqa.kb.labels import LabelIndex
@@ -130,7 +133,7 @@ def answerable(kb: KnowledgeBase, questions: Iterable[Question]) -> dict[str, bo
         if relations is None:
             relations = _relation_iris(kb)
         gold = {normalize_label(label) for label in question.gold_labels}
-        found[question.id] = bool(gold & reached_labels(kb, path, relations))
+        found[question.id] = bool(gold & _reached_labels(kb, path, relations))
     return found
 
 

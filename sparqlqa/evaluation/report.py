@@ -32,6 +32,9 @@ from sparqlqa.evaluation.runner import RunSettings, RunStats
 from sparqlqa.kb.records import JsonRecord
 from sparqlqa.paths import atomic_write_bytes, atomic_write_json, atomic_write_text
 
+__all__ = ["EvalReport", "LLMPerQuestion", "LLMTotals", "LatencySummary", "ReportedError", "StrategySummary",
+           "build_metrics", "report_markdown", "write_report"]
+
 METRICS_FILE = "metrics.json"
 TABLE_FILE = "report.md"
 METRICS_PLOT = "metrics.png"
@@ -124,12 +127,12 @@ def _fmt(value: Any, digits: int = 3) -> str:
     return f"{value:.{digits}f}"
 
 
-def markdown_table(summary: Mapping[str, StrategySummary], kind: str = "retrieval") -> str:
+def _markdown_table(summary: Mapping[str, StrategySummary], kind: str = "retrieval") -> str:
     """Metric × strategy table (GitHub markdown).
 
     >>> s = {"a": StrategySummary(questions=2, metrics={"hit@1": 0.5, "hit@5": 1.0, "recall@20": 1.0, "mrr": 0.75},
     ...                           latency_ms=LatencySummary(p50=1.0, p95=2.0))}
-    >>> print(markdown_table(s).splitlines()[3])
+    >>> print(_markdown_table(s).splitlines()[3])
     | Hit@1 | 0.500 |
     """
     names = list(summary)
@@ -189,7 +192,7 @@ def report_markdown(metrics: EvalReport) -> str:
                     + " (rerun the same command to finish; with `--llm-cache only`, import the pending "
                     "answers first: `sparqlqa llm export-pending FILE`).")
     tail = ["", *oracle_markdown(metrics.oracle), *tail[1:]]
-    return "\n".join(head) + "\n" + markdown_table(metrics.strategies, metrics.kind) + "\n".join(tail) + "\n"
+    return "\n".join(head) + "\n" + _markdown_table(metrics.strategies, metrics.kind) + "\n".join(tail) + "\n"
 
 
 def write_report(out_dir: Path, metrics: EvalReport, rows: Sequence[QuestionResult], *,
@@ -199,7 +202,7 @@ def write_report(out_dir: Path, metrics: EvalReport, rows: Sequence[QuestionResu
     atomic_write_text(out_dir / TABLE_FILE, report_markdown(metrics))
     written = [out_dir / METRICS_FILE, out_dir / TABLE_FILE]
     if plots:
-        written += write_plots(out_dir, metrics, rows)
+        written += _write_plots(out_dir, metrics, rows)
     return written
 
 
@@ -223,7 +226,7 @@ def _save(figure: Any, path: Path) -> Path:
     return path
 
 
-def plot_metrics(metrics: EvalReport, path: Path) -> Path:
+def _plot_metrics(metrics: EvalReport, path: Path) -> Path:
     """Grouped bars: one group per metric, one bar per strategy."""
     names = list(metrics.strategies)
     shown = TABLE_METRICS.get(metrics.kind, RETRIEVAL_METRICS)
@@ -254,7 +257,7 @@ def _bar_values(metrics: EvalReport, name: str, shown: Sequence[str], titles: Se
     return [(forms[t].accuracy or 0.0) if t in forms else 0.0 for t in titles]
 
 
-def plot_latency(metrics: EvalReport, rows: Sequence[QuestionResult], path: Path) -> Path:
+def _plot_latency(metrics: EvalReport, rows: Sequence[QuestionResult], path: Path) -> Path:
     """Latency distribution per strategy (box plot, log scale when it spans decades)."""
     names = list(metrics.strategies)
     data = [[max(r.latency_ms, 1e-3) for r in rows if r.strategy == n and not r.warmup] for n in names]
@@ -270,10 +273,10 @@ def plot_latency(metrics: EvalReport, rows: Sequence[QuestionResult], path: Path
     return _save(figure, path)
 
 
-def write_plots(out_dir: Path, metrics: EvalReport, rows: Sequence[QuestionResult]) -> list[Path]:
+def _write_plots(out_dir: Path, metrics: EvalReport, rows: Sequence[QuestionResult]) -> list[Path]:
     """``metrics.png`` and ``latency.png``; :class:`MissingExtraError` without matplotlib."""
-    return [plot_metrics(metrics, out_dir / METRICS_PLOT),
-            plot_latency(metrics, rows, out_dir / LATENCY_PLOT)]
+    return [_plot_metrics(metrics, out_dir / METRICS_PLOT),
+            _plot_latency(metrics, rows, out_dir / LATENCY_PLOT)]
 
 
 TIE_RULE = ("ranking = the strategy's list order; inside a run of consecutive items with equal scores, "

@@ -21,6 +21,8 @@ from sparqlqa.evaluation.execution import ExecutionScore
 from sparqlqa.evaluation.metrics import ALL_METRICS
 from sparqlqa.kb.records import JsonRecord
 
+__all__ = ["LLMUsage", "QuestionResult", "TopItem"]
+
 #: the per-question metric keys of a row, in the order they are written (:func:`question_metrics`)
 METRIC_KEYS: tuple[str, ...] = ("rank", "n_gold", *ALL_METRICS)
 #: the keys a row writes around its metrics

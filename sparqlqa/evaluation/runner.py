@@ -52,6 +52,9 @@ if TYPE_CHECKING:
     from sparqlqa.llm import LLM, LLMCall
     from sparqlqa.stages.answer import Answer
 
+__all__ = ["RESULTS_FILE", "AskFunction", "EvalError", "EvalRun", "LLMChoice", "Outcome", "ResultsFile", "RunSettings",
+           "RunStats", "error_row", "execution_score", "select_questions"]
+
 #: the ``llm=`` argument of ``ask`` for one strategy: an LLM object, ``"offline"``, or None (the default)
 LLMChoice: TypeAlias = "LLM | str | None"
 
@@ -70,7 +73,7 @@ class EvalError(SparqlqaError):
     """The evaluation cannot go on (bad settings, a broken strategy)."""
 
 
-def default_ask() -> AskFunction:
+def _default_ask() -> AskFunction:
     """:func:`sparqlqa.strategies.ask.ask` (imported on first use)."""
     try:
         from sparqlqa.strategies.ask import ask
@@ -190,7 +193,7 @@ def _ranked_items(answer: Answer) -> list[RankedItem]:
                        source=item.source) for item in answer.items]
 
 
-def llm_usage(calls: Iterable[LLMCall]) -> LLMUsage:
+def _llm_usage(calls: Iterable[LLMCall]) -> LLMUsage:
     """Calls, tokens, cost and cache hits of a list of ``LLMCall`` records."""
     return LLMUsage.of(calls)
 
@@ -223,7 +226,7 @@ def execution_score(question: Question, answer: Answer | None) -> ExecutionScore
                       form=str(question.meta.get("form", "other")), apart=question.meta.get("apart"))
 
 
-def result_row(question: Question, strategy: str, answer: Answer, wall_ms: float, k: int) -> QuestionResult:
+def _result_row(question: Question, strategy: str, answer: Answer, wall_ms: float, k: int) -> QuestionResult:
     """The per-question record of one answer (metrics, ranking, triplets, SPARQL, evidence, cost; the rows
     against the gold's for an execution-scored question)."""
     items = _ranked_items(answer)
@@ -240,18 +243,18 @@ def result_row(question: Question, strategy: str, answer: Answer, wall_ms: float
         gold_labels=sorted(question.gold_labels), metrics=metrics, answer_set=[it.iri for it in answer_set(ranked)],
         items=top, triplets=_jsonable(answer.triplets), sparql=[query.query for query in answer.queries],
         evidence=_evidence(answer, evidence_for), notes=[str(n) for n in answer.notes],
-        llm=llm_usage(answer.llm_calls), latency_ms=float(timings.get("total", wall_ms)), wall_ms=wall_ms,
+        llm=_llm_usage(answer.llm_calls), latency_ms=float(timings.get("total", wall_ms)), wall_ms=wall_ms,
         timings_ms=timings, strategy_used=str(answer.strategy), execution=execution_score(question, answer))
 
 
-def describe_error(error: BaseException, *, where: bool = False) -> str:
+def _describe_error(error: BaseException, *, where: bool = False) -> str:
     """``"Type: message"``, with ``where=True`` also the innermost frame (``(at file.py:12 in f)``)
     so that a crash in a strategy can be found from the report alone.
 
     >>> try:
     ...     [].pop()
     ... except IndexError as exc:
-    ...     describe_error(exc, where=True).split(" (at ")[0]
+    ...     _describe_error(exc, where=True).split(" (at ")[0]
     'IndexError: pop from empty list'
     """
     text = f"{type(error).__name__}: {error}"
@@ -270,16 +273,16 @@ def error_row(question: Question, strategy: str, error: BaseException, wall_ms: 
     return QuestionResult(id=question.id, strategy=strategy, question=question.text,
                           gold_iris=sorted(question.gold_iris), gold_labels=sorted(question.gold_labels),
                           metrics=metrics, latency_ms=wall_ms, wall_ms=wall_ms, strategy_used=strategy,
-                          error=describe_error(error, where=crash), crash=crash,
+                          error=_describe_error(error, where=crash), crash=crash,
                           execution=execution_score(question, None))
 
 
-def split_warm_up(tasks: Sequence[tuple[Question, str]],
+def _split_warm_up(tasks: Sequence[tuple[Question, str]],
                   ) -> tuple[list[tuple[Question, str]], list[tuple[Question, str]]]:
     """(the first pair of each strategy, the others), both in task order.
 
     >>> q1, q2 = Question("1", "a"), Question("2", "b")
-    >>> warm, rest = split_warm_up([(q1, "x"), (q1, "y"), (q2, "x")])
+    >>> warm, rest = _split_warm_up([(q1, "x"), (q1, "y"), (q2, "x")])
     >>> [(q.id, s) for q, s in warm], [(q.id, s) for q, s in rest]
     ([('1', 'x'), ('1', 'y')], [('2', 'x')])
     """
@@ -394,7 +397,7 @@ class EvalRun:
         sparqlqa error is the strategy's answer (``error``, a miss); any other exception is a bug: the
         pair is asked once more, and when it raises again it is an ``error`` too, with its message and
         location (a deterministic crash would fail every rerun, so it is counted, not retried)."""
-        ask = self.ask or default_ask()
+        ask = self.ask or _default_ask()
         start = time.perf_counter()
         for attempt in (1, 2):
             try:
@@ -408,7 +411,7 @@ class EvalRun:
             except NotInCache:
                 return Outcome(question, strategy, "pending")
             except TRANSIENT_ERRORS as exc:
-                return Outcome(question, strategy, "failed", message=describe_error(exc))
+                return Outcome(question, strategy, "failed", message=_describe_error(exc))
             except SparqlqaError as exc:
                 if _is_abort(exc):
                     raise
@@ -422,7 +425,7 @@ class EvalRun:
         wall = (time.perf_counter() - start) * 1000
         if answer.pending_llm:
             return Outcome(question, strategy, "pending")
-        row = result_row(question, strategy, answer, wall, self.settings.k)
+        row = _result_row(question, strategy, answer, wall, self.settings.k)
         row.warmup = warm_up
         return Outcome(question, strategy, "done", row)
 
@@ -467,7 +470,7 @@ class EvalRun:
         stats = RunStats(total_pairs=len(self.questions) * len(self.settings.strategies),
                          already_done=len(self.questions) * len(self.settings.strategies) - len(tasks))
         started = time.perf_counter()
-        warm_up, rest = split_warm_up(tasks)
+        warm_up, rest = _split_warm_up(tasks)
         for question, strategy in warm_up:
             self._record(self.answer_one(question, strategy, warm_up=True), stats, on_outcome)
         if self.settings.workers <= 1:

@@ -23,6 +23,9 @@ from sparqlqa.errors import IngestError
 from sparqlqa.kb.vocab import OWL, RDF, RDFS
 from sparqlqa.registry import Registry
 
+__all__ = ["MAX_LINE_BYTES", "RDF_SYNTAXES", "IngestFormat", "IngestTarget", "SourceReport", "detect_format",
+           "format_choices", "ingest_formats", "open_source", "read_lines", "strip_compression"]
+
 #: ``progress(bytes_done, bytes_total)`` for the source being loaded
 Progress = Callable[[int, int], None]
 #: the RDF syntaxes the ``rdf`` format reads (``--format`` accepts each by name)

@@ -17,6 +17,8 @@ from sparqlqa.errors import IngestError
 from sparqlqa.ingest.base import IngestFormat, IngestTarget, ingest_formats, open_source, read_lines
 from sparqlqa.kb.vocab import RDF, RDFS, SQA
 
+__all__ = ["DelimitedTriples"]
+
 BATCH = 50_000
 #: how many recent entity names :meth:`DelimitedTriples._quads` remembers (bounded memory)
 ENTITY_CACHE = 1 << 17

@@ -19,6 +19,8 @@ from sparqlqa.ingest.base import (
     strip_compression,
 )
 
+__all__ = ["RDF_FORMAT_NAMES", "RdfFileFormat"]
+
 RDF_SUFFIXES: dict[str, RdfFormat] = {
     ".nt": RdfFormat.N_TRIPLES,
     ".ntriples": RdfFormat.N_TRIPLES,
@@ -52,7 +54,7 @@ RDF_FORMAT_NAMES: dict[str, RdfFormat] = {
 }
 
 
-def rdf_syntax(source: Path, syntax: str | None) -> RdfFormat:
+def _rdf_syntax(source: Path, syntax: str | None) -> RdfFormat:
     if syntax:
         try:
             return RDF_FORMAT_NAMES[syntax.lower()]
@@ -97,13 +99,13 @@ PREFIX_SYNTAXES = (RdfFormat.TURTLE, RdfFormat.TRIG, RdfFormat.N3)
 PREFIX_SCAN_QUADS = 10_000
 
 
-def declared_prefixes(source: Path, syntax: RdfFormat) -> dict[str, str]:
+def _declared_prefixes(source: Path, syntax: RdfFormat) -> dict[str, str]:
     """The ``@prefix``/``PREFIX`` declarations near the top of a Turtle, TriG or N3 file (name → IRI).
 
     >>> import tempfile
     >>> path = Path(tempfile.mkdtemp()) / "x.ttl"
     >>> _ = path.write_text("@prefix dbo: <http://dbpedia.org/ontology/> .\\n<http://e/a> dbo:p 1 .\\n")
-    >>> declared_prefixes(path, RdfFormat.TURTLE)
+    >>> _declared_prefixes(path, RdfFormat.TURTLE)
     {'dbo': 'http://dbpedia.org/ontology/'}
     """
     if syntax not in PREFIX_SYNTAXES:
@@ -130,7 +132,7 @@ class RdfFileFormat(IngestFormat):
     suffixes: ClassVar[tuple[str, ...]] = tuple(RDF_SUFFIXES)
 
     def load(self, source: Path, target: IngestTarget) -> dict[str, Any]:
-        syntax = rdf_syntax(source, self.options.get("syntax"))
+        syntax = _rdf_syntax(source, self.options.get("syntax"))
         before = len(target.store)
         with open_source(source, target.progress) as handle:
             try:
@@ -144,4 +146,4 @@ class RdfFileFormat(IngestFormat):
             except (OSError, EOFError, ValueError) as exc:
                 raise IngestError(f"cannot read: {exc}", path=str(source)) from exc
         return {"format": f"rdf/{syntax.name}", "quads_added": len(target.store) - before,
-                "prefixes": declared_prefixes(source, syntax)}
+                "prefixes": _declared_prefixes(source, syntax)}

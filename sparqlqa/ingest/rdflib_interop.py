@@ -25,6 +25,8 @@ from sparqlqa.kb.store import OxigraphStore
 if TYPE_CHECKING:
     import rdflib
 
+__all__ = ["ingest_graph", "kb_from_graph", "kb_to_graph"]
+
 
 #: a pyoxigraph term as the equivalent rdflib term
 to_rdflib = rdflib_term

@@ -95,7 +95,7 @@ def dataset_namespace(dataset: str) -> str:
     return f"https://sparqlqa.dev/stark/{dataset}#"
 
 
-def term_local_name(name: str) -> str:
+def _term_local_name(name: str) -> str:
     """``gene/protein`` → ``gene_protein``; ``author___writes___paper`` → ``author_writes_paper``."""
     return re.sub(r"[^0-9A-Za-z]+", "_", name).strip("_") or "unnamed"
 
@@ -109,7 +109,7 @@ def node_iri(base_iri: str, node_id: int) -> str:
     return f"{base_iri}node/{int(node_id)}"
 
 
-def normalise_dataset(name: str) -> str:
+def _normalise_dataset(name: str) -> str:
     key = name.strip().lower()
     key = DATASET_ALIASES.get(key, key)
     if key not in DATASETS:
@@ -156,7 +156,7 @@ class _Files:
         return f"{self.shown}/{name}"
 
 
-def find_layout_dir(folder: Path) -> Path | None:
+def _find_layout_dir(folder: Path) -> Path | None:
     """The folder under ``folder`` whose ``node_info.pkl`` to read (Amazon's full cache first)."""
     for sub in LAYOUT_DIRS:
         candidate = folder / sub if sub else folder
@@ -165,7 +165,7 @@ def find_layout_dir(folder: Path) -> Path | None:
     return None
 
 
-def zip_layout_prefix(names: Iterable[str]) -> str | None:
+def _zip_layout_prefix(names: Iterable[str]) -> str | None:
     """The member folder (with trailing ``/``) of a zip listing to read, or None."""
     dirs = {n[: -len("node_info.pkl")] for n in names if n.endswith("node_info.pkl")}
     good = [d for d in dirs if d.rstrip("/").endswith(("processed", "processed/cache/brand-category-color"))
@@ -180,7 +180,7 @@ def open_layout(source: Path) -> Iterator[_Files]:
     if source.is_file() and source.name == "node_info.pkl":
         source = source.parent
     if source.is_dir():
-        folder = find_layout_dir(source)
+        folder = _find_layout_dir(source)
         if folder is None:
             raise IngestError("no node_info.pkl here nor in processed/", path=str(source),
                               hint="point at STaRK's processed folder, its parent, or processed.zip")
@@ -191,7 +191,7 @@ def open_layout(source: Path) -> Iterator[_Files]:
     except (zipfile.BadZipFile, OSError) as exc:
         raise IngestError(f"not a readable zip file: {exc}", path=str(source)) from None
     with archive, tempfile.TemporaryDirectory(prefix="sparqlqa-stark-") as tmp:
-        prefix = zip_layout_prefix(archive.namelist())
+        prefix = _zip_layout_prefix(archive.namelist())
         if prefix is None:
             raise IngestError("the zip has no processed/node_info.pkl", path=str(source))
         shown = f"{source}!{prefix.rstrip('/')}"
@@ -284,7 +284,7 @@ def _dicts(files: _Files, dataset: str | None,
     found = {name: _type_dict(_load_pickle(files, name), files, name) if files.path(name).is_file() else None
              for name in ("node_type_dict.pkl", "edge_type_dict.pkl")}
     node_dict, edge_dict = found["node_type_dict.pkl"], found["edge_type_dict.pkl"]
-    chosen = normalise_dataset(dataset) if dataset else guess_dataset(
+    chosen = _normalise_dataset(dataset) if dataset else guess_dataset(
         (node_dict or {}).values(), infos[0] if infos else None)
     if chosen is None:
         raise IngestError("cannot tell which STaRK dataset this is", path=files.shown,
@@ -420,7 +420,7 @@ def _flag(value: Any, default: bool) -> bool:
 
 def download_skb(dataset: str, dest_dir: Path) -> Path:
     """Download ``skb/<dataset>/processed.zip`` of ``snap-stanford/stark`` into ``dest_dir``."""
-    dataset = normalise_dataset(dataset)
+    dataset = _normalise_dataset(dataset)
     try:
         from huggingface_hub import hf_hub_download
     except ImportError:
@@ -463,12 +463,12 @@ class StarkSKB(IngestFormat):
         if text.startswith(HF_PREFIX) and not source.exists():
             return text[len(HF_PREFIX):].strip().lower() in (*DATASETS, *DATASET_ALIASES)
         if source.is_dir():
-            return find_layout_dir(source) is not None
+            return _find_layout_dir(source) is not None
         if source.suffix.lower() != ".zip" or not zipfile.is_zipfile(source):
             return False
         try:
             with zipfile.ZipFile(source) as archive:
-                return zip_layout_prefix(archive.namelist()) is not None
+                return _zip_layout_prefix(archive.namelist()) is not None
         except (zipfile.BadZipFile, OSError):
             return False
 
@@ -483,8 +483,8 @@ class StarkSKB(IngestFormat):
         add_rel, compact = _flag(self.options.get("add_rel"), True), _flag(self.options.get("compact"), False)
         docs = DocumentBuilder(data, add_rel=add_rel, compact=compact)
         namespace = dataset_namespace(data.dataset)
-        classes = {k: NamedNode(namespace + term_local_name(v)) for k, v in data.node_type_dict.items()}
-        properties = {k: NamedNode(namespace + term_local_name(v)) for k, v in data.edge_type_dict.items()}
+        classes = {k: NamedNode(namespace + _term_local_name(v)) for k, v in data.node_type_dict.items()}
+        properties = {k: NamedNode(namespace + _term_local_name(v)) for k, v in data.edge_type_dict.items()}
         tick = _progress(target, data.num_nodes + int(data.edge_index.shape[1]))
         target.add(itertools.chain(  # one streamed bulk load: each call costs the store a fixed setup
             _declarations(data.dataset, classes, properties, data),

@@ -15,6 +15,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+__all__ = ["Adjacency", "DocumentBuilder", "Ids", "SkbData", "compact_text", "node_aliases", "node_label"]
+
 Ids = npt.NDArray[np.int64]
 
 #: AmazonSKB's default ``max_entries`` (reviews and Q&A shown per product: up to this + 2)

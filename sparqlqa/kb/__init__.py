@@ -1,20 +1,18 @@
-"""A knowledge base: its store and read path, terms, schema, names, and what it says about a node.
+"""A knowledge base: its store, terms, schema, names, and what it says about a node (read path: :mod:`sparqlqa.query`).
 
-The names of the former module ``sparqlqa.kb`` (``KnowledgeBase``, ``Manifest``, ``open_kb`` ...) are still
-importable from here; they live in :mod:`sparqlqa.kb.knowledge_base`.
+The package's public names (:data:`__all__`) live in :mod:`sparqlqa.kb.knowledge_base`, imported on first use;
+the rest of the package is reached by module (``sparqlqa.kb.store``, ``sparqlqa.kb.schema`` ...).
 """
 
 from __future__ import annotations
 
-import importlib
 from typing import Any
 
-#: names re-exported from :mod:`sparqlqa.kb.knowledge_base` (imported on first use)
-EXPORTS = ('KnowledgeBase', 'Manifest', 'open_kb', 'list_kbs', 'scan_kbs', 'remove_kb', 'kb_exists',
-           'write_generation', 'validate_kb_name', 'canonical_kb_name', 'BrokenKB', 'KBScan')
+from sparqlqa.registry import lazy_attribute
+
+__all__ = ["BrokenKB", "KBScan", "KnowledgeBase", "Manifest", "canonical_kb_name", "kb_exists", "list_kbs", "open_kb",
+           "remove_kb", "scan_kbs", "validate_kb_name", "write_generation"]
 
 
 def __getattr__(name: str) -> Any:
-    if name in EXPORTS:
-        return getattr(importlib.import_module("sparqlqa.kb.knowledge_base"), name)
-    raise AttributeError(f"module 'sparqlqa.kb' has no attribute {name!r}")
+    return lazy_attribute(__name__, dict.fromkeys(__all__, "sparqlqa.kb.knowledge_base"), name)

@@ -37,8 +37,8 @@ from typing import TYPE_CHECKING, Any
 from pyoxigraph import Literal, NamedNode
 
 from sparqlqa.english import GENERIC_TABLE_WORDS, KEY_COLUMN_ENDINGS, name_column_rank, name_singular
-from sparqlqa.kb.built_query import BuiltQuery
 from sparqlqa.kb.schema import local_name
+from sparqlqa.query.built_query import BuiltQuery
 
 if TYPE_CHECKING:
     from sparqlqa.kb.knowledge_base import KnowledgeBase

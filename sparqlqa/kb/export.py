@@ -1,7 +1,7 @@
 """A KB back out as RDF: quads streamed from the Oxigraph store into a file, never all in memory.
 
 ``sparqlqa export KB`` and :meth:`KnowledgeBase.to_rdflib` both read the store through
-:func:`export_quads`.  What ingest adds beside the user's files (sparqlqa's core vocabulary,
+:func:`_export_quads`.  What ingest adds beside the user's files (sparqlqa's core vocabulary,
 ``--ontology`` files, a STaRK dataset's ontology) is listed, triple by triple, in the generation's
 ``added.nt`` when it is added; ``source_only`` leaves exactly those out (a triple a source file also
 holds is kept).
@@ -30,12 +30,15 @@ from pyoxigraph import BlankNode, DefaultGraph, Literal, NamedNode, Quad, RdfFor
 from pyoxigraph import Store as OxStore
 
 from sparqlqa.errors import ConfigError, KBError, UnknownNameError
-from sparqlqa.kb.built_query import BuiltQuery
 from sparqlqa.kb.store import OxigraphStore, Store, Term
 from sparqlqa.kb.vocab import PREFIXES, SQA_BASE, XSD
+from sparqlqa.query.built_query import BuiltQuery
 
 if TYPE_CHECKING:
     import rdflib
+
+__all__ = ["ADDED_FILE", "EXPORT_FORMATS", "ExportReport", "export_prefixes", "ingest_additions", "oxigraph_of",
+           "rdflib_graph", "rdflib_term", "write_rdf"]
 
 XSD_STRING = XSD.string.value
 #: the file in a KB generation listing the triples ingest added beside the sources (N-Triples)
@@ -77,7 +80,7 @@ class ExportReport:
         return asdict(self)
 
 
-def export_format(name: str) -> RdfFormat:
+def _export_format(name: str) -> RdfFormat:
     try:
         return EXPORT_FORMATS[name.lower()]
     except KeyError:
@@ -135,7 +138,7 @@ def _graph_name(store: OxStore, graph: str | None) -> NamedNode | DefaultGraph |
     return name
 
 
-def export_quads(store: OxStore, *, graph: str | None = None,
+def _export_quads(store: OxStore, *, graph: str | None = None,
                  skip: frozenset[Triple] = frozenset()) -> Iterator[Quad]:
     """The store's quads (of ``graph`` only when given), lazily; default-graph triples in ``skip`` left out."""
     subjects = frozenset(triple.subject for triple in skip)  # a cheap first test: few subjects have additions
@@ -165,8 +168,8 @@ def write_rdf(store: OxStore, output: IO[bytes], fmt: str, *, graph: str | None 
     A format without named graphs (Turtle, N-Triples) gets the triples of every graph merged,
     unless ``graph`` picks one.
     """
-    syntax = export_format(fmt)
-    quads = export_quads(store, graph=graph, skip=skip)
+    syntax = _export_format(fmt)
+    quads = _export_quads(store, graph=graph, skip=skip)
     items = _Counted(quads if syntax.supports_datasets else (quad.triple for quad in quads))
     serialize(items, output, syntax, prefixes=prefixes if syntax in (RdfFormat.TURTLE, RdfFormat.TRIG) else None)
     return ExportReport(triples=items.count, format=fmt.lower(), graph=graph, source_only=bool(skip))
@@ -209,7 +212,7 @@ def rdflib_graph(kb: ExportSource, *, source_only: bool = False,
         graph.bind(name, rdflib.URIRef(iri), replace=True)
     if isinstance(kb.store, OxigraphStore):
         skip = ingest_additions(kb) if source_only else frozenset()
-        triples: Iterable[Triple] = (quad.triple for quad in export_quads(kb.store.oxstore, skip=skip))
+        triples: Iterable[Triple] = (quad.triple for quad in _export_quads(kb.store.oxstore, skip=skip))
     else:  # a remote endpoint: one CONSTRUCT (ingest added nothing there)
         triples = kb.store.query(BuiltQuery.construct("CONSTRUCT { ?s ?p ?o } WHERE { ?s ?p ?o }")).triples
     for triple in triples:

@@ -55,7 +55,6 @@ from pyoxigraph import BlankNode, DefaultGraph, Literal, Quad, RdfFormat, parse
 from pyoxigraph import Store as OxStore
 
 from sparqlqa.errors import GroupError, GroupMemberNotFound, KBNotFound
-from sparqlqa.kb.built_query import BuiltQuery
 from sparqlqa.kb.export import ADDED_FILE
 from sparqlqa.kb.group_service import run_services
 from sparqlqa.kb.groups import split_members
@@ -69,13 +68,14 @@ from sparqlqa.kb.knowledge_base import (
     open_kb,
     retire_generation,
 )
-from sparqlqa.kb.limits import QueryLimits, unbounded
 from sparqlqa.kb.profile import DEFAULT_PROFILE, Profile
 from sparqlqa.kb.schema import Schema, compute_schema
-from sparqlqa.kb.sparql_model import SparqlQuery
 from sparqlqa.kb.store import OxigraphStore, QueryResult
 from sparqlqa.kb.terms import term_from_key
 from sparqlqa.paths import atomic_write_text, exclusive_lock, kbs_dir, make_folder
+from sparqlqa.query.built_query import BuiltQuery
+from sparqlqa.query.limits import QueryLimits, unbounded
+from sparqlqa.query.sparql_model import SparqlQuery
 from sparqlqa.version import __version__
 
 #: bump when the group store's layout changes: every cached group generation is rebuilt
@@ -99,7 +99,7 @@ class GroupKB(KnowledgeBase):
 
     def query(self, sparql: str | BuiltQuery, *, limits: QueryLimits | None = None) -> QueryResult:
         """A read query on the merged store; a remote member's ``SERVICE`` block of a query sparqlqa compiled
-        (a :class:`~sparqlqa.kb.built_query.BuiltQuery` with its structure) is run by that member's own store
+        (a :class:`~sparqlqa.query.built_query.BuiltQuery` with its structure) is run by that member's own store
         first and joined as a ``VALUES`` table (:func:`~sparqlqa.kb.group_service.run_services`, on the
         structure).  The result keeps the query as written (the ``.rq`` saved has the ``SERVICE`` block).
         Any other query (a ``str``: a user's, an LLM's) is read by the parser and its SERVICE meets the

@@ -2,13 +2,13 @@
 
 A KB group may include a remote SPARQL endpoint the user registered (``sparqlqa kbs add wd --endpoint
 URL``).  The compiler (:mod:`sparqlqa.stages.compile`) puts every pattern whose relation or node type
-only that member holds into one :class:`~sparqlqa.kb.sparql_model.Service` block per endpoint, with the
+only that member holds into one :class:`~sparqlqa.query.sparql_model.Service` block per endpoint, with the
 ``VALUES`` of the pattern's constants inside, so the saved ``.rq`` is a standard federated SPARQL 1.1
 query that any engine holding the local members' data runs.
 
 sparqlqa itself never lets Oxigraph fetch that IRI (Oxigraph would, with no timeout, row limit, User-Agent,
 pacing, retries, or ``default-graph-uri`` of the endpoint's configuration): :func:`run_services` works on
-the compiled structure (:class:`~sparqlqa.kb.sparql_model.SparqlQuery`, never its text) and sends each
+the compiled structure (:class:`~sparqlqa.query.sparql_model.SparqlQuery`, never its text) and sends each
 block's patterns as one ``SELECT * WHERE { … }`` through the member's own store (the endpoint's
 transport: its timeout, retries, politeness interval, row and response-size limits, read-only guard),
 with the outer query's one-variable ``VALUES`` the block uses (constants, the candidate being explained)
@@ -16,10 +16,10 @@ and the bindings the local patterns give its variables (a bind join, :func:`loca
 the rows back in the block's place as a ``VALUES`` table, which SPARQL joins exactly as it would the
 ``SERVICE``'s solutions; the local store then runs a query without any ``SERVICE``.  Only blocks naming a
 registered member's URL exactly are run this way; any other ``SERVICE`` stays in the query and meets
-:mod:`sparqlqa.kb.service_guard` as usual (refused unless allowed).
+:mod:`sparqlqa.query.service_guard` as usual (refused unless allowed).
 
 >>> from pyoxigraph import NamedNode, Variable
->>> from sparqlqa.kb.sparql_model import Triple, render
+>>> from sparqlqa.query.sparql_model import Triple, render
 >>> url = "http://localhost:8890/sparql"
 >>> block = Service(NamedNode(url), (Triple(Variable("a"), NamedNode("http://e/p"), Variable("b")),))
 >>> query = SparqlQuery("SELECT", (block,), (Variable("a"),), distinct=True)
@@ -37,7 +37,8 @@ from dataclasses import replace
 from pyoxigraph import BlankNode, Variable
 
 from sparqlqa.kb.records import QueryRecord
-from sparqlqa.kb.sparql_model import (
+from sparqlqa.kb.store import QueryResult
+from sparqlqa.query.sparql_model import (
     Element,
     Filter,
     Service,
@@ -46,7 +47,6 @@ from sparqlqa.kb.sparql_model import (
     ValuesTable,
     variables,
 )
-from sparqlqa.kb.store import QueryResult
 
 
 def service_blocks(query: SparqlQuery, endpoints: Collection[str]) -> list[tuple[int, Service]]:

@@ -27,19 +27,22 @@ from sparqlqa.kb.kb_names import GROUP_SEPARATOR, canonical_kb_name, validate_kb
 from sparqlqa.kb.knowledge_base import kb_exists, kb_lock, kb_root
 from sparqlqa.paths import atomic_write_json, sparqlqa_home
 
+__all__ = ["SEPARATOR", "SavedGroup", "broken_members", "groups_using", "load_groups", "remove_group", "save_group",
+           "saved_groups", "split_members"]
+
 #: joins the members of an ad hoc group: ``films+people``
 SEPARATOR = GROUP_SEPARATOR
 #: the lock name saved-group writers share (``kb_lock``)
 _LOCK = "groups.json"
 
 
-def groups_file() -> Path:
+def _groups_file() -> Path:
     return sparqlqa_home() / "groups.json"
 
 
 def load_groups() -> dict[str, list[str]]:
     """Every saved group, name → members (an empty mapping when none was saved)."""
-    path = groups_file()
+    path = _groups_file()
     try:
         data = json.loads(path.read_text("utf-8"))
     except FileNotFoundError:
@@ -88,7 +91,7 @@ def save_group(name: str, members: list[str], *, replace: bool = False) -> list[
             raise GroupError(f"a KB group named {name!r} already exists ({' + '.join(groups[name])})",
                              hint=f"remove it first with 'sparqlqa kbs group remove {name}', or choose another name")
         groups[name] = members
-        atomic_write_json(groups_file(), {"groups": groups})
+        atomic_write_json(_groups_file(), {"groups": groups})
     return members
 
 
@@ -99,7 +102,7 @@ def remove_group(name: str) -> list[str]:
         if name not in groups:
             raise GroupError(f"no KB group named {name!r}", hint="list the groups with 'sparqlqa kbs'")
         members = groups.pop(name)
-        atomic_write_json(groups_file(), {"groups": groups})
+        atomic_write_json(_groups_file(), {"groups": groups})
     return members
 
 

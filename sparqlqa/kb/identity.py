@@ -21,12 +21,14 @@ from typing import TYPE_CHECKING, Any
 
 from pyoxigraph import Literal, NamedNode
 
-from sparqlqa.kb.built_query import BuiltQuery
 from sparqlqa.kb.naming import self_named
 from sparqlqa.kb.vocab import OWL, RDFS
+from sparqlqa.query.built_query import BuiltQuery
 
 if TYPE_CHECKING:
     from sparqlqa.kb.knowledge_base import KnowledgeBase
+
+__all__ = ["Identity", "identity_of"]
 
 #: a group's IRIs are sorted by this key; the first is the canonical node
 RankKey = Callable[[str], Any]

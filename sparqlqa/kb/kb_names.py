@@ -10,6 +10,8 @@ import re
 
 from sparqlqa.errors import GroupError, InvalidKBName
 
+__all__ = ["GROUP_SEPARATOR", "canonical_kb_name", "validate_kb_name"]
+
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 
 

@@ -35,19 +35,23 @@ from sparqlqa.errors import (
     StorageError,
     StoreUnavailable,
 )
-from sparqlqa.kb.built_query import BuiltQuery
 from sparqlqa.kb.kb_names import GROUP_SEPARATOR as GROUP_SEPARATOR
 from sparqlqa.kb.kb_names import canonical_kb_name as canonical_kb_name
 from sparqlqa.kb.kb_names import validate_kb_name as validate_kb_name
-from sparqlqa.kb.limits import QueryLimits, unbounded
 from sparqlqa.kb.profile import DEFAULT_PROFILE, Profile
 from sparqlqa.kb.schema import Schema
 from sparqlqa.kb.store import QueryResult, Store, stores
 from sparqlqa.paths import atomic_write_json, atomic_write_text, kbs_dir, make_folder
+from sparqlqa.query.built_query import BuiltQuery
+from sparqlqa.query.limits import QueryLimits, unbounded
 from sparqlqa.registry import Registry
 
 if TYPE_CHECKING:
     import rdflib
+
+__all__ = ["RETIRED", "BrokenKB", "KBScan", "KnowledgeBase", "Manifest", "acquire_lease", "current_generation",
+           "group_openers", "kb_exists", "kb_folder", "kb_lock", "kb_root", "list_kbs", "open_kb", "remove_kb",
+           "retire_generation", "scan_kbs", "sweep_retired", "write_generation"]
 
 @dataclass
 class Manifest:
@@ -111,7 +115,7 @@ class KnowledgeBase:
         offline statistics, relation vectors) lives and dies with this object, not the process.
 
         Concurrent first calls (``sparqlqa serve`` threads) may both build; the first result is kept.
-        ``build`` runs outside any query limits (:func:`~sparqlqa.kb.limits.unbounded`): derived data covers
+        ``build`` runs outside any query limits (:func:`~sparqlqa.query.limits.unbounded`): derived data covers
         every node, whatever request happens to need it first.
 
         >>> from sparqlqa.kb.store import OxigraphStore
@@ -202,10 +206,10 @@ class KnowledgeBase:
 
     def _store_error(self, exc: StoreUnavailable) -> KBError:
         """Why the store did not open, for this KB: a writer at work, a missing folder, or the OS's reason."""
-        if write_in_progress(self.name):
+        if _write_in_progress(self.name):
             return KBBusy(f"knowledge base {self.name!r} cannot be opened while another sparqlqa process "
                           f"writes it ({exc.message})", hint="wait for that process to finish, then try again")
-        problem = store_problem(self.manifest, self.directory) if self.directory is not None else None
+        problem = _store_problem(self.manifest, self.directory) if self.directory is not None else None
         if problem is not None:
             return KBDamaged(self.name, problem)
         return KBError(f"cannot open the store of knowledge base {self.name!r} at {exc.path}: {exc.reason}",
@@ -213,7 +217,7 @@ class KnowledgeBase:
                        f"rebuild it with 'sparqlqa ingest FILE --kb {self.name} --replace'")
 
     def query(self, sparql: str | BuiltQuery, *, limits: QueryLimits | None = None) -> QueryResult:
-        """Run a read query on the store (bounded by ``limits``, or the :func:`~sparqlqa.kb.limits.bounded` scope)."""
+        """Run a read query on the store (bounded by ``limits`` or the :func:`~sparqlqa.query.limits.bounded` scope)."""
         return self.store.query(sparql, limits=limits)
 
     def to_rdflib(self, *, source_only: bool = False) -> rdflib.Graph:
@@ -359,7 +363,7 @@ def kb_root(name: str) -> Path:
 CURRENT_TRIES = 3
 
 
-def locate_generation(root: Path) -> Path | str | None:
+def _locate_generation(root: Path) -> Path | str | None:
     """The folder of the KB's current generation (it has a ``manifest.json``); a sentence saying what
     is wrong when the KB folder is there but damaged; ``None`` when there is no KB folder."""
     if not root.is_dir():
@@ -397,13 +401,13 @@ def _read_current(root: Path) -> tuple[str | None, str]:
 
 def current_generation(root: Path) -> Path | None:
     """The folder of the KB's current generation, or ``None`` when there is none (or it is damaged:
-    see :func:`locate_generation`)."""
-    found = locate_generation(root)
+    see :func:`_locate_generation`)."""
+    found = _locate_generation(root)
     return found if isinstance(found, Path) else None
 
 
 def _generation_or_raise(name: str, root: Path) -> Path:
-    found = locate_generation(root)
+    found = _locate_generation(root)
     if found is None:
         raise KBNotFound(name)
     if isinstance(found, str):
@@ -443,7 +447,7 @@ def _read_manifest(name: str, generation: Path) -> Manifest:
         raise KBDamaged(name, exc.message) from exc
 
 
-def store_problem(manifest: Manifest, generation: Path) -> str | None:
+def _store_problem(manifest: Manifest, generation: Path) -> str | None:
     """What is wrong with a local KB's store folder (only whether it is there: opening it costs more)."""
     if manifest.store.get("kind", "oxigraph") != "oxigraph":
         return None
@@ -481,7 +485,7 @@ def scan_kbs() -> KBScan:
         try:
             generation = _generation_or_raise(root.name, root)
             manifest = _read_manifest(root.name, generation)
-            problem = store_problem(manifest, generation)
+            problem = _store_problem(manifest, generation)
             if problem is not None:
                 raise KBDamaged(root.name, problem)
         except KBDamaged as exc:
@@ -517,7 +521,7 @@ def remove_kb(name: str) -> None:
         shutil.rmtree(trash, ignore_errors=True)
 
 
-def write_in_progress(name: str) -> bool:
+def _write_in_progress(name: str) -> bool:
     """Whether another process holds KB ``name``'s write lock (probed with a shared lock, released at once;
     only on an error path, as a writer starting at that very instant would find the KB busy)."""
     try:
@@ -576,7 +580,7 @@ def write_generation(name: str, build: Callable[[Path], Any], *, replace: bool =
     validate_kb_name(name)
     with kb_lock(name):
         root = kb_root(name)
-        if locate_generation(root) is not None and not replace:  # a damaged one too: --replace rebuilds it
+        if _locate_generation(root) is not None and not replace:  # a damaged one too: --replace rebuilds it
             raise KBExists(name)
         for stale in kbs_dir().glob(f".building-{name}-*"):  # left by a killed writer (we hold the lock)
             shutil.rmtree(stale, ignore_errors=True)

@@ -31,12 +31,12 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from pyoxigraph import Literal, NamedNode
 
-from sparqlqa.kb.built_query import BuiltQuery
 from sparqlqa.kb.identity import Identity, identity_of
 from sparqlqa.kb.naming import language_rank, name_from_iri, unnamed_nodes
 from sparqlqa.kb.schema import Schema, local_name
 from sparqlqa.kb.vocab import META_CLASSES
 from sparqlqa.paths import atomic_write_bytes
+from sparqlqa.query.built_query import BuiltQuery
 
 if TYPE_CHECKING:
     from sparqlqa.embed.embedders import Embedder

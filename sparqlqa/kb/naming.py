@@ -23,10 +23,10 @@ from typing import TYPE_CHECKING
 from pyoxigraph import NamedNode
 
 from sparqlqa.errors import SparqlqaError
-from sparqlqa.kb.built_query import BuiltQuery
 from sparqlqa.kb.schema import local_name
 from sparqlqa.kb.terms import is_blank_key, is_value_key, value_text
 from sparqlqa.kb.vocab import META_CLASSES, RDFS
+from sparqlqa.query.built_query import BuiltQuery
 
 if TYPE_CHECKING:
     from sparqlqa.kb.knowledge_base import KnowledgeBase

@@ -17,7 +17,6 @@ from typing import Any
 
 from pyoxigraph import Literal, NamedNode
 
-from sparqlqa.kb.built_query import BuiltQuery
 from sparqlqa.kb.knowledge_base import KnowledgeBase
 from sparqlqa.kb.naming import display_name, language_rank, name_from_iri
 from sparqlqa.kb.records import QueryRecord
@@ -25,6 +24,7 @@ from sparqlqa.kb.schema import fold_reversed_facts, humanize, local_name, revers
 from sparqlqa.kb.terms import is_blank_key, term_from_key, term_key
 from sparqlqa.kb.vocab import META_CLASSES, RDFS, SQA, WELL_KNOWN_PREFIXES, prefixed_name
 from sparqlqa.language import current_language
+from sparqlqa.query.built_query import BuiltQuery
 
 __all__ = ["MAX_TEXT_CHARS", "MAX_VALUES", "NodeBasics", "NodeFacts", "QuerySink", "fetch_facts", "fetch_labels",
            "index_texts", "label_predicates", "node_texts", "run_query", "scan_basics", "verbalize"]

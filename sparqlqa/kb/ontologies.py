@@ -19,16 +19,18 @@ from sparqlqa.errors import ConfigError, IngestError
 if TYPE_CHECKING:
     from sparqlqa.kb.knowledge_base import KnowledgeBase
 
+__all__ = ["CORE", "annotate_kb", "load_ontology", "ontology_path"]
+
 CORE = "sparqlqa"
 
 
-def ontology_dirs() -> list[Path]:
+def _ontology_dirs() -> list[Path]:
     return [Path(__file__).resolve().parent.parent / "data" / "ontologies"]
 
 
 def ontology_path(name: str) -> Path:
     """The Turtle file of the bundled ontology ``name`` (e.g. ``sparqlqa``, ``stark-prime``)."""
-    for folder in ontology_dirs():
+    for folder in _ontology_dirs():
         path = folder / f"{name}.ttl"
         if path.is_file():
             return path
@@ -37,7 +39,7 @@ def ontology_path(name: str) -> Path:
 
 def bundled() -> list[str]:
     names: set[str] = set()
-    for folder in ontology_dirs():
+    for folder in _ontology_dirs():
         if folder.is_dir():
             names.update(p.stem for p in folder.glob("*.ttl"))
     return sorted(names)

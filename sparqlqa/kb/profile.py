@@ -14,6 +14,8 @@ from typing import Any
 
 from sparqlqa.kb.vocab import DC, DCTERMS, FOAF, RDF, RDFS, SCHEMA, SCHEMA_HTTPS, SKOS, SQA
 
+__all__ = ["ALIAS_PREDICATES", "DEFAULT_PROFILE", "NAME_PREDICATES", "TEXT_PREDICATES", "Profile"]
+
 #: predicates that name a node in common vocabularies, most authoritative first; a KB keeps the ones
 #: its data uses (``Schema.label_predicates``), so a schema.org or FOAF dump is linkable as it comes
 NAME_PREDICATES: tuple[str, ...] = (
@@ -55,7 +57,7 @@ class Profile:
     relation_entity_predicate: str | None = None  # property entity -> its relation (wikibase:directClaim)
     search_limit: int = 50  # rows per engine name search
     relation_prefixes: tuple[str, ...] = ()  # when set, only predicates under these IRIs are relations
-    allow_service: tuple[str, ...] = ()  # hosts a query's SERVICE may call from the CLI (sparqlqa.kb.service_guard)
+    allow_service: tuple[str, ...] = ()  # hosts a query's SERVICE may call from the CLI (sparqlqa.query.service_guard)
     endpoint_timeout: float | None = None  # [endpoint] timeout: seconds per endpoint query (sparqlqa.remote)
     #: columns that name nodes in the data (``ingest --name-predicate``), after the label predicates; when
     #: empty, ingest looks for them (:mod:`sparqlqa.kb.data_names`)

@@ -16,6 +16,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from typing import Any
 
+__all__ = ["JsonRecord", "QueryRecord"]
+
 
 class JsonRecord:
     """A typed result whose JSON form is :meth:`to_dict`; dict-style reads still work, deprecated."""

@@ -25,6 +25,9 @@ from sparqlqa.errors import ConfigError
 from sparqlqa.kb.store import QueryResult, Term
 from sparqlqa.kb.vocab import XSD
 
+__all__ = ["FORMATTERS", "format_result", "shorten", "term_to_json", "to_csv", "to_json", "to_ntriples", "to_rdf",
+           "to_tsv"]
+
 XSD_STRING = XSD.string.value
 
 

@@ -21,10 +21,14 @@ from typing import Any
 from pyoxigraph import Literal, NamedNode, Triple
 
 from sparqlqa.english import NAME_STOPWORDS
-from sparqlqa.kb.built_query import BuiltQuery
 from sparqlqa.kb.profile import Profile
 from sparqlqa.kb.store import Store, Term
 from sparqlqa.kb.vocab import META_CLASSES, OWL, RDF, RDFS, SKOS
+from sparqlqa.query.built_query import BuiltQuery
+
+__all__ = ["SCHEMA_PREDICATES", "RelationInfo", "Schema", "TypeInfo", "annotate_schema", "compute_schema",
+           "described_iris", "fold_reversed_facts", "folded_inverses", "humanize", "local_name", "relation_names",
+           "reversed_relation_labels"]
 
 #: predicates that describe the schema itself, never listed as relations
 SCHEMA_PREDICATES: frozenset[str] = frozenset(
@@ -121,7 +125,7 @@ class Schema:
             rel["pairs"] = [tuple(p) for p in rel.get("pairs", [])]
             relations.append(RelationInfo(**rel))
         rest = {k: v for k, v in data.items() if k not in ("types", "relations")}
-        return one_type_per_label(cls(types=types, relations=relations, **rest))
+        return _one_type_per_label(cls(types=types, relations=relations, **rest))
 
     def relation(self, name: str) -> RelationInfo | None:
         """Find a relation by IRI, local name, label or shown name (:func:`relation_names`), case-insensitively."""
@@ -333,12 +337,12 @@ def _namespace(iri: str) -> str:
     return iri[: len(iri) - len(re.split(r"[#/]", iri)[-1])]
 
 
-def merge_types(types: list[TypeInfo]) -> list[TypeInfo]:
+def _merge_types(types: list[TypeInfo]) -> list[TypeInfo]:
     """One type per label (case-insensitive): ``dbo:Person`` and ``foaf:Person`` are one "person" whose
     ``iri`` is the one in the namespace most types share (then the most frequent), the others ``also``;
     sorted most frequent first.
 
-    >>> merged = merge_types([TypeInfo("http://d/Film", "film", 9), TypeInfo("http://f/Person", "person", 5),
+    >>> merged = _merge_types([TypeInfo("http://d/Film", "film", 9), TypeInfo("http://f/Person", "person", 5),
     ...                       TypeInfo("http://d/Person", "person", 5)])
     >>> [(t.iri, t.also, t.count) for t in merged]
     [('http://d/Film', [], 9), ('http://d/Person', ['http://f/Person'], 5)]
@@ -411,7 +415,7 @@ def compute_schema(store: Store, profile: Profile) -> Schema:
     types = [TypeInfo(iri=t, label=_first(labels, t) or humanize(local_name(t)), count=n,
                       comment=_first(comments, t)) for t, n in type_rows]
     present = {row[0] for row in predicate_rows}
-    return one_type_per_label(Schema(
+    return _one_type_per_label(Schema(
         types=types, relations=relations,
         label_predicates=[p for p in profile.label_predicates if p in present],
         alias_predicates=[p for p in profile.alias_predicates if p in present],
@@ -424,11 +428,11 @@ def compute_schema(store: Store, profile: Profile) -> Schema:
     ))
 
 
-def one_type_per_label(schema: Schema) -> Schema:
-    """``schema`` with one type per label (:func:`merge_types`), its relations' type pairs merged alike, and
+def _one_type_per_label(schema: Schema) -> Schema:
+    """``schema`` with one type per label (:func:`_merge_types`), its relations' type pairs merged alike, and
     no identity or schema predicate (``owl:sameAs``) among the relations; also applied to schemas read
     back from KBs ingested before types were merged."""
-    types = merge_types(schema.types)
+    types = _merge_types(schema.types)
     canonical = {other: info.iri for info in types for other in info.also}
     relations = [replace(rel, pairs=_merged_pairs(rel.pairs, canonical)) if canonical else rel
                  for rel in schema.relations if rel.iri not in SCHEMA_PREDICATES]

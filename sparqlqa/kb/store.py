@@ -3,9 +3,9 @@
 Each store implements one method, :meth:`Store._execute`.  The public
 :meth:`Store.query` checks that the text is a read query first, times it and
 returns a :class:`QueryResult` that remembers the query that produced it.
-Inside a :func:`sparqlqa.kb.limits.bounded` scope (or given ``limits=``) a query is
+Inside a :func:`sparqlqa.query.limits.bounded` scope (or given ``limits=``) a query is
 bounded in time, rows and memory and stopped at the bound: an on-disk Oxigraph
-store runs it in a worker process (:mod:`sparqlqa.kb.query_pool`).
+store runs it in a worker process (:mod:`sparqlqa.query.query_pool`).
 
 >>> store = OxigraphStore.in_memory()
 >>> store.query("ASK { ?s ?p ?o }").boolean
@@ -25,13 +25,15 @@ from pyoxigraph import BlankNode, Literal, NamedNode, QueryBoolean, QuerySolutio
 from pyoxigraph import Store as OxStore
 
 from sparqlqa.errors import QueryError, QueryTimeout, QueryTooLarge, StoreUnavailable
-from sparqlqa.kb.built_query import BuiltQuery, reading_of
-from sparqlqa.kb.limits import QueryLimits, Scope, bounded, current
-from sparqlqa.kb.query_errors import syntax_error
-from sparqlqa.kb.query_pool import DEFAULT_WORKERS, Outcome, QueryPool, run_in_process
 from sparqlqa.kb.records import QueryRecord
-from sparqlqa.kb.service_guard import check_service
+from sparqlqa.query.built_query import BuiltQuery, reading_of
+from sparqlqa.query.limits import QueryLimits, Scope, bounded, current
+from sparqlqa.query.query_errors import syntax_error
+from sparqlqa.query.query_pool import DEFAULT_WORKERS, Outcome, QueryPool, run_in_process
+from sparqlqa.query.service_guard import check_service
 from sparqlqa.registry import Registry
+
+__all__ = ["OxigraphStore", "QueryResult", "Store", "Term", "stores"]
 
 Term = NamedNode | BlankNode | Literal | Triple
 
@@ -71,7 +73,7 @@ class Store(ABC):
     """A SPARQL 1.1 query engine.  Only read queries ever reach it."""
 
     kind: ClassVar[str] = "abstract"
-    #: hosts a query's SERVICE may call (``HOST`` or ``HOST:PORT``, see :mod:`sparqlqa.kb.service_guard`);
+    #: hosts a query's SERVICE may call (``HOST`` or ``HOST:PORT``, see :mod:`sparqlqa.query.service_guard`);
     #: empty: every SERVICE is refused
     allow_service: frozenset[str] = frozenset()
     #: True where the engine runs every SERVICE by fetching its IRI itself (Oxigraph): none is the engine's own
@@ -81,13 +83,13 @@ class Store(ABC):
               limits: QueryLimits | None = None) -> QueryResult:
         """Run a read query; updates, and SERVICE calls to hosts not allowed, are refused before anything is sent.
 
-        A ``str`` is read by the SPARQL 1.1 parser (:func:`~sparqlqa.kb.sparql_reading.read_query`); a
-        :class:`~sparqlqa.kb.built_query.BuiltQuery` (sparqlqa's own, written from terms) declares its reading.
+        A ``str`` is read by the SPARQL 1.1 parser (:func:`~sparqlqa.query.sparql_reading.read_query`); a
+        :class:`~sparqlqa.query.built_query.BuiltQuery` (sparqlqa's own, written from terms) declares its reading.
 
         ``engine_services``: for queries sparqlqa builds itself only (never a user's), IRIs of SERVICEs
         the remote engine provides and runs in-house (Wikidata's ``wikibase:mwapi`` name search):
         calling them sends nothing anywhere else.  Ignored by a store that would fetch them.
-        With ``limits`` (or inside a :func:`~sparqlqa.kb.limits.bounded` scope) the query is stopped at
+        With ``limits`` (or inside a :func:`~sparqlqa.query.limits.bounded` scope) the query is stopped at
         the time, row or memory limit (:class:`~sparqlqa.errors.QueryTimeout`, :class:`~sparqlqa.errors.QueryTooLarge`).
         """
         reading = reading_of(sparql)  # the one reading: refuses updates and what it cannot read with certainty
@@ -143,7 +145,9 @@ def _cap(result: QueryResult, scope: Scope) -> None:
     result.rows, result.triples, result.truncated = result.rows[:limit], result.triples[:limit], True
 
 
-stores: Registry[type[Store]] = Registry("store", ("sparqlqa.kb.store", "sparqlqa.remote.endpoint"))
+#: ``endpoint`` by module path: getting it imports the endpoint store alone (no entry-point scan)
+stores: Registry[type[Store]] = Registry("store", ("sparqlqa.kb.store", "sparqlqa.remote.endpoint"),
+                                         lazy={"endpoint": "sparqlqa.remote.endpoint"})
 
 
 @stores.register("oxigraph")
@@ -154,7 +158,7 @@ class OxigraphStore(Store):
     from N-Quads or TriG is found without ``GRAPH`` clauses.  Bounded queries on a
     store on disk run in up to ``query_workers`` worker processes at once, which cannot open a socket
     unless the store allows SERVICE hosts (:attr:`Store.allow_service`: then a separate pool's workers keep
-    the network, :mod:`sparqlqa.kb.sandbox`).
+    the network, :mod:`sparqlqa.query.sandbox`).
     """
 
     kind = "oxigraph"

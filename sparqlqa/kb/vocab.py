@@ -13,6 +13,11 @@ from typing import Any
 
 from pyoxigraph import NamedNode
 
+from sparqlqa.query.prefixes import WELL_KNOWN_PREFIXES
+
+__all__ = ["DC", "DCTERMS", "FOAF", "META_CLASSES", "OWL", "PREFIXES", "RDF", "RDFS", "SCHEMA", "SCHEMA_HTTPS", "SKOS",
+           "SQA", "SQA_BASE", "XSD", "Namespace", "default_base_iri", "kb_prefixes", "prefixed_name"]
+
 
 class Namespace:
     """Attribute and item access mint :class:`NamedNode` terms under ``base``."""
@@ -32,18 +37,19 @@ class Namespace:
         return self.base
 
 
-RDF = Namespace("http://www.w3.org/1999/02/22-rdf-syntax-ns#")
-RDFS = Namespace("http://www.w3.org/2000/01/rdf-schema#")
-OWL = Namespace("http://www.w3.org/2002/07/owl#")
-XSD = Namespace("http://www.w3.org/2001/XMLSchema#")
-SKOS = Namespace("http://www.w3.org/2004/02/skos/core#")
-SCHEMA = Namespace("http://schema.org/")
+_NS = WELL_KNOWN_PREFIXES
+RDF = Namespace(_NS["rdf"])
+RDFS = Namespace(_NS["rdfs"])
+OWL = Namespace(_NS["owl"])
+XSD = Namespace(_NS["xsd"])
+SKOS = Namespace(_NS["skos"])
+SCHEMA = Namespace(_NS["schema"])
 SCHEMA_HTTPS = Namespace("https://schema.org/")
-FOAF = Namespace("http://xmlns.com/foaf/0.1/")
-DCTERMS = Namespace("http://purl.org/dc/terms/")
-DC = Namespace("http://purl.org/dc/elements/1.1/")
+FOAF = Namespace(_NS["foaf"])
+DCTERMS = Namespace(_NS["dcterms"])
+DC = Namespace(_NS["dc"])
 #: sparqlqa's own core vocabulary (sparqlqa/data/ontologies/sparqlqa.ttl)
-SQA_BASE = "https://sparqlqa.dev/ns#"
+SQA_BASE = _NS["sqa"]
 SQA = Namespace(SQA_BASE)
 
 RDF_TYPE = RDF.type
@@ -61,44 +67,10 @@ META_CLASSES: frozenset[str] = frozenset(
     }
 )
 
-PREFIXES: dict[str, str] = {
-    "rdf": RDF.base,
-    "rdfs": RDFS.base,
-    "owl": OWL.base,
-    "xsd": XSD.base,
-    "skos": SKOS.base,
-    "schema": SCHEMA.base,
-    "foaf": FOAF.base,
-    "dcterms": DCTERMS.base,
-    "sqa": SQA_BASE,
-}
-
-
-#: well-known vocabularies beyond :data:`PREFIXES`: an unknown prefix's error suggests its IRI from here
-WELL_KNOWN_PREFIXES: dict[str, str] = {
-    **PREFIXES,
-    "dc": DC.base,
-    "dbo": "http://dbpedia.org/ontology/",
-    "dbr": "http://dbpedia.org/resource/",
-    "dbp": "http://dbpedia.org/property/",
-    "wd": "http://www.wikidata.org/entity/",
-    "wdt": "http://www.wikidata.org/prop/direct/",
-    "p": "http://www.wikidata.org/prop/",
-    "ps": "http://www.wikidata.org/prop/statement/",
-    "pq": "http://www.wikidata.org/prop/qualifier/",
-    "prov": "http://www.w3.org/ns/prov#",
-    "dcat": "http://www.w3.org/ns/dcat#",
-    "void": "http://rdfs.org/ns/void#",
-    "sh": "http://www.w3.org/ns/shacl#",
-    "geo": "http://www.opengis.net/ont/geosparql#",
-    "wgs84": "http://www.w3.org/2003/01/geo/wgs84_pos#",
-    "org": "http://www.w3.org/ns/org#",
-    "vcard": "http://www.w3.org/2006/vcard/ns#",
-    "time": "http://www.w3.org/2006/time#",
-    "bibo": "http://purl.org/ontology/bibo/",
-    "fabio": "http://purl.org/spar/fabio/",
-    "qudt": "http://qudt.org/schema/qudt/",
-}
+#: the prefixes sparqlqa declares by default: the first entries of :data:`WELL_KNOWN_PREFIXES`
+#: (:mod:`sparqlqa.query.prefixes`: the one table of namespace IRIs, which error hints read)
+PREFIXES: dict[str, str] = {name: _NS[name] for name in ("rdf", "rdfs", "owl", "xsd", "skos", "schema", "foaf",
+                                                         "dcterms", "sqa")}
 
 
 def default_base_iri(kb_name: str) -> str:

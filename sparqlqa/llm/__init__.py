@@ -16,6 +16,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from sparqlqa.registry import lazy_attribute
+
 if TYPE_CHECKING:
     from sparqlqa.llm.base import (
         CACHE_MODES,
@@ -67,11 +69,7 @@ _HOME = {
 
 
 def __getattr__(name: str) -> Any:
-    import importlib
-
-    if name not in _HOME:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(_HOME[name]), name)
+    return lazy_attribute(__name__, _HOME, name)
 
 
 __all__ = [

@@ -51,6 +51,8 @@ from sparqlqa.net import Deadline
 if TYPE_CHECKING:
     from sparqlqa.llm.cache import LLMCache
 
+__all__ = ["AnthropicLLM"]
+
 DEFAULT_BASE_URL = "https://api.anthropic.com"
 KEY_HINT = (
     "set the environment variable ANTHROPIC_API_KEY (export ANTHROPIC_API_KEY=sk-ant-...) "

@@ -47,6 +47,8 @@ from sparqlqa.paths import atomic_write_text, make_folder, sparqlqa_home
 if TYPE_CHECKING:
     from sparqlqa.llm.call import LLMCall
 
+__all__ = ["CachedAnswer", "ImportReport", "LLMCache"]
+
 CACHE_FILENAME = "llm-cache.sqlite"
 _BUSY_TIMEOUT_S = 60.0
 
@@ -161,7 +163,7 @@ class LLMCache:
             finally:
                 conn.close()
         except sqlite3.Error as exc:
-            raise cache_error(self.path, exc) from None
+            raise _cache_error(self.path, exc) from None
 
     def _open(self) -> sqlite3.Connection:
         conn = sqlite3.connect(self.path, timeout=_BUSY_TIMEOUT_S, isolation_level=None)
@@ -381,7 +383,7 @@ _BUSY_WORDS = ("database is locked", "database table is locked", "database is bu
 _STORAGE_WORDS = ("unable to open", "readonly database", "disk i/o error", "database or disk is full")
 
 
-def cache_error(path: Path, exc: sqlite3.Error) -> LLMCacheError:
+def _cache_error(path: Path, exc: sqlite3.Error) -> LLMCacheError:
     """The error to show for ``exc`` on the cache file ``path``: the file is never deleted or overwritten,
     the hint says whether to wait (locked), fix the folder (cannot open or write) or move it aside."""
     reason = str(exc) or type(exc).__name__

@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
+__all__ = ["LLMCall", "redact_url"]
+
 
 @dataclass
 class LLMCall:

@@ -23,6 +23,8 @@ from sparqlqa.llm.base import LLM, LLMOptions, LLMRequest, LLMResponse, llms
 if TYPE_CHECKING:
     from sparqlqa.llm.cache import LLMCache
 
+__all__ = ["FakeLLM"]
+
 #: a queued answer: text, a JSON object/array (becomes ``data``), a function of the
 #: request returning either, or an exception to raise
 FakeAnswer = str | dict[str, Any] | list[Any] | Callable[[LLMRequest], Any] | BaseException

@@ -14,6 +14,8 @@ from pathlib import Path
 from sparqlqa.errors import ConfigError
 from sparqlqa.paths import atomic_write_text, sparqlqa_home
 
+__all__ = ["KEY_ENV_VARS", "delete_key", "file_mode", "get_key", "key_source", "keys_path", "set_key"]
+
 #: provider name → environment variable holding its key (the variable wins over the file)
 KEY_ENV_VARS: dict[str, str] = {
     "anthropic": "ANTHROPIC_API_KEY",
@@ -26,7 +28,7 @@ def keys_path() -> Path:
     return sparqlqa_home() / "keys.json"
 
 
-def load_keys() -> dict[str, str]:
+def _load_keys() -> dict[str, str]:
     """The keys file's contents ({} when there is none)."""
     path = keys_path()
     if not path.exists():
@@ -50,7 +52,7 @@ def get_key(provider: str) -> str | None:
         value = os.environ.get(env_var, "").strip()
         if value:
             return value
-    return load_keys().get(provider) or None
+    return _load_keys().get(provider) or None
 
 
 def key_source(provider: str) -> str | None:
@@ -58,7 +60,7 @@ def key_source(provider: str) -> str | None:
     env_var = KEY_ENV_VARS.get(provider)
     if env_var and os.environ.get(env_var, "").strip():
         return f"${env_var}"
-    if provider in load_keys():
+    if provider in _load_keys():
         return str(keys_path())
     return None
 
@@ -68,7 +70,7 @@ def set_key(provider: str, key: str) -> Path:
     key = key.strip()
     if not key:
         raise ConfigError("refusing to store an empty API key")
-    keys = load_keys()
+    keys = _load_keys()
     keys[provider] = key
     path = keys_path()
     atomic_write_text(path, json.dumps(keys, indent=2, sort_keys=True) + "\n", mode=0o600)
@@ -77,7 +79,7 @@ def set_key(provider: str, key: str) -> Path:
 
 def delete_key(provider: str) -> bool:
     """Remove ``provider``'s key from the keys file; False if it had none."""
-    keys = load_keys()
+    keys = _load_keys()
     if provider not in keys:
         return False
     del keys[provider]

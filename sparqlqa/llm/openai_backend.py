@@ -33,6 +33,8 @@ from sparqlqa.version import __version__
 if TYPE_CHECKING:
     from sparqlqa.llm.cache import LLMCache
 
+__all__ = ["OpenAICompatibleLLM"]
+
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 KEY_HINT = (
     "set the environment variable OPENAI_API_KEY (export OPENAI_API_KEY=...) or store a key with "

@@ -11,6 +11,8 @@ True
 
 from __future__ import annotations
 
+__all__ = ["CHARS_PER_TOKEN", "estimate_cost", "estimate_request_tokens", "estimate_tokens"]
+
 #: model-name prefix → (USD per 1M input tokens, USD per 1M output tokens); longest prefix wins
 ANTHROPIC_PRICES: dict[str, tuple[float, float]] = {
     "claude-fable-5-1": (10.0, 50.0),
@@ -46,7 +48,7 @@ _PRICES_BY_BACKEND: dict[str, dict[str, tuple[float, float]]] = {
 }
 
 
-def price_per_million(backend: str, model: str) -> tuple[float, float] | None:
+def _price_per_million(backend: str, model: str) -> tuple[float, float] | None:
     """(input, output) USD per million tokens for ``model``, or None if unknown."""
     if backend == "fake":
         return (0.0, 0.0)
@@ -59,7 +61,7 @@ def price_per_million(backend: str, model: str) -> tuple[float, float] | None:
 
 def estimate_cost(backend: str, model: str, input_tokens: int, output_tokens: int) -> float | None:
     """Estimated USD cost of one call, or None when the price is not known."""
-    prices = price_per_million(backend, model)
+    prices = _price_per_million(backend, model)
     if prices is None:
         return None
     cost = (input_tokens * prices[0] + output_tokens * prices[1]) / 1_000_000

@@ -19,6 +19,8 @@ from typing import Any
 
 from sparqlqa.errors import ConfigError, LLMParseError
 
+__all__ = ["parse_structured", "validate_structured"]
+
 #: how many opening brackets are tried as the start of a JSON value
 _MAX_START_POSITIONS = 64
 #: replies longer than this are not scanned bracket by bracket
@@ -43,7 +45,7 @@ def _validator_for(schema_json: str) -> Any:
     return cls(schema)
 
 
-def schema_errors(value: Any, schema: dict[str, Any]) -> list[str]:
+def _schema_errors(value: Any, schema: dict[str, Any]) -> list[str]:
     """Human-readable reasons why ``value`` does not match ``schema`` (empty if it does)."""
     validator = _validator_for(json.dumps(schema, sort_keys=True))
     errors = sorted(validator.iter_errors(value), key=lambda e: list(e.absolute_path))
@@ -57,7 +59,7 @@ def schema_errors(value: Any, schema: dict[str, Any]) -> list[str]:
 def validate_structured(value: Any, schema: dict[str, Any], *, raw: str) -> Any:
     """Return ``value`` if it matches ``schema``; else :class:`LLMParseError` with ``raw``."""
     try:
-        errors = schema_errors(value, schema)
+        errors = _schema_errors(value, schema)
     except RecursionError:
         errors = ["the value is nested too deeply to check"]
     if errors:
@@ -80,7 +82,7 @@ def parse_structured(text: str, schema: dict[str, Any]) -> Any:
     first_mismatch: list[str] | None = None
     for value in _json_candidates(text):
         try:
-            errors = schema_errors(value, schema)
+            errors = _schema_errors(value, schema)
         except RecursionError:
             continue
         if not errors:

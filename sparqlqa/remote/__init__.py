@@ -14,8 +14,9 @@ Names are imported lazily so ``import sparqlqa.remote`` stays cheap.
 
 from __future__ import annotations
 
-import importlib
 from typing import Any
+
+from sparqlqa.registry import lazy_attribute
 
 _EXPORTS = {
     "EndpointStore": "sparqlqa.remote.endpoint",
@@ -35,7 +36,4 @@ __all__ = sorted(_EXPORTS)
 
 
 def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'sparqlqa.remote' has no attribute {name!r}")
-    return getattr(importlib.import_module(module), name)
+    return lazy_attribute(__name__, _EXPORTS, name)

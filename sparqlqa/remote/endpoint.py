@@ -43,8 +43,6 @@ from typing import Any, ClassVar
 from urllib.parse import urlencode
 
 from sparqlqa.errors import ConfigError, EndpointError, UpdateRefused
-from sparqlqa.kb.sparql_guard import READ_FORMS, query_form
-from sparqlqa.kb.sparql_text import sparql_tokens
 from sparqlqa.kb.store import QueryResult, Store, stores
 from sparqlqa.net import (
     CallFailure,
@@ -58,6 +56,8 @@ from sparqlqa.net import (
     excerpt,
     parse_retry_after,
 )
+from sparqlqa.query.sparql_guard import READ_FORMS, query_form
+from sparqlqa.query.sparql_text import sparql_tokens
 from sparqlqa.remote.results import json_term, parse_graph, parse_json_results
 from sparqlqa.version import __version__
 
@@ -248,7 +248,7 @@ class EndpointStore(Store):
         self._pace(deadline)
         self.requests_sent += 1
         response = self._transport.send(request, deadline, max_bytes=self.config.max_response_bytes)
-        failure = status_failure(response)
+        failure = _status_failure(response)
         if failure is not None:
             raise failure
         if form in ("SELECT", "ASK"):
@@ -293,7 +293,7 @@ _STATUS_TEXTS: dict[int, tuple[str, str]] = {
 }
 
 
-def status_failure(response: Response) -> CallFailure | None:
+def _status_failure(response: Response) -> CallFailure | None:
     """The :class:`CallFailure` an HTTP status means (``None`` for 2xx); the server's own words are kept."""
     status = response.status
     if 200 <= status < 300:

@@ -28,12 +28,12 @@ from typing import TYPE_CHECKING, Any
 from pyoxigraph import Literal, NamedNode
 
 from sparqlqa.english import FREE_TEXT_STOPWORDS
-from sparqlqa.kb.built_query import BuiltQuery
 from sparqlqa.kb.labels import FUZZY_CUTOFF, LabelIndex, NodeLookup, NodeMatch, normalize_label
 from sparqlqa.kb.profile import Profile
 from sparqlqa.kb.store import Store, Term
 from sparqlqa.kb.vocab import META_CLASSES
 from sparqlqa.language import current_language
+from sparqlqa.query.built_query import BuiltQuery
 
 if TYPE_CHECKING:
     from sparqlqa.kb.knowledge_base import KnowledgeBase

@@ -215,7 +215,7 @@ def _endpoint_timeout(table: Any, source: str) -> float | None:
 
 def _hosts(value: Any, source: str) -> tuple[str, ...]:
     """``allow_service``: the hosts a SERVICE may call, checked (``HOST`` or ``HOST:PORT``)."""
-    from sparqlqa.kb.service_guard import allowance
+    from sparqlqa.query.service_guard import allowance
 
     if isinstance(value, str):
         value = [value]

@@ -20,7 +20,6 @@ from pathlib import Path
 from typing import Any
 
 from sparqlqa.errors import ConfigError, EndpointError, KBExists
-from sparqlqa.kb.built_query import BuiltQuery
 from sparqlqa.kb.knowledge_base import (
     KnowledgeBase,
     Manifest,
@@ -33,6 +32,7 @@ from sparqlqa.kb.knowledge_base import (
 from sparqlqa.kb.profile import Profile
 from sparqlqa.kb.schema import Schema
 from sparqlqa.paths import atomic_write_json, sparqlqa_home
+from sparqlqa.query.built_query import BuiltQuery
 from sparqlqa.remote.endpoint import EndpointConfig, EndpointStore
 from sparqlqa.remote.profiles import load_profile
 from sparqlqa.remote.schema_sampling import SampleOptions, sample_schema

@@ -22,9 +22,9 @@ from typing import Any
 
 from pyoxigraph import BlankNode, Literal, NamedNode, RdfFormat, Triple, parse
 
-from sparqlqa.kb.sparql_guard import projected_variables
 from sparqlqa.kb.store import QueryResult, Term
 from sparqlqa.net import CallFailure, excerpt
+from sparqlqa.query.sparql_guard import projected_variables
 
 __all__ = ["json_term", "parse_graph", "parse_json_results", "received"]
 

@@ -34,11 +34,11 @@ from typing import TypeVar
 
 from pyoxigraph import Literal, NamedNode
 
-from sparqlqa.kb.built_query import BuiltQuery
 from sparqlqa.kb.profile import Profile
 from sparqlqa.kb.schema import SCHEMA_PREDICATES, RelationInfo, Schema, TypeInfo, humanize, local_name
 from sparqlqa.kb.store import Store, Term
 from sparqlqa.kb.vocab import META_CLASSES
+from sparqlqa.query.built_query import BuiltQuery
 
 __all__ = ["SampleOptions", "apply_profile", "sample_schema"]
 

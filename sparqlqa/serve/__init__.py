@@ -14,6 +14,8 @@ from types import ModuleType
 
 from sparqlqa.errors import MissingExtraError
 
+__all__ = ["require"]
+
 INSTALL = "pip install 'sparqlqa[serve]'"
 
 

@@ -46,6 +46,8 @@ from sparqlqa.errors import SparqlqaError, SparqlSyntaxError
 from sparqlqa.serve.service import OVERDUE_GRACE_S, Service, status_of
 from sparqlqa.text_input import CODE, NAME, PROSE, TextKind, clean_json, clean_text, decode_utf8
 
+__all__ = ["AnswerJSON", "Guard", "blocking", "create_app", "read_json"]
+
 log = logging.getLogger("sparqlqa.serve")
 LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1", "[::1]"})
 

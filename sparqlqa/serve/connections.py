@@ -33,6 +33,8 @@ from uvicorn.config import Config
 from uvicorn.protocols.http.h11_impl import H11Protocol
 from uvicorn.server import ServerState
 
+__all__ = ["access_log", "guarded_protocol"]
+
 access_log = logging.getLogger("sparqlqa.serve.access")
 
 #: the status logged for a client that went away before its answer (nginx's convention)
@@ -62,9 +64,9 @@ def refusing(status: int, error: str, hint: str) -> Callable[[Any, Any, Any], Aw
 
 
 #: the answer to a connection over ``max_connections``
-unavailable = refusing(503, "the server has too many open connections", "try again shortly, or close idle connections")
+_unavailable = refusing(503, "the server has too many open connections", "try again shortly, or close idle connections")
 #: the answer to a connection over ``max_per_client`` from its address
-too_many_from_client = refusing(429, "too many open connections from your address",
+_too_many_from_client = refusing(429, "too many open connections from your address",
                                 "close idle connections (or reuse one: keep-alive) and try again")
 
 
@@ -116,9 +118,9 @@ class GuardedH11Protocol(H11Protocol):
         address = self.client[0] if self.client else None
         from_here = sum(1 for other in admitted if other.client and other.client[0] == address)
         if address is not None and from_here >= self.max_per_client:
-            return too_many_from_client
+            return _too_many_from_client
         if len(admitted) >= self.max_connections:
-            return unavailable
+            return _unavailable
         return None
 
     def data_received(self, data: bytes) -> None:

@@ -25,6 +25,8 @@ from sparqlqa.stages.answer import Answer
 from sparqlqa.text_input import CODE, NAME, PROSE, TextKind, clean_text
 from sparqlqa.version import __version__
 
+__all__ = ["TABLE_ROWS", "build_server", "compact", "run_stdio"]
+
 INSTRUCTIONS = ("Answers natural-language questions over RDF knowledge graphs with audited, read-only SPARQL. "
                 "Call schema(kb) to see a KB's types and relations, ask(kb, question) for ranked answers "
                 "with evidence and the SPARQL that found them, sparql(kb, query) to run your own read query.")

@@ -28,6 +28,8 @@ from pydantic import ValidationError
 from sparqlqa.errors import InvalidText
 from sparqlqa.text_input import CODE, clean_json, decode_utf8
 
+__all__ = ["MAX_LINE", "parse_line", "stdio_transport"]
+
 log = logging.getLogger("sparqlqa.mcp")
 #: the longest message line read; a longer one is refused (and skipped to its end)
 MAX_LINE = 4 * 1024 * 1024

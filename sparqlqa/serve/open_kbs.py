@@ -1,7 +1,7 @@
 """The KBs a served process holds open: at most ``--max-open-kbs``, the least recently used closed first.
 
 Every open KB costs memory (its label and node indexes, the offline strategy's tables) and processes (its
-query workers, :mod:`sparqlqa.kb.query_pool`), so a server asked for many KBs or KB groups (``a+b``,
+query workers, :mod:`sparqlqa.query.query_pool`), so a server asked for many KBs or KB groups (``a+b``,
 ``a+c``, ...) must let some go.  :class:`OpenKBs` keeps them in least-recently-used order, keyed by the
 canonical name (:func:`~sparqlqa.kb.knowledge_base.canonical_kb_name`: the caller passes names already in
 it), and closes the one used longest ago when one more is opened: its reader lease is released and its
@@ -29,6 +29,8 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from sparqlqa.kb.knowledge_base import KnowledgeBase
+
+__all__ = ["DEFAULT_MAX_OPEN_KBS", "OpenKBs"]
 
 #: KBs held open at once unless ``--max-open-kbs`` says otherwise
 DEFAULT_MAX_OPEN_KBS = 8

@@ -12,7 +12,7 @@ A KB is known by its canonical name (``movies+tiny`` for ``tiny + movies``), and
 Every query a request runs (``sparql``, and each query of the QA pipeline behind ``ask``) is
 bounded by :meth:`Service.limits`: the request's deadline (``--timeout``), a row limit and a memory
 limit (``--query-memory``).  On a KB on disk the query runs in a worker process that is killed at
-the bound (:mod:`sparqlqa.kb.query_pool`), so a runaway query frees its CPU, memory and thread
+the bound (:mod:`sparqlqa.query.query_pool`), so a runaway query frees its CPU, memory and thread
 when the client gets its 504 — the server keeps answering.
 
 Clients never name an arbitrary LLM: ``llm`` must be one of the specs the server was
@@ -35,8 +35,8 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from sparqlqa.errors import ConfigError, KBError, KBNotFound, QueryError, QueryTimeout, QueryTooLarge, SparqlqaError
-from sparqlqa.kb.built_query import BuiltQuery
-from sparqlqa.kb.limits import DEFAULT_MAX_MEMORY_MB, DEFAULT_MAX_ROWS, QueryLimits, bounded, unbounded
+from sparqlqa.query.built_query import BuiltQuery
+from sparqlqa.query.limits import DEFAULT_MAX_MEMORY_MB, DEFAULT_MAX_ROWS, QueryLimits, bounded, unbounded
 from sparqlqa.serve.open_kbs import DEFAULT_MAX_OPEN_KBS, OpenKBs
 from sparqlqa.stages.modes import RerankMode, TopicMode
 
@@ -44,6 +44,8 @@ if TYPE_CHECKING:
     from sparqlqa.kb.knowledge_base import KnowledgeBase
     from sparqlqa.llm import LLM
     from sparqlqa.stages.answer import Answer
+
+__all__ = ["MAX_ROWS", "OVERDUE_GRACE_S", "NotServed", "ServeSettings", "Service", "status_of"]
 
 #: the largest ``k`` a request may ask for
 MAX_K = 100
@@ -230,9 +232,9 @@ class Service:
 
         from sparqlqa.errors import SparqlSyntaxError
         from sparqlqa.kb.results_format import to_json
-        from sparqlqa.kb.sparql_guard import query_form
-        from sparqlqa.kb.sparql_reading import query_with_prefixes
         from sparqlqa.kb.vocab import kb_prefixes
+        from sparqlqa.query.sparql_guard import query_form
+        from sparqlqa.query.sparql_reading import query_with_prefixes
 
         body = _object(payload, {"kb", "query"})
         query = body.get("query")

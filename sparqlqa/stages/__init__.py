@@ -8,3 +8,7 @@
 
 :mod:`~sparqlqa.stages.answer` holds what a question returns; :mod:`~sparqlqa.stages.audit` saves its SPARQL.
 """
+
+from __future__ import annotations
+
+__all__: list[str] = []  # the package has no names of its own: its modules are its API

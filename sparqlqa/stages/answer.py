@@ -35,6 +35,9 @@ if TYPE_CHECKING:
     from sparqlqa.stages.linking import LinkedConstants
     from sparqlqa.stages.triplets import Triplets
 
+__all__ = ["FILL_IN_MARK", "Answer", "AnswerItem", "AnswerMeta", "Ranking", "StageRecord", "answer_table",
+           "headline", "to_jsonable"]
+
 #: what the terminal and the page call an item that did not (vector or model fill-in)
 FILL_IN_MARK = "similar, not matched"
 

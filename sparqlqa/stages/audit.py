@@ -23,19 +23,21 @@ from pathlib import Path
 from typing import Any
 
 from sparqlqa.kb.records import QueryRecord
-from sparqlqa.kb.sparql_text import compact_iris
 from sparqlqa.paths import atomic_write_text, make_folder
+from sparqlqa.query.sparql_text import compact_iris
 from sparqlqa.stages.answer import Answer
+
+__all__ = ["save_sparql", "triplet_lines"]
 
 
 def _one_line(text: Any) -> str:
     return " ".join(str(text).split())
 
 
-def slug(question: str, words: int = 6, limit: int = 40) -> str:
+def _slug(question: str, words: int = 6, limit: int = 40) -> str:
     """A short file-name-safe form of the question.
 
-    >>> slug("Which films did Ridley Scott direct?")
+    >>> _slug("Which films did Ridley Scott direct?")
     'which-films-did-ridley-scott-direct'
     """
     parts = re.findall(r"[a-z0-9]+", question.lower())[:words]
@@ -93,7 +95,7 @@ def save_sparql(answer: Answer, directory: Path, *, stages: Iterable[str] | None
     records = [q for q in answer.queries if wanted is None or (q.stage or "sparql") in wanted]
     stamp = timestamp or datetime.now(timezone.utc).isoformat(timespec="seconds")
     make_folder(directory, what="the folder for the SPARQL files")
-    base = slug(answer.question)
+    base = _slug(answer.question)
     written = []
     for number, record in enumerate(records, start=1):
         stage = re.sub(r"[^a-z0-9]+", "-", (record.stage or "sparql").lower())

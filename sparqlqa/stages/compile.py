@@ -33,11 +33,13 @@ from typing import TYPE_CHECKING, Any
 from pyoxigraph import Literal, NamedNode, Variable
 
 from sparqlqa.errors import QueryError
-from sparqlqa.kb.built_query import BuiltQuery
 from sparqlqa.kb.identity import Identity
 from sparqlqa.kb.labels import NodeMatch, resolve_type
 from sparqlqa.kb.schema import Schema
-from sparqlqa.kb.sparql_model import (
+from sparqlqa.kb.terms import term_from_key
+from sparqlqa.kb.vocab import OWL, RDF, RDFS
+from sparqlqa.query.built_query import BuiltQuery
+from sparqlqa.query.sparql_model import (
     Bind,
     EitherWay,
     Element,
@@ -54,8 +56,6 @@ from sparqlqa.kb.sparql_model import (
     merge_services,
     render,
 )
-from sparqlqa.kb.terms import term_from_key
-from sparqlqa.kb.vocab import OWL, RDF, RDFS
 from sparqlqa.stages.forms import AnswerForm, OrderBy, ValueFilter, filter_expression, order_keys
 
 if TYPE_CHECKING:
@@ -89,7 +89,7 @@ class ExecuteOptions:
 @dataclass
 class CompiledQuery:
     """A standalone SELECT for one tier: re-running it gives the same target bindings.  ``sparql`` is the
-    text :attr:`query` renders to (:func:`~sparqlqa.kb.sparql_model.render`)."""
+    text :attr:`query` renders to (:func:`~sparqlqa.query.sparql_model.render`)."""
 
     sparql: str
     triplet_indexes: list[int]

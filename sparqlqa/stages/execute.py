@@ -36,10 +36,10 @@ from typing import TYPE_CHECKING, Any
 from pyoxigraph import BlankNode, Literal, NamedNode
 
 from sparqlqa.errors import QueryError
-from sparqlqa.kb.built_query import BuiltQuery
 from sparqlqa.kb.identity import identity_of
 from sparqlqa.kb.records import QueryRecord
 from sparqlqa.kb.terms import is_node_key, term_key
+from sparqlqa.query.built_query import BuiltQuery
 from sparqlqa.stages.compile import (
     CompiledQuery,
     ExecuteOptions,

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from pyoxigraph import Literal
 
 from sparqlqa.errors import QueryError
-from sparqlqa.kb.built_query import BuiltQuery
+from sparqlqa.query.built_query import BuiltQuery
 from sparqlqa.stages.compile import ExecuteOptions, Plan, compile_form
 from sparqlqa.stages.forms import is_numeric_type
 from sparqlqa.stages.modes import Form

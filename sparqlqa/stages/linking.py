@@ -29,6 +29,8 @@ if TYPE_CHECKING:
     from sparqlqa.kb.knowledge_base import KnowledgeBase
     from sparqlqa.stages.triplets import Triplets
 
+__all__ = ["LinkedConstants", "link_constants", "link_one"]
+
 @dataclass
 class LinkedConstants:
     """Each constant's candidate nodes, best first (several per constant, with scores)."""

@@ -33,6 +33,8 @@ from sparqlqa.vectors.index import NodeIndex, built_index, embed_query, index_su
 if TYPE_CHECKING:
     from sparqlqa.stages.execute import Candidates
 
+__all__ = ["RankedNode", "query_text", "rank_candidates", "unbuilt_note", "vector_search"]
+
 
 #: the name the scored node had before it was one type with the answer's items: ``RankedNode(iri, score,
 #: source, tier, evidence)`` still makes one (an :class:`~sparqlqa.stages.answer.AnswerItem`)

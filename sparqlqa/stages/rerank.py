@@ -42,6 +42,9 @@ from sparqlqa.stages.modes import RerankMode, values
 if TYPE_CHECKING:
     from sparqlqa.llm import LLM, LLMCall
 
+__all__ = ["PASSAGE_CHARS", "Marks", "RerankResult", "cap_passage", "fit_passages", "listwise_prompt",
+           "parse_permutation", "parse_reasons", "parse_score", "pointwise_prompt", "rerank", "truncate_words"]
+
 WINDOW = 20
 STRIDE = 10
 MAX_WORDS = 300
@@ -172,7 +175,7 @@ def parse_reasons(text: str, size: int) -> dict[int, str]:
     return found
 
 
-def parse_permutation_only(text: str, size: int) -> list[int] | None:
+def _parse_permutation_only(text: str, size: int) -> list[int] | None:
     """:func:`parse_permutation` of the reply without its reason lines (their ids are no ranking)."""
     kept = "\n".join(line for line in text.splitlines() if not re.match(r"(?i)^\s*reason\b", line))
     return parse_permutation(kept, size)
@@ -300,7 +303,7 @@ def _listwise(question: str, texts: Sequence[str], llm: LLM, *, window: int, str
                 result.pending.append(exc.key)
             return result
         result.llm_calls.append(reply.call)
-        permutation = parse_permutation_only(reply.text, len(ids))
+        permutation = _parse_permutation_only(reply.text, len(ids))
         result.reasons.update({ids[i]: why for i, why in parse_reasons(reply.text, len(ids)).items()})
         if permutation is None:
             result.notes.append(f"listwise window {start + 1}-{end}: no candidate ids in the reply "

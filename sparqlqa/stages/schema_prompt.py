@@ -22,6 +22,8 @@ from sparqlqa.kb.schema import (
 from sparqlqa.llm.pricing import CHARS_PER_TOKEN, estimate_tokens
 from sparqlqa.vectors.index import embed_query  # its per-process cache: ranking reuses the question's vector
 
+__all__ = ["SCHEMA_PROMPT_TOKENS", "schema_prompt"]
+
 #: token budget of the schema section of the triplet prompt (tokens estimated at 4 characters each)
 SCHEMA_PROMPT_TOKENS = 1500
 #: weight of word overlap (the share of a relation's words the question uses) beside embedding similarity
@@ -42,10 +44,10 @@ def _similarities(question: str, relations: list[RelationInfo], embedder: Any | 
     return [float(x) for x in vectors @ embed_query(embedder, question)]
 
 
-def named_in(question: str, rel: RelationInfo) -> bool:
+def _named_in(question: str, rel: RelationInfo) -> bool:
     """Whether ``question`` says the relation's label, local name or an alias as a phrase.
 
-    >>> named_in("which player plays_for_country Italy ?", RelationInfo("http://x/plays_for_country", "x", 1))
+    >>> _named_in("which player plays_for_country Italy ?", RelationInfo("http://x/plays_for_country", "x", 1))
     True
     """
     said = f" {_phrase(question)} "
@@ -53,7 +55,7 @@ def named_in(question: str, rel: RelationInfo) -> bool:
                for name in (rel.label, _local(rel.iri), *rel.aliases))
 
 
-def relevant_relations(question: str, relations: list[RelationInfo], embedder: Any | None = None,
+def _relevant_relations(question: str, relations: list[RelationInfo], embedder: Any | None = None,
                        names: dict[str, str] | None = None) -> list[tuple[RelationInfo, bool]]:
     """``relations`` by relevance to ``question``: those it names first (flag True), then by embedding
     similarity + :data:`LEXICAL_WEIGHT` × word overlap (of the shown ``names``, where given), then by
@@ -65,7 +67,7 @@ def relevant_relations(question: str, relations: list[RelationInfo], embedder: A
     for number, rel in enumerate(relations):
         words = _words(_relation_text(rel, names.get(rel.iri)))
         overlap = len(words & asked) / len(words) if words else 0.0
-        keys.append((not named_in(question, rel), -(sims[number] + LEXICAL_WEIGHT * overlap), -rel.count, number))
+        keys.append((not _named_in(question, rel), -(sims[number] + LEXICAL_WEIGHT * overlap), -rel.count, number))
     keys.sort()
     return [(relations[key[3]], not key[0]) for key in keys]
 
@@ -112,7 +114,7 @@ def schema_prompt(schema: Schema, question: str = "", *, budget_tokens: int = SC
     Node types and the ``head type → tail type`` shapes are left out when the KB has one type or
     none; a relation that only reverses another (``X_inverse``, ``owl:inverseOf``) is folded into
     it.  When every relation fits they are listed most frequent first; otherwise the ones most
-    relevant to ``question`` (:func:`relevant_relations`; those it names always), and a last line
+    relevant to ``question`` (:func:`_relevant_relations`; those it names always), and a last line
     says how many were left out.
 
     >>> from sparqlqa.kb.schema import TypeInfo
@@ -142,7 +144,7 @@ def schema_prompt(schema: Schema, question: str = "", *, budget_tokens: int = SC
         return "\n".join(lines)
     room -= 70  # the closing "… N more relations not shown" line
     picked = 0
-    for rel, named in relevant_relations(question, shown, embedder, names):
+    for rel, named in _relevant_relations(question, shown, embedder, names):
         line = _relation_line(rel, schema, typed, reverse.get(rel.iri), names)
         if len(line) + 1 > room and not named:
             break

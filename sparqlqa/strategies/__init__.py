@@ -1,19 +1,17 @@
 """Strategies compose the stages into an answer: 4step, vss, vss+rerank, offline, fiske.
 
-The names of the former module ``sparqlqa.strategies`` (``Strategy``, ``FourStep``, ``VectorSearch`` ...) are still
-importable from here; they live in :mod:`sparqlqa.strategies.base`.
+The package's public names (:data:`__all__`: ``Strategy``, ``FourStep``, ``VectorSearch`` ...) live in
+:mod:`sparqlqa.strategies.base` and are imported on first use.
 """
 
 from __future__ import annotations
 
-import importlib
 from typing import Any
 
-#: names re-exported from :mod:`sparqlqa.strategies.base` (imported on first use)
-EXPORTS = ('Strategy', 'FourStep', 'VectorSearch', 'VectorSearchRerank', 'strategies', 'StrategyRegistry')
+from sparqlqa.registry import lazy_attribute
+
+__all__ = ["FourStep", "Strategy", "StrategyRegistry", "VectorSearch", "VectorSearchRerank", "strategies"]
 
 
 def __getattr__(name: str) -> Any:
-    if name in EXPORTS:
-        return getattr(importlib.import_module("sparqlqa.strategies.base"), name)
-    raise AttributeError(f"module 'sparqlqa.strategies' has no attribute {name!r}")
+    return lazy_attribute(__name__, dict.fromkeys(__all__, "sparqlqa.strategies.base"), name)

@@ -12,8 +12,8 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from sparqlqa.errors import QueryError
-from sparqlqa.kb.built_query import BuiltQuery
 from sparqlqa.kb.data_names import stored_data_names
+from sparqlqa.query.built_query import BuiltQuery
 from sparqlqa.stages.analytic import compile_analytic, wants_analytic
 
 if TYPE_CHECKING:

@@ -20,10 +20,10 @@ from typing import TYPE_CHECKING, Any
 from sparqlqa.embed.embedders import get_embedder
 from sparqlqa.errors import ConfigError
 from sparqlqa.kb.knowledge_base import KnowledgeBase, open_kb
-from sparqlqa.kb.limits import ASK_TIMEOUT_S, QueryLimits, bounded
 from sparqlqa.kb.naming import names_language
 from sparqlqa.language import asked_in, resolve_language
 from sparqlqa.llm.context import llm_context
+from sparqlqa.query.limits import ASK_TIMEOUT_S, QueryLimits, bounded
 from sparqlqa.stages.modes import RerankMode, TopicMode, values
 from sparqlqa.strategies.base import strategies
 from sparqlqa.strategies.pipeline import AskContext
@@ -33,6 +33,8 @@ if TYPE_CHECKING:
     from sparqlqa.llm import LLM
     from sparqlqa.stages.answer import Answer
     from sparqlqa.stages.execute import ExecuteOptions
+
+__all__ = ["NO_LLM_NOTE", "NO_OFFLINE_NOTE", "ask", "choose_strategy", "resolve_llm"]
 
 NO_LLM_NOTE = "ran offline: no LLM configured (set ANTHROPIC_API_KEY or --llm)"
 NO_OFFLINE_NOTE = ("ran vector search only: no LLM configured (set ANTHROPIC_API_KEY or --llm) and no offline "
@@ -71,9 +73,9 @@ def ask(kb: KnowledgeBase | str, question: str, *, strategy: str | None = None, 
     satisfied the query always come before vector fill-in; ``exact=True`` returns only those.
     ``topic``: ``auto`` (the nodes the question names are left out unless the query returns only them,
     and not added as fill-in when the query found answers), ``exclude`` (always left out) or ``keep``.
-    ``limits``: bound every SPARQL query of the run (one deadline for all, see :mod:`sparqlqa.kb.limits`);
-    without it they get :data:`~sparqlqa.kb.limits.ASK_TIMEOUT_S` seconds in all and the default row and
-    memory caps; an enclosing :func:`~sparqlqa.kb.limits.bounded` scope's tighter limits win.
+    ``limits``: bound every SPARQL query of the run (one deadline for all, see :mod:`sparqlqa.query.limits`);
+    without it they get :data:`~sparqlqa.query.limits.ASK_TIMEOUT_S` seconds in all and the default row and
+    memory caps; an enclosing :func:`~sparqlqa.query.limits.bounded` scope's tighter limits win.
     ``lang``: the question's language (``"de"``); without it, detected (:mod:`sparqlqa.language`).  Nodes
     are named in it where the KB has a label in it; ``Answer.lang`` says which it was and how it was known.
     """

@@ -47,6 +47,8 @@ if TYPE_CHECKING:
     from sparqlqa.stages.linking import LinkedConstants
     from sparqlqa.stages.triplets import Triplets
 
+__all__ = ["FourStep", "Strategy", "StrategyRegistry", "VectorSearch", "VectorSearchRerank", "strategies"]
+
 #: modules that register strategies when present (imported on first lookup, missing ones skipped)
 OPTIONAL_MODULES: tuple[str, ...] = (
     "sparqlqa.strategies.offline", "sparqlqa.strategies.offline.strategy", "sparqlqa.strategies.fiske.strategy",

@@ -30,11 +30,15 @@ from sparqlqa.stages.rerank import rerank
 from sparqlqa.stages.table import Table
 
 if TYPE_CHECKING:
-    from sparqlqa.kb.built_query import BuiltQuery
     from sparqlqa.llm import LLM, LLMCall
+    from sparqlqa.query.built_query import BuiltQuery
     from sparqlqa.stages.execute import Candidates, ExecuteOptions
     from sparqlqa.stages.linking import LinkedConstants
     from sparqlqa.stages.triplets import Triplets
+
+__all__ = ["WAITING_NOTE", "AskContext", "build_answer", "find_with_alternatives", "note_topic", "rank",
+           "rerank_top", "run_table_query", "run_triplets", "settle", "table_rows_ranking", "usable", "vss_answer",
+           "waiting_answer"]
 
 #: the note of an answer stopped by a triplet prompt missing the cache in ``--llm-cache only`` mode
 WAITING_NOTE = ("waiting for recorded LLM answers (--llm-cache only): the triplet prompt is pending; "

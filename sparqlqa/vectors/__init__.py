@@ -1,19 +1,17 @@
 """Step 3's machinery: node vectors, the on-disk index and its (exact or HNSW) search.
 
-The names of the former module ``sparqlqa.vectors`` (``NodeIndex``, ``build_index``, ``load_index`` ...) are still
-importable from here; they live in :mod:`sparqlqa.vectors.index`.
+The package's public names (:data:`__all__`: ``NodeIndex``, ``build_index``, ``load_index`` ...) live in
+:mod:`sparqlqa.vectors.index` and are imported on first use.
 """
 
 from __future__ import annotations
 
-import importlib
 from typing import Any
 
-#: names re-exported from :mod:`sparqlqa.vectors.index` (imported on first use)
-EXPORTS = ('NodeIndex', 'build_index', 'load_index', 'index_status', 'index_supported', 'embed_query', 'index_nodes')
+from sparqlqa.registry import lazy_attribute
+
+__all__ = ["NodeIndex", "build_index", "embed_query", "index_nodes", "index_status", "index_supported", "load_index"]
 
 
 def __getattr__(name: str) -> Any:
-    if name in EXPORTS:
-        return getattr(importlib.import_module("sparqlqa.vectors.index"), name)
-    raise AttributeError(f"module 'sparqlqa.vectors' has no attribute {name!r}")
+    return lazy_attribute(__name__, dict.fromkeys(__all__, "sparqlqa.vectors.index"), name)

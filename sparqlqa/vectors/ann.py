@@ -20,6 +20,8 @@ import numpy as np
 
 from sparqlqa.errors import MissingExtraError
 
+__all__ = ["ANN_THRESHOLD", "EF_SEARCH", "OVERSAMPLE", "AnnIndex"]
+
 #: node count from which an index gets an ANN graph
 ANN_THRESHOLD = 200_000
 #: graph links per node, candidates kept while building, and while searching

@@ -65,6 +65,10 @@ from sparqlqa.vectors.index_files import (
 )
 from sparqlqa.vectors.member_vectors import prefill_from_members
 
+__all__ = ["CHUNK_SIZE", "EXACT_TYPE_ROWS", "INDEX_ON_FIRST_USE", "PROGRESS_BATCH", "SCAN_FROM", "IndexSummary",
+           "NodeIndex", "build_index", "built_index", "embed_query", "ensure_index", "index_at_hand", "index_nodes",
+           "index_status", "index_supported", "load_index"]
+
 CHUNK_SIZE = 1024
 #: a fast embedder's chunks (``Embedder.fast``: a chunk takes about a second, not minutes, to redo)
 FAST_CHUNK_SIZE = 16_384

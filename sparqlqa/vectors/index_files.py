@@ -40,6 +40,11 @@ from sparqlqa.kb.records import JsonRecord
 from sparqlqa.paths import atomic_write_bytes
 from sparqlqa.vectors.ann import AnnIndex
 
+__all__ = ["ANN_FILE", "IDS_FILE", "PROGRESS_FILE", "TYPES_FILE", "VECTORS_FILE", "BuildRecord", "IndexStatus",
+           "chunk_path", "discard_folder", "fingerprint_problem", "join_arrays", "load_graph", "npy_problem",
+           "open_vectors", "progress_status", "read_ids", "read_record", "read_type_rows", "recorded_fingerprint",
+           "save_array"]
+
 INDEX_FORMAT = 1
 PROGRESS_FILE = "progress.json"
 IDS_FILE = "ids.txt"
@@ -63,7 +68,7 @@ _RECORD_FIELDS: dict[str, tuple[type, ...]] = {
 # --- progress.json -----------------------------------------------------------------------------
 
 
-def record_problem(record: Any) -> str | None:
+def _record_problem(record: Any) -> str | None:
     """What is wrong with a parsed ``progress.json`` (``None``: a well-formed record)."""
     if not isinstance(record, dict):
         return f"{PROGRESS_FILE} is not a JSON object"
@@ -98,7 +103,7 @@ class BuildRecord(JsonRecord):
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> BuildRecord:
-        """A record already checked by :func:`record_problem`."""
+        """A record already checked by :func:`_record_problem`."""
         return cls(model_id=data["model_id"], chunk_size=data["chunk_size"], count=data["count"],
                    chunks=data["chunks"], dimension=data["dimension"], chunks_done=data["chunks_done"],
                    complete=data["complete"], embedder=data.get("embedder"), format=data["format"])
@@ -134,7 +139,7 @@ def read_record(folder: Path) -> BuildRecord | None:
         return None
     except (OSError, ValueError) as exc:
         raise NodeIndexDamaged(folder, f"{PROGRESS_FILE} is not readable JSON ({_short(exc)})") from exc
-    problem = record_problem(record)
+    problem = _record_problem(record)
     if problem is not None:
         raise NodeIndexDamaged(folder, problem)
     return BuildRecord.from_dict(record)

@@ -23,6 +23,8 @@ from sparqlqa.kb.knowledge_base import KnowledgeBase
 from sparqlqa.kb.node_text import index_texts
 from sparqlqa.vectors import index_files as files
 
+__all__ = ["prefill_from_members"]
+
 
 class _MemberIndex:
     """A member's complete index for one embedder: the row of each IRI, the vectors (memory-mapped)."""

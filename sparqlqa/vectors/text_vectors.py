@@ -27,6 +27,8 @@ if TYPE_CHECKING:
     from sparqlqa.embed.embedders import Embedder
     from sparqlqa.kb.knowledge_base import KnowledgeBase
 
+__all__ = ["TextVectorsRecord", "stored_text_vectors"]
+
 FORMAT = "sparqlqa-text-vectors"
 VERSION = 1
 log = logging.getLogger(__name__)

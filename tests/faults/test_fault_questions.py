@@ -13,7 +13,7 @@ import pytest
 
 from faults.helpers import assert_clean_failure, build_template, cli, count
 from sparqlqa.errors import ConfigError, InvalidText
-from sparqlqa.kb.sparql_guard import query_form
+from sparqlqa.query.sparql_guard import query_form
 
 HOSTILE = [
     'Who directed "Alien"?',

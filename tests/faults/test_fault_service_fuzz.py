@@ -4,8 +4,8 @@ Generated queries mix SERVICE calls (in every position: subqueries, OPTIONAL, UN
 EXISTS and NOT EXISTS in FILTER and BIND) with what made the old regex guard misread a query:
 strings holding quotes, ``#`` and SERVICE, ``<`` comparisons before a quote, comments ending at CR
 or LF, IRIs holding ``#``, ``\\u`` escapes.  The ground truth is a canary HTTP listener on
-127.0.0.1: every query the guard (:func:`sparqlqa.kb.sparql_reading.read_query` and
-:func:`sparqlqa.kb.service_guard.check_service`, as :meth:`Store.query` calls them) lets through is
+127.0.0.1: every query the guard (:func:`sparqlqa.query.sparql_reading.read_query` and
+:func:`sparqlqa.query.service_guard.check_service`, as :meth:`Store.query` calls them) lets through is
 run on a real Oxigraph store, in process and in a KB's query worker, and the listener must have
 seen no request.  The run is bounded (``derandomize``, a fixed number of examples); the issue 33
 bypasses are fixed examples.
@@ -25,10 +25,10 @@ from pyoxigraph import Literal, NamedNode, Quad
 
 from sparqlqa.errors import QueryError, ServiceRefused, SparqlSyntaxError, UpdateRefused
 from sparqlqa.kb.knowledge_base import KnowledgeBase
-from sparqlqa.kb.limits import QueryLimits
-from sparqlqa.kb.service_guard import allowance
-from sparqlqa.kb.sparql_reading import UnreadableQuery
 from sparqlqa.kb.store import OxigraphStore
+from sparqlqa.query.limits import QueryLimits
+from sparqlqa.query.service_guard import allowance
+from sparqlqa.query.sparql_reading import UnreadableQuery
 
 #: the canary's port is not known when the strategies are built: queries name it by this mark
 CANARY_BASE = "http://canary.invalid:1/"

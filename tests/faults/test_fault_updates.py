@@ -14,7 +14,7 @@ from fake_servers import FakeSparqlServer
 
 from faults.helpers import assert_clean_failure, build_template, cli, count
 from sparqlqa.errors import UpdateRefused
-from sparqlqa.kb.sparql_guard import query_form
+from sparqlqa.query.sparql_guard import query_form
 from sparqlqa.remote.endpoint import EndpointStore
 
 G = "<http://example.org/g>"

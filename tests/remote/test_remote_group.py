@@ -13,7 +13,7 @@ from virtuoso import OxigraphSparqlServer, VirtuosoServer, virtuoso  # noqa: F40
 from sparqlqa.ingest import ingest
 from sparqlqa.kb.group import GroupKB
 from sparqlqa.kb.knowledge_base import open_kb
-from sparqlqa.kb.sparql_guard import query_form
+from sparqlqa.query.sparql_guard import query_form
 from sparqlqa.remote import add_remote_kb
 from sparqlqa.remote.endpoint import EndpointStore
 from sparqlqa.stages.execute import find_candidates

@@ -9,8 +9,8 @@ import pytest
 from pyoxigraph import RdfFormat
 from recording_store import RecordingStore
 
-from sparqlqa.kb.sparql_guard import query_form
 from sparqlqa.kb.store import OxigraphStore, QueryResult, Store
+from sparqlqa.query.sparql_guard import query_form
 from sparqlqa.remote.labels import RemoteLabelLookup, bif_contains_expression, name_variants
 from sparqlqa.remote.profiles import load_profile
 

@@ -258,7 +258,7 @@ def test_requests_use_the_servers_own_llm_objects(movies_kb: KnowledgeBase, monk
 
 
 def test_a_6000_deep_query_is_refused_in_a_worker_not_by_the_server(client: TestClient) -> None:
-    from sparqlqa.kb.sparql_reading import read_query
+    from sparqlqa.query.sparql_reading import read_query
 
     deep = "SELECT * WHERE " + "{" * 6000 + " ?s ?p ?o " + "}" * 6000
     start = time.process_time()

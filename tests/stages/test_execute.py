@@ -313,7 +313,7 @@ def test_named_nodes_are_dropped_only_when_another_candidate_satisfies_their_tie
 
 
 def test_a_remote_member_s_service_is_declared_from_the_plan_not_read_from_the_text() -> None:
-    from sparqlqa.kb.sparql_reading import read_query
+    from sparqlqa.query.sparql_reading import read_query
 
     endpoint = "http://localhost:8890/sparql"
     plan = prepare(_triplets("a", "b", "?x1", "directed by", ""),

@@ -16,8 +16,8 @@ from proc_tree import cpu, tree
 from sparqlqa.errors import QueryTimeout
 from sparqlqa.ingest import ingest
 from sparqlqa.kb.knowledge_base import KnowledgeBase
-from sparqlqa.kb.limits import QueryLimits
 from sparqlqa.llm import FakeLLM
+from sparqlqa.query.limits import QueryLimits
 from sparqlqa.stages.answer import Answer
 from sparqlqa.strategies.ask import ask
 from sparqlqa.strategies.text2sparql.strategy import Attempt, Text2SparqlRun

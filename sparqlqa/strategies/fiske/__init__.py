@@ -10,3 +10,7 @@ Modules: :mod:`~sparqlqa.strategies.fiske.state` (routes, the run record),
 :mod:`~sparqlqa.strategies.fiske.explore` (exploration SPARQL), :mod:`~sparqlqa.strategies.fiske.prompts`
 (the LLM steps), :mod:`~sparqlqa.strategies.fiske.strategy` (the loop, the answer).
 """
+
+from __future__ import annotations
+
+__all__: list[str] = []  # the package has no names of its own: its modules are its API

@@ -8,7 +8,7 @@ through: its own outgoing edges give the pairs, with both predicates kept.  Name
 types, labels and bookkeeping predicates are never relations; literal neighbours are
 left out (a route must be able to step on from its end).
 
->>> print(pair_query(["urn:alien"], "out", ["urn:label"], ["urn:type"], limit=5))
+>>> print(_pair_query(["urn:alien"], "out", ["urn:label"], ["urn:type"], limit=5))
 SELECT DISTINCT ?s ?p ?m ?p2 ?n WHERE { VALUES ?s { <urn:alien> }
 { ?s ?p ?n . FILTER(isIRI(?n) && ?n != ?s) FILTER EXISTS { ?n ?lp ?l . FILTER(?lp IN (<urn:label>)) } }
 UNION { ?s ?p ?m . FILTER(!isLiteral(?m) && ?m != ?s) FILTER NOT EXISTS { ?m ?lp ?l . FILTER(?lp IN (<urn:label>)) }
@@ -24,14 +24,16 @@ from typing import TYPE_CHECKING, Any
 
 from pyoxigraph import BlankNode, NamedNode
 
-from sparqlqa.kb.built_query import BuiltQuery
 from sparqlqa.kb.records import QueryRecord
 from sparqlqa.kb.schema import humanize, local_name
 from sparqlqa.kb.vocab import RDFS
+from sparqlqa.query.built_query import BuiltQuery
 from sparqlqa.strategies.fiske.state import Relation
 
 if TYPE_CHECKING:
     from sparqlqa.kb.knowledge_base import KnowledgeBase
+
+__all__ = ["MAX_END_NODES", "Pair", "neighbour_pairs", "relation_label"]
 
 #: rows per direction and step (the reference code's LIMIT)
 PAIR_LIMIT = 1000
@@ -53,7 +55,7 @@ def label_predicates(kb: KnowledgeBase) -> list[str]:
     return list(kb.schema.label_predicates or kb.profile.label_predicates) or [RDFS.label.value]
 
 
-def excluded_predicates(kb: KnowledgeBase) -> list[str]:
+def _excluded_predicates(kb: KnowledgeBase) -> list[str]:
     """Predicates that are names, text, types or bookkeeping, never relations to explore."""
     profile, schema = kb.profile, kb.schema
     found = [*label_predicates(kb), *(schema.alias_predicates or profile.alias_predicates),
@@ -61,7 +63,7 @@ def excluded_predicates(kb: KnowledgeBase) -> list[str]:
     return list(dict.fromkeys(found))
 
 
-def pair_query(ends: Sequence[str], direction: str, names: Sequence[str], excluded: Sequence[str], *,
+def _pair_query(ends: Sequence[str], direction: str, names: Sequence[str], excluded: Sequence[str], *,
                limit: int = PAIR_LIMIT) -> str:
     """The SELECT for one direction: direct named neighbours ∪ neighbours through an unnamed node."""
     values = " ".join(str(NamedNode(i)) for i in ends)
@@ -83,11 +85,11 @@ def neighbour_pairs(kb: KnowledgeBase, ends: Sequence[str], *, sink: Callable[[Q
     ends = list(ends)[:MAX_END_NODES]
     if not ends:
         return []
-    names, excluded = label_predicates(kb), excluded_predicates(kb)
+    names, excluded = label_predicates(kb), _excluded_predicates(kb)
     prefixes = tuple(kb.profile.relation_prefixes)
     pairs: list[Pair] = []
     for direction in ("out", "in"):
-        result = kb.query(BuiltQuery.select(pair_query(ends, direction, names, excluded, limit=limit)))
+        result = kb.query(BuiltQuery.select(_pair_query(ends, direction, names, excluded, limit=limit)))
         sink(replace(result.history(), direction=direction))
         for s, p, m, p2, n in result.rows:
             if s is None or p is None or n is None:

@@ -29,6 +29,8 @@ from sparqlqa.strategies.fiske.state import ACTIVE, COVERING, DEAD, EXTENDED, ST
 if TYPE_CHECKING:
     from sparqlqa.strategies.pipeline import AskContext
 
+__all__ = ["Explorer", "FiskeSettings", "Stop"]
+
 #: the reference code's call budget per question
 DEFAULT_BUDGET = 30
 BUDGET_ENV = "SPARQLQA_FISKE_BUDGET"

@@ -18,6 +18,8 @@ from typing import Any
 
 from sparqlqa.kb.schema import local_name
 
+__all__ = ["route_lines"]
+
 
 def _names(nodes: list[str], names: Mapping[str, str], shown: int = 4) -> str:
     text = ", ".join(names.get(n) or local_name(n) for n in nodes[:shown])

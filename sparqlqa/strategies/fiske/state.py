@@ -17,6 +17,8 @@ from typing import Any
 
 from sparqlqa.kb.labels import NodeMatch, normalize_label
 
+__all__ = ["FiskeRun", "Hop", "ModelFallback", "Relation", "Route"]
+
 #: Route.status values
 ACTIVE, EXTENDED, COVERING, DEAD, STOPPED = "active", "extended", "covering", "dead", "stopped"
 

@@ -32,6 +32,8 @@ if TYPE_CHECKING:
     from sparqlqa.stages.answer import Answer
     from sparqlqa.stages.execute import Candidates
 
+__all__ = ["MODEL_KNOWLEDGE", "Fiske", "fallback"]
+
 #: the items' source and the run's ``answer_source`` when the answers come from the model's own knowledge
 MODEL_KNOWLEDGE = ItemSource.MODEL_KNOWLEDGE
 PLACEHOLDER = "urn:sparqlqa:model-knowledge:"
@@ -62,14 +64,14 @@ class Fiske(Strategy):
             return _finish(ctx, record)
         if record.covering():
             record.answer_source = "kb-routes"
-            candidates = route_candidates(record)
+            candidates = _route_candidates(record)
             ranking = rank(ctx, None, candidates)
             reranked = rerank_top(ctx, ranking)
             return _finish(ctx, record, ranking, reranked, candidates=candidates)
         return _finish(ctx, record, items=fallback(ctx, explorer, record))
 
 
-def route_candidates(record: FiskeRun) -> Candidates:
+def _route_candidates(record: FiskeRun) -> Candidates:
     """The answer nodes of the covering routes as SPARQL-stage candidates (tier 0, route evidence)."""
     from sparqlqa.stages.execute import Candidate, Candidates, Evidence
 
@@ -99,10 +101,10 @@ def fallback(ctx: AskContext, explorer: Explorer, record: FiskeRun) -> list[Answ
     record.answer_source = MODEL_KNOWLEDGE
     record.fallback = ModelFallback(reasoning=(data or {}).get("reasoning", ""), answers=names)
     ctx.note(FALLBACK_NOTE.format(why=why))
-    return model_items(explorer, names)
+    return _model_items(explorer, names)
 
 
-def model_items(explorer: Explorer, names: list[str]) -> list[AnswerItem]:
+def _model_items(explorer: Explorer, names: list[str]) -> list[AnswerItem]:
     """One item per name, best first; never filtered, never with evidence."""
     lookup = explorer.lookup()
     items = []

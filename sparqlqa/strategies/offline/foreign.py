@@ -22,11 +22,11 @@ import unicodedata
 from pyoxigraph import Literal, NamedNode
 
 from sparqlqa.english import WH_WORDS, ForeignCues, foreign_cues
-from sparqlqa.kb.built_query import BuiltQuery
 from sparqlqa.kb.knowledge_base import KnowledgeBase
 from sparqlqa.kb.labels import normalize_label
 from sparqlqa.kb.vocab import RDFS
 from sparqlqa.language import language_name
+from sparqlqa.query.built_query import BuiltQuery
 
 __all__ = ["as_english", "kb_words", "read_as_english", "unreadable_note"]
 

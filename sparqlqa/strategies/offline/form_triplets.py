@@ -22,7 +22,7 @@ import numpy as np
 from pyoxigraph import Literal, NamedNode
 
 from sparqlqa.english import IMPLIED_HOP, ScoringSettings
-from sparqlqa.kb.built_query import BuiltQuery
+from sparqlqa.query.built_query import BuiltQuery
 from sparqlqa.stages.forms import XSD, OrderBy, ValueFilter, is_numeric_type
 from sparqlqa.stages.modes import Form
 from sparqlqa.stages.triplets import Term, Triplet, Triplets

@@ -30,6 +30,8 @@ from sparqlqa.english import (
 )
 from sparqlqa.kb.labels import LabelIndex, normalize_label
 
+__all__ = ["PLACEHOLDER", "Mention", "Word", "detect_mentions", "mask_all", "words_of"]
+
 #: longest span (in words) looked up as a name
 MAX_SPAN_WORDS = 12
 #: the placeholder that replaces a mention when the question is compared to relation paths

@@ -27,12 +27,15 @@ import numpy as np
 from pyoxigraph import Literal, NamedNode
 
 from sparqlqa.english import SELF_CHAIN_MIN
-from sparqlqa.kb.built_query import BuiltQuery
 from sparqlqa.kb.schema import Schema, humanize, local_name
+from sparqlqa.query.built_query import BuiltQuery
 from sparqlqa.strategies.offline.verbalise import inverse_twins
 
 if TYPE_CHECKING:
     from sparqlqa.kb.knowledge_base import KnowledgeBase
+
+__all__ = ["EXPAND_SAMPLE", "Hop", "RelationPath", "SelfChaining", "Unit", "ValueClasses", "enumerate_paths",
+           "is_zigzag", "object_relation_iris", "path_text", "same_kind", "segmentations", "self_chaining_hops"]
 
 #: nodes per path prefix that are expanded to find the next hop
 EXPAND_SAMPLE = 40
@@ -132,10 +135,10 @@ def enumerate_paths(kb: KnowledgeBase, start: str, *, max_hops: int = 3, relatio
     kept (it reaches *other* nodes sharing that neighbour, e.g. co-stars).
     ``chaining``: the hops that may repeat themselves (see :func:`self_chaining_hops`); None: all.
     ``values``: relations to literal values a path may end with, forwards (default: the KB's, see
-    :func:`value_relation_iris`).
+    :func:`_value_relation_iris`).
     """
     relations = set(relations if relations is not None else object_relation_iris(kb.schema))
-    value_relations = set(values if values is not None else value_relation_iris(kb.schema))
+    value_relations = set(values if values is not None else _value_relation_iris(kb.schema))
     if not relations and not value_relations:
         return []
     found: list[RelationPath] = []
@@ -258,7 +261,7 @@ def object_relation_iris(schema: Schema) -> list[str]:
     return [r.iri for r in schema.object_relations if r.iri not in twins]
 
 
-def value_relation_iris(schema: Schema) -> list[str]:
+def _value_relation_iris(schema: Schema) -> list[str]:
     """The relations whose values are mostly literals (a birth date, a population): the last hop of a
     path may walk one forwards, to the value a question asks for.  A naming column found in the data
     (:mod:`sparqlqa.kb.data_names`) is how its nodes are shown, not a value to walk to."""

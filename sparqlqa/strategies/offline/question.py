@@ -30,6 +30,9 @@ from sparqlqa.english import (
 )
 from sparqlqa.strategies.offline.mentions import words_of
 
+__all__ = ["Focus", "Span", "do_support", "grand_stem", "main_verb", "question_focus", "question_spans",
+           "round_trip_cue"]
+
 
 @dataclass(frozen=True)
 class Span:

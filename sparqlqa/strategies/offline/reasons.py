@@ -24,6 +24,8 @@ from sparqlqa.kb.records import JsonRecord
 from sparqlqa.strategies.offline.mentions import Mention
 from sparqlqa.strategies.offline.paths import RelationPath
 
+__all__ = ["ChosenReading", "OfflineReasons"]
+
 
 @dataclass(frozen=True)
 class ChosenReading:

@@ -31,6 +31,8 @@ if TYPE_CHECKING:
 
 from sparqlqa.strategies.offline.paths import Hop, RelationPath, Unit, path_text, segmentations
 
+__all__ = ["QuestionScorer", "RelationVectors", "end_type_shares", "has_round_trip"]
+
 
 def end_type_shares(relation: RelationInfo, forward: bool) -> dict[str, float]:
     """Where a hop along ``relation`` ends, by node type: the shares of its edges' range types (forward)

@@ -25,9 +25,9 @@ from pyoxigraph import NamedNode
 
 import sparqlqa.english as english
 from sparqlqa.english import ALTERNATIVE_MARGIN, IMPLIED_HOP, MENTION_WEIGHT, ScoringSettings, foreign_cues
-from sparqlqa.kb.built_query import BuiltQuery
 from sparqlqa.kb.data_names import mapped_from_tables
 from sparqlqa.kb.labels import LabelIndex, NodeMatch, resolve_type
+from sparqlqa.query.built_query import BuiltQuery
 from sparqlqa.stages.linking import LinkedConstants
 from sparqlqa.stages.modes import Form, TopicMode
 from sparqlqa.stages.triplets import Term, Triplet, Triplets
@@ -49,6 +49,9 @@ if TYPE_CHECKING:
     from sparqlqa.stages.answer import Answer
     from sparqlqa.stages.execute import Candidates
     from sparqlqa.strategies.pipeline import AskContext
+
+__all__ = ["MAX_QUESTION_WORDS", "Choice", "OfflineStrategy", "OfflineTriplets", "masked_for", "offline_triplets",
+           "relation_vectors"]
 
 #: mentions (and nodes per mention) whose paths are explored
 MAX_MENTIONS = 3
@@ -136,8 +139,8 @@ def _scored_paths(kb: KnowledgeBase, masked: str, mention: Mention, relations: R
     """The paths from ``mention``'s nodes, scored against the question with all names masked
     (``occurrence``: which placeholder of ``masked`` stands for ``mention``)."""
     scorer = QuestionScorer(masked, relations, settings, PLACEHOLDER, occurrence)
-    chaining = kb_statistic(kb, "self-chaining hops", lambda: SelfChaining(kb))
-    values = value_classes(kb)
+    chaining = _kb_statistic(kb, "self-chaining hops", lambda: SelfChaining(kb))
+    values = _value_classes(kb)
     paths = [_implied(scorer.score(p), values) for node in mention.nodes[:MAX_NODES_PER_MENTION]
              for p in enumerate_paths(kb, node, chaining=chaining)]
     paths = [p for p in paths if math.isfinite(p.score)]
@@ -146,12 +149,12 @@ def _scored_paths(kb: KnowledgeBase, masked: str, mention: Mention, relations: R
     return [p for i, p in enumerate(paths) if i not in dead]
 
 
-def value_classes(kb: KnowledgeBase) -> ValueClasses:
+def _value_classes(kb: KnowledgeBase) -> ValueClasses:
     """The KB's class-like value nodes (decided lazily, once per opened KB)."""
-    return kb_statistic(kb, "value classes", lambda: ValueClasses(kb))
+    return _kb_statistic(kb, "value classes", lambda: ValueClasses(kb))
 
 
-def is_implied(path: RelationPath, values: ValueClasses) -> bool:
+def _is_implied(path: RelationPath, values: ValueClasses) -> bool:
     """Whether ``path`` is the one hop into a class-like value from the things that have it
     (``Forward <-position-``): naming the value says that hop."""
     return len(path.hops) == 1 and not path.hops[0].forward \
@@ -160,7 +163,7 @@ def is_implied(path: RelationPath, values: ValueClasses) -> bool:
 
 def _implied(path: RelationPath, values: ValueClasses) -> RelationPath:
     """``path`` scored at least :data:`~sparqlqa.english.IMPLIED_HOP` when naming its value says it."""
-    if path.score < IMPLIED_HOP and is_implied(path, values):
+    if path.score < IMPLIED_HOP and _is_implied(path, values):
         path.parts["said by naming the value"] = IMPLIED_HOP - path.score
         path.score = IMPLIED_HOP
     return path
@@ -218,7 +221,7 @@ def _conjunctions(kb: KnowledgeBase, question: str, mentions: list[Mention],
                 for b in considered[second.text][:SHOWN_PATHS]:
                     if len(a.hops) + len(b.hops) > 3 or not _meets(kb, a, b):
                         continue
-                    value = _pair_value(scorer, a, b, value_classes(kb))
+                    value = _pair_value(scorer, a, b, _value_classes(kb))
                     if math.isfinite(value):
                         found.append(Choice([a, b], [first, second], value + prior))
     return found
@@ -229,7 +232,7 @@ def _pair_value(scorer: QuestionScorer, a: RelationPath, b: RelationPath, values
     class-like value's own hop said by naming it ("how many **goalkeepers** play for X")."""
     value, _ = scorer.align((*_units(a), *_units(b)))
     for said, implied in ((a, b), (b, a)):
-        if is_implied(implied, values):
+        if _is_implied(implied, values):
             value = max(value, scorer.align(_units(said))[0] + IMPLIED_HOP)
     return value
 
@@ -243,7 +246,7 @@ def _units(path: RelationPath) -> tuple[Any, ...]:
 T = TypeVar("T")
 
 
-def kb_statistic(kb: KnowledgeBase, name: str, compute: Callable[[], T]) -> T:
+def _kb_statistic(kb: KnowledgeBase, name: str, compute: Callable[[], T]) -> T:
     """``compute()`` once per opened KB (and its added ontologies): see :meth:`KnowledgeBase.remember`."""
     return kb.remember(("offline", name, len(kb.manifest.extra.get("ontologies", []))), compute)
 
@@ -256,7 +259,7 @@ def relation_vectors(kb: KnowledgeBase, embedder: Embedder) -> RelationVectors:
     def embed(name: str, texts: list[str]) -> np.ndarray:
         return stored_text_vectors(kb, name, texts, embedder)
 
-    return kb_statistic(kb, f"relation vectors {embedder.model_id}",
+    return _kb_statistic(kb, f"relation vectors {embedder.model_id}",
                         lambda: RelationVectors(kb.schema, embedder, embed))
 
 
@@ -314,12 +317,12 @@ def offline_triplets(question: str, kb: KnowledgeBase, *, embedder: Embedder | N
     embedder = embedder or get_embedder()
     settings = settings or ScoringSettings()
     index = LabelIndex.for_kb(kb)
-    values_of = value_classes(kb)
+    values_of = _value_classes(kb)
     mentions = detect_mentions(question, index, use_brackets=use_brackets,
                                is_value=lambda node: values_of.relation_into(node) is not None)
     relations = relation_vectors(kb, embedder)
     cue = detect_form(question, mentions)
-    values = kb_statistic(kb, "value relations", lambda: value_relations(kb))
+    values = _kb_statistic(kb, "value relations", lambda: value_relations(kb))
     if not cue.plain:
         special = _form_reading(question, kb, cue, mentions, index, relations, settings, values)
         if special is not None:
@@ -404,9 +407,9 @@ def _pair_reading(question: str, kb: KnowledgeBase, mentions: list[Mention], ind
                   relations: RelationVectors, settings: ScoringSettings,
                   details: OfflineReasons) -> OfflineTriplets | None:
     """A yes/no between two names: the path from one, the other the choice the ``ASK`` tests."""
-    chaining = lambda: kb_statistic(kb, "self-chaining hops", lambda: SelfChaining(kb))  # noqa: E731
+    chaining = lambda: _kb_statistic(kb, "self-chaining hops", lambda: SelfChaining(kb))  # noqa: E731
     reading = boolean_reading(question, kb, mentions, index, relations, settings, chaining,
-                              value_classes(kb).relation_into)
+                              _value_classes(kb).relation_into)
     if reading is None:
         return None
     path, source, other = reading

@@ -40,6 +40,8 @@ from sparqlqa.english import (
 )
 from sparqlqa.kb.schema import RelationInfo, Schema, humanize, local_name
 
+__all__ = ["category_texts", "inverse_twins", "relation_texts", "relation_word_forms", "round_trip_texts"]
+
 
 def relation_texts(info: RelationInfo) -> list[str]:
     """How a relation can be said: its label, its aliases, its comment (first sentence), its split

@@ -33,12 +33,12 @@ from typing import TYPE_CHECKING, Any
 
 from pyoxigraph import Literal, NamedNode
 
-from sparqlqa.kb.built_query import BuiltQuery
 from sparqlqa.kb.identity import identity_of
 from sparqlqa.kb.labels import resolve_type
 from sparqlqa.kb.naming import name_from_iri
 from sparqlqa.kb.node_text import label_predicates
 from sparqlqa.kb.vocab import FOAF, RDF, RDFS, SCHEMA, SCHEMA_HTTPS, SKOS
+from sparqlqa.query.built_query import BuiltQuery
 from sparqlqa.stages.linking import link_one
 from sparqlqa.stages.triplets import resolve_relation
 from sparqlqa.strategies.text2sparql.query import ReadQuery, TermKey, iri_key, literal_key

@@ -22,12 +22,12 @@ from typing import TYPE_CHECKING, Any
 
 from pyoxigraph import Literal, NamedNode
 
-from sparqlqa.kb.built_query import BuiltQuery
 from sparqlqa.kb.data_names import stored_data_names
 from sparqlqa.kb.node_text import label_predicates
 from sparqlqa.kb.schema import relation_names
 from sparqlqa.kb.vocab import XSD, kb_prefixes, prefixed_name
 from sparqlqa.language import prompt_note
+from sparqlqa.query.built_query import BuiltQuery
 from sparqlqa.stages.modes import Form, values
 from sparqlqa.stages.schema_prompt import SCHEMA_PROMPT_TOKENS, schema_prompt
 

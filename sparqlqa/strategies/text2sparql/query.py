@@ -1,9 +1,9 @@
 """The LLM's SPARQL, read by real parsers before anything runs, and its constants swapped for KB nodes.
 
 :func:`read_query` declares the KB's prefixes the query uses but leaves undeclared, refuses updates and
-SERVICE calls (:mod:`sparqlqa.kb.sparql_reading`, :mod:`sparqlqa.kb.service_guard`), lets Oxigraph's parser
-check the syntax (its error made readable by :mod:`sparqlqa.kb.query_errors`) in a query worker, never in
-this process (:func:`sparqlqa.kb.query_pool.check_query`: no network, the request's deadline and memory
+SERVICE calls (:mod:`sparqlqa.query.sparql_reading`, :mod:`sparqlqa.query.service_guard`), lets Oxigraph's parser
+check the syntax (its error made readable by :mod:`sparqlqa.query.query_errors`) in a query worker, never in
+this process (:func:`sparqlqa.query.query_pool.check_query`: no network, the request's deadline and memory
 limit, an empty store), and rdflib's algebra give the
 query's triple patterns.  :func:`substitute` rewrites constants token by token: each replacement is the
 N-Triples form of a pyoxigraph term, never text the LLM wrote; everything else stays as written, so the
@@ -28,11 +28,11 @@ from typing import Any
 from pyoxigraph import Literal, NamedNode
 
 from sparqlqa.errors import QueryError, SparqlSyntaxError
-from sparqlqa.kb.query_errors import syntax_error
-from sparqlqa.kb.service_guard import check_service
-from sparqlqa.kb.sparql_reading import query_with_prefixes, with_default_prefixes
-from sparqlqa.kb.sparql_reading import read_query as read_sparql
-from sparqlqa.kb.sparql_text import Token, tokens
+from sparqlqa.query.query_errors import syntax_error
+from sparqlqa.query.service_guard import check_service
+from sparqlqa.query.sparql_reading import query_with_prefixes, with_default_prefixes
+from sparqlqa.query.sparql_reading import read_query as read_sparql
+from sparqlqa.query.sparql_text import Token, tokens
 
 __all__ = ["ReadQuery", "TermKey", "add_filter", "constant_keys", "counted_items", "iri_key", "literal_key",
            "out_and_back", "read_query", "readable", "substitute"]
@@ -91,7 +91,7 @@ def read_query(raw: str, prefixes: Mapping[str, str]) -> ReadQuery:
 def _check_syntax(text: str, *, added: int) -> None:
     """Oxigraph's parser on the query, in a worker (an empty store without network, the current scope's
     deadline and memory): a crash, a runaway or a SERVICE there is a :class:`QueryError` here."""
-    from sparqlqa.kb.query_pool import check_query
+    from sparqlqa.query.query_pool import check_query
 
     try:
         check_query(text)

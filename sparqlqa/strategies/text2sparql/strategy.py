@@ -57,6 +57,8 @@ if TYPE_CHECKING:
     from sparqlqa.stages.answer import Answer
     from sparqlqa.stages.execute import Candidates
 
+__all__ = ["Attempt", "Draft", "Shaped", "Text2SparqlRun", "TextToSparql", "answer_variable"]
+
 PENDING_NOTE = ("waiting for recorded LLM answers (--llm-cache only): the text2sparql {what} prompt is pending; "
                 "'sparqlqa llm export-pending FILE', answer it, 'sparqlqa llm import FILE', then ask again")
 FILL_IN_NOTE = ("text2sparql: no query answered ({why}); the items are vector fill-in, similar to the question "

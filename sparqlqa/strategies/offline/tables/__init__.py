@@ -4,3 +4,7 @@
 focus, the columns meant), ``forms`` (conditions and the answer form), ``query`` (SPARQL from terms),
 ``answer`` (the answer through ``build_answer``; the honest note when no reading holds).
 """
+
+from __future__ import annotations
+
+__all__: list[str] = []  # the package has no names of its own: its modules are its API

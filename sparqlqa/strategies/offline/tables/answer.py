@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from sparqlqa.kb.built_query import BuiltQuery
+from sparqlqa.query.built_query import BuiltQuery
 from sparqlqa.stages.table import Table
 from sparqlqa.strategies.offline.tables.forms import read_table_question
 from sparqlqa.strategies.offline.tables.mentions import find_mentions, tokens

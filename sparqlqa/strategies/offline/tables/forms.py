@@ -35,7 +35,7 @@ def read_table_question(question: str, model: TableModel, type_predicate: str) -
     if focus[1] is not None:
         focus[1].used = True
     try:
-        return build_reading(reading)
+        return _build_reading(reading)
     except KeyError:  # a class the focus cannot reach
         return None
 
@@ -476,7 +476,7 @@ def _order(reading: Reading, columns: list[Column]) -> None:
     builder.order.append(f"{direction}({builder.numeric(chosen) if chosen.numeric else builder.value(chosen)})")
 
 
-def build_reading(reading: Reading) -> TableQuery | None:
+def _build_reading(reading: Reading) -> TableQuery | None:
     """Conditions, then the first form that holds; None unless every mention is used."""
     _negation(reading)
     if not _average_conditions(reading) or not _conditions(reading):

@@ -22,10 +22,10 @@ from typing import TYPE_CHECKING, Any
 from pyoxigraph import Literal, NamedNode
 
 from sparqlqa.english import COMPACT_TAILS, singular
-from sparqlqa.kb.built_query import BuiltQuery
 from sparqlqa.kb.data_names import mapped_from_tables, stored_data_names
 from sparqlqa.kb.labels import normalize_label
 from sparqlqa.kb.schema import humanize, local_name
+from sparqlqa.query.built_query import BuiltQuery
 
 if TYPE_CHECKING:
     from sparqlqa.kb.knowledge_base import KnowledgeBase

@@ -23,6 +23,8 @@ from sparqlqa.strategies.offline.tables.model import Column, Link, TableModel, b
 if TYPE_CHECKING:
     from sparqlqa.kb.knowledge_base import KnowledgeBase
 
+__all__ = ["FILE", "StoredModel", "table_model"]
+
 FORMAT = "sparqlqa-table-model"
 #: bump when the model or how it is built changes: older files are then rebuilt
 VERSION = 1
@@ -70,7 +72,7 @@ def _literal(value: str, datatype: str, language: str | None) -> Literal:
     return Literal(value, language=language) if language else Literal(value, datatype=NamedNode(datatype))
 
 
-def model_source(kb: KnowledgeBase) -> str:
+def _model_source(kb: KnowledgeBase) -> str:
     """What the model is built from besides the generation's data: its data names and added ontologies."""
     extra = kb.manifest.extra
     return json.dumps([extra.get("data_names", []), len(extra.get("ontologies", []))], sort_keys=True)
@@ -90,7 +92,7 @@ def _stored_or_built(kb: KnowledgeBase) -> TableModel | None:
         folder = None
     if folder is None:
         return build_table_model(kb)
-    source = model_source(kb)
+    source = _model_source(kb)
     stored = _load(folder / FILE, kb.name)
     if stored is not None and stored.source == source:
         return stored.model

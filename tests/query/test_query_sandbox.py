@@ -1,4 +1,4 @@
-"""Query workers have no network (issue 33 item 2: sparqlqa/kb/sandbox.py) and untrusted SPARQL is read only in a
+"""Query workers have no network (issue 33 item 2: sparqlqa/query/sandbox.py) and untrusted SPARQL is read only in a
 bounded worker (item 3: ``query_pool.check_query``).  The ground truth is a canary listener on 127.0.0.1: the
 queries below go in *under* the SERVICE guard (the worker layer, ``Store._execute``), as a guard bug would let
 them through."""
@@ -19,11 +19,11 @@ from fake_servers import FakeSparqlServer, Scripted
 from proc_tree import cpu, tree
 
 from sparqlqa.errors import QueryError, QueryTimeout, SparqlSyntaxError
-from sparqlqa.kb import query_pool
-from sparqlqa.kb.limits import QueryLimits, Scope, bounded
-from sparqlqa.kb.query_pool import QueryPool, check_query
-from sparqlqa.kb.sandbox import LIBRARY, deny_network
 from sparqlqa.kb.store import OxigraphStore
+from sparqlqa.query import query_pool
+from sparqlqa.query.limits import QueryLimits, Scope, bounded
+from sparqlqa.query.query_pool import QueryPool, check_query
+from sparqlqa.query.sandbox import LIBRARY, deny_network
 
 ROWS = {"head": {"vars": ["o"]}, "results": {"bindings": [{"o": {"type": "literal", "value": "from-the-canary"}}]}}
 #: 6,000 nested groups: Oxigraph's parser overflows its stack on it
@@ -150,7 +150,7 @@ def test_a_runaway_check_stops_at_the_deadline_and_its_worker_is_killed() -> Non
 def test_the_filter_denies_every_socket_but_a_unix_one() -> None:
     code = """
 import socket, sys
-from sparqlqa.kb.sandbox import LIBRARY, deny_network
+from sparqlqa.query.sandbox import LIBRARY, deny_network
 assert deny_network() is None
 a, b = socket.socketpair(); a.send(b"x"); assert b.recv(1) == b"x"
 for family in (socket.AF_INET, socket.AF_INET6, socket.AF_NETLINK, socket.AF_PACKET):
@@ -171,7 +171,7 @@ print("denied")
 def test_without_the_filter_the_pool_warns_once(caplog: pytest.LogCaptureFixture,
                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(query_pool, "_UNSANDBOXED_WARNED", type(query_pool._UNSANDBOXED_WARNED)())
-    with caplog.at_level(logging.WARNING, logger="sparqlqa.kb.query_pool"):
+    with caplog.at_level(logging.WARNING, logger="sparqlqa.query.query_pool"):
         query_pool._warn_unsandboxed("libseccomp.so.2 cannot be loaded")
         query_pool._warn_unsandboxed("libseccomp.so.2 cannot be loaded")
     assert [r.getMessage() for r in caplog.records] == [

@@ -6,7 +6,7 @@ everything before its first row (``ORDER BY``, ``COUNT``, a cartesian product un
 never comes back to Python until it is done.  A thread cannot be stopped either, so a deadline
 checked in Python only stops queries that stream.  The only thing that really stops the work is
 ending the process doing it.  So a query on an on-disk Oxigraph store is sent to a
-:class:`QueryPool` worker (:mod:`sparqlqa.kb.query_worker`) that
+:class:`QueryPool` worker (:mod:`sparqlqa.query.query_worker`) that
 
 * opens the store **read-only** (RocksDB allows many read-only openers beside ours),
 * limits its own address space to its present size + ``max_memory_mb`` (``RLIMIT_AS``) while a
@@ -27,7 +27,7 @@ an interpreter start (a fraction of a second), paid once: idle workers stay open
 concurrent query, at most ``size``), so a normal query pays a socket round trip and the pickling of
 its rows (``benchmarks/bench_query_bounds.py`` measures it).
 
-**No network.**  A worker cannot open a socket (a seccomp filter, :mod:`sparqlqa.kb.sandbox`, set before it
+**No network.**  A worker cannot open a socket (a seccomp filter, :mod:`sparqlqa.query.sandbox`, set before it
 reads a query), so a SERVICE the guard misread fails in Oxigraph and sends nothing.  A store that allows
 SERVICE hosts (``Store.allow_service``: ``--allow-service``, a profile) runs its queries in a separate pool
 started with ``network=True``, whose workers keep the network (a filter cannot tell one host from another).
@@ -72,8 +72,10 @@ from pathlib import Path
 from typing import Any
 
 from sparqlqa.errors import QueryError, QueryTimeout, QueryTooLarge, StoreUnavailable
-from sparqlqa.kb.limits import QueryLimits, Scope, current
-from sparqlqa.kb.query_errors import syntax_error
+from sparqlqa.query.limits import QueryLimits, Scope, current
+from sparqlqa.query.query_errors import syntax_error
+
+__all__ = ["DEFAULT_WORKERS", "Outcome", "QueryPool", "check_query", "read_untrusted", "run_in_process"]
 
 #: concurrent queries (worker processes) per store, unless the store says otherwise
 DEFAULT_WORKERS = 4
@@ -112,7 +114,7 @@ class _Worker:
         where = str(path) if path is not None else "an empty store"
         try:
             self.process = subprocess.Popen(
-                [sys.executable, "-c", "from sparqlqa.kb.query_worker import main; main()", str(theirs.fileno()),
+                [sys.executable, "-c", "from sparqlqa.query.query_worker import main; main()", str(theirs.fileno()),
                  str(path or ""), *(["network"] if network else [])], pass_fds=(theirs.fileno(),),
                 env=_worker_env(), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=stderr, close_fds=True)
         except OSError as exc:
@@ -206,7 +208,7 @@ def _receive(worker: _Worker, deadline: float) -> tuple[Any, ...]:
 class QueryPool:
     """Worker processes answering queries on the on-disk store at ``path`` (at most ``size`` at once;
     ``path`` ``None``: an empty store, to check queries); ``network``: the workers may open sockets (a
-    store whose SERVICE hosts are allowed), else they cannot (:mod:`sparqlqa.kb.sandbox`)."""
+    store whose SERVICE hosts are allowed), else they cannot (:mod:`sparqlqa.query.sandbox`)."""
 
     def __init__(self, path: Path | None, size: int = DEFAULT_WORKERS, *, network: bool = False) -> None:
         self.path = path
@@ -234,7 +236,7 @@ class QueryPool:
             self._release(worker, healthy)
 
     def read(self, text: str, scope: Scope) -> Any:
-        """The SPARQL guard's reading of ``text`` (a :class:`~sparqlqa.kb.sparql_reading.QueryReading`), read in
+        """The SPARQL guard's reading of ``text`` (a :class:`~sparqlqa.query.sparql_reading.QueryReading`), read in
         a worker under ``scope``'s deadline and memory limit; the guard's refusal is raised as it was raised there."""
         worker = self._acquire(scope)
         healthy = False
@@ -343,7 +345,7 @@ def check_query(sparql: str, scope: Scope | None = None) -> None:
 
 
 def read_untrusted(text: str, scope: Scope) -> Any:
-    """The SPARQL guard's reading of an untrusted ``text`` (:func:`sparqlqa.kb.sparql_reading.read_query` in a
+    """The SPARQL guard's reading of an untrusted ``text`` (:func:`sparqlqa.query.sparql_reading.read_query` in a
     bounded scope), read by a worker of the reading pool: rdflib's parser is pure Python and recursive, so a
     query nested thousands of groups deep costs the reader a fraction of a second of CPU and its memory; there it
     counts against the scope's deadline and memory limit, not the server's, and a runaway parse is killed.  A

@@ -4,13 +4,13 @@ Oxigraph runs ``SERVICE <http://host/...> { ... }`` by fetching that URL, and py
 has no option to turn federation off (``Store.query`` takes no service handler), so every read
 query is checked here before it runs (:meth:`sparqlqa.kb.store.Store.query` calls
 :func:`check_service`).  The SERVICE calls come from the query's one reading by a SPARQL 1.1
-parser (:mod:`sparqlqa.kb.sparql_reading`, which refuses what it cannot read with certainty), in
+parser (:mod:`sparqlqa.query.sparql_reading`, which refuses what it cannot read with certainty), in
 every position: subqueries, OPTIONAL, UNION, GRAPH, MINUS, EXISTS in a FILTER or BIND.  A SERVICE to
 a host missing from the allowance raises :class:`~sparqlqa.errors.ServiceRefused`; ``SERVICE ?var``
 is always refused (its host is known only while the query runs), and so is an endpoint whose IRI
 needs the query's BASE to resolve or whose prefix is not declared (write the IRI in full).
 
->>> from sparqlqa.kb.sparql_reading import read_query
+>>> from sparqlqa.query.sparql_reading import read_query
 >>> check_service(read_query("SELECT * { SERVICE <http://ex.org:8890/sparql> { ?s ?p ?o } }"), {"ex.org"})
 >>> check_service(read_query("ASK { SERVICE <http://169.254.169.254/x> { ?s ?p ?o } }"), set())
 Traceback (most recent call last):
@@ -25,7 +25,9 @@ from collections.abc import Collection, Iterable
 from urllib.parse import urlsplit
 
 from sparqlqa.errors import ConfigError, ServiceRefused
-from sparqlqa.kb.sparql_reading import QueryReading, ServiceCall
+from sparqlqa.query.sparql_reading import QueryReading, ServiceCall
+
+__all__ = ["allowance", "check_service", "is_allowed"]
 
 # -- which hosts may be called ------------------------------------------------------------------
 
@@ -33,10 +35,10 @@ _HOST = re.compile(r"(?P<host>[A-Za-z0-9](?:[A-Za-z0-9.\-]*[A-Za-z0-9])?|\[[0-9A
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 
 
-def allowed_host(entry: str, *, source: str = "--allow-service") -> str:
+def _allowed_host(entry: str, *, source: str = "--allow-service") -> str:
     """``entry`` (``HOST`` or ``HOST:PORT``) as stored in an allowance: lower case, checked.
 
-    >>> allowed_host("Query.Wikidata.org"), allowed_host("127.0.0.1:8890"), allowed_host("[::1]:3030")
+    >>> _allowed_host("Query.Wikidata.org"), _allowed_host("127.0.0.1:8890"), _allowed_host("[::1]:3030")
     ('query.wikidata.org', '127.0.0.1:8890', '[::1]:3030')
     """
     text = entry.strip()
@@ -48,14 +50,14 @@ def allowed_host(entry: str, *, source: str = "--allow-service") -> str:
 
 
 def allowance(entries: Iterable[str], *, source: str = "--allow-service") -> frozenset[str]:
-    """The checked hosts of ``entries`` (see :func:`allowed_host`)."""
-    return frozenset(allowed_host(entry, source=source) for entry in entries)
+    """The checked hosts of ``entries`` (see :func:`_allowed_host`)."""
+    return frozenset(_allowed_host(entry, source=source) for entry in entries)
 
 
-def endpoint_host(iri: str) -> tuple[str, int] | None:
+def _endpoint_host(iri: str) -> tuple[str, int] | None:
     """``(host, port)`` of an http(s) endpoint IRI; ``None`` for another scheme, user info or an odd host.
 
-    >>> endpoint_host("https://Query.Wikidata.org/sparql"), endpoint_host("http://u@evil.org/")
+    >>> _endpoint_host("https://Query.Wikidata.org/sparql"), _endpoint_host("http://u@evil.org/")
     (('query.wikidata.org', 443), None)
     """
     parts = urlsplit(iri)
@@ -69,7 +71,7 @@ def endpoint_host(iri: str) -> tuple[str, int] | None:
 
 def is_allowed(iri: str | None, allowed: Collection[str]) -> bool:
     """Whether SERVICE may call ``iri``: its host is in ``allowed`` (with its port, when that entry has one)."""
-    where = endpoint_host(iri) if iri else None
+    where = _endpoint_host(iri) if iri else None
     if where is None:
         return False
     host, port = where
@@ -96,7 +98,7 @@ def _refuse(call: ServiceCall) -> None:
                              "cannot be checked before the query runs",
                              hint="write the endpoint's IRI in the query (SERVICE <http://host/sparql>) "
                              "and allow its host (--allow-service HOST)")
-    host = endpoint_host(call.iri) if call.iri else None
+    host = _endpoint_host(call.iri) if call.iri else None
     if call.iri is None or host is None:
         raise ServiceRefused(call.written, None, "cannot check its host: only http(s) endpoints with a plain "
                              "host name, written in full (no BASE) or with a declared prefix, may be allowed",

@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 
 from sparqlqa.errors import QueryError, QueryTimeout
-from sparqlqa.kb import query_pool, sparql_reading
-from sparqlqa.kb.limits import QueryLimits, bounded
-from sparqlqa.kb.sparql_reading import read_query
+from sparqlqa.query import query_pool, sparql_reading
+from sparqlqa.query.limits import QueryLimits, bounded
+from sparqlqa.query.sparql_reading import read_query
 
 DEEP = "SELECT * WHERE " + "{" * 6000 + " ?s ?p ?o " + "}" * 6000
 READS = (

@@ -24,8 +24,10 @@ import re
 from dataclasses import dataclass
 
 from sparqlqa.errors import SparqlSyntaxError
-from sparqlqa.kb.sparql_text import sparql_tokens
-from sparqlqa.kb.vocab import WELL_KNOWN_PREFIXES
+from sparqlqa.query.prefixes import WELL_KNOWN_PREFIXES
+from sparqlqa.query.sparql_text import sparql_tokens
+
+__all__ = ["Diagnosis", "Token", "parser_position", "snippet", "syntax_error", "tokens", "unbalanced"]
 
 _POSITION = re.compile(r"error at (\d+):(\d+):\s*(.*)", re.DOTALL)
 #: quoted tokens and keywords of Oxigraph's "expected one of ..." list (character classes are dropped)
@@ -72,7 +74,7 @@ class Diagnosis:
     hint: str | None
 
 
-def unknown_prefix(toks: list[Token], declared_before: frozenset[str] = frozenset()) -> Diagnosis | None:
+def _unknown_prefix(toks: list[Token], declared_before: frozenset[str] = frozenset()) -> Diagnosis | None:
     """The first prefixed name whose prefix no ``PREFIX`` declares (``declared_before``: declared elsewhere)."""
     declared: set[str] = set(declared_before)
     for before, token in zip([None, *toks], toks):
@@ -142,7 +144,7 @@ def _starts_term(token: Token) -> bool:
     return token.kind in ("var", "iri") or (token.kind == "word" and ":" in token.text) or token.text == "["
 
 
-def missing_dot(toks: list[Token], line: int) -> Diagnosis | None:
+def _missing_dot(toks: list[Token], line: int) -> Diagnosis | None:
     """Inside braces, a triple pattern ending a line at or before ``line`` and another starting the next
     line, with no ``.`` between them."""
     last: Token | None = None
@@ -184,10 +186,10 @@ def snippet(query: str, line: int, column: int) -> str:
     return f"{gutter}{text}\n{' ' * (len(gutter) - 2)}| {' ' * (column - 1)}^"
 
 
-def diagnose(query: str, line: int, column: int, raw: str, declared: frozenset[str] = frozenset()) -> Diagnosis:
+def _diagnose(query: str, line: int, column: int, raw: str, declared: frozenset[str] = frozenset()) -> Diagnosis:
     """What most likely went wrong: the parser's position, corrected by what the text shows."""
     toks = tokens(query)
-    found = unknown_prefix(toks, declared) or unbalanced(toks) or missing_dot(toks, line)
+    found = _unknown_prefix(toks, declared) or unbalanced(toks) or _missing_dot(toks, line)
     if found is not None:
         return found
     return Diagnosis(line, column, expected(raw), "check the query near the caret")
@@ -211,7 +213,7 @@ def syntax_error(query: str, exc: SyntaxError | str, *, skip_lines: int = 0) -> 
     head, shown = query.split("\n", skip_lines)[:-1], query.split("\n", skip_lines)[-1]
     declared = frozenset(match.group(1) for line in head if (match := re.match(r"PREFIX\s+([^:\s]*):", line)))
     line, column, rest = int(position.group(1)) - skip_lines, int(position.group(2)), position.group(3)
-    found = diagnose(shown, max(line, 1), column, rest, declared)
+    found = _diagnose(shown, max(line, 1), column, rest, declared)
     message = (f"invalid SPARQL at line {found.line}, column {found.column}: {found.problem}\n"
                f"{snippet(shown, found.line, found.column)}")
     return SparqlSyntaxError(message, line=found.line, column=found.column, problem=found.problem, hint=found.hint,

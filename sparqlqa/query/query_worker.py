@@ -1,4 +1,4 @@
-"""The process side of :mod:`sparqlqa.kb.query_pool`: one worker answering queries on one on-disk store.
+"""The process side of :mod:`sparqlqa.query.query_pool`: one worker answering queries on one on-disk store.
 
 :func:`serve` runs in a child process.  It opens the store read-only, says ``("ready", pid)`` and
 then answers one request at a time, ``("query", sparql, max_rows, max_memory_mb)``, with messages:
@@ -32,6 +32,8 @@ import time
 from multiprocessing.connection import Connection
 from typing import Any
 
+__all__ = ["main", "serve"]
+
 #: rows (or triples) per message, and the longest a batch waits before it is sent (seconds)
 BATCH_ROWS = 2000
 BATCH_SECONDS = 0.05
@@ -51,7 +53,7 @@ def main() -> None:
 def serve(conn: Connection, path: str, *, network: bool = False) -> None:
     """Answer queries on the store at ``path`` (``""``: an empty one) until the parent closes the pipe or
     sends ``None``; without ``network``, no socket can be opened from here on."""
-    from sparqlqa.kb.sandbox import deny_network
+    from sparqlqa.query.sandbox import deny_network
 
     sandbox = "off" if network else deny_network() or "on"  # first: before any thread or query
     from pyoxigraph import Store
@@ -149,7 +151,7 @@ def _answer(conn: Connection, store: Any, sparql: str, max_rows: int, max_memory
 def _read(text: str, max_memory_mb: int) -> tuple[str, Any]:
     """The reading of ``text``, or the guard's refusal, with the address space bounded meanwhile."""
     from sparqlqa.errors import QueryError
-    from sparqlqa.kb.sparql_reading import read_query
+    from sparqlqa.query.sparql_reading import read_query
 
     read_query("ASK {}")  # rdflib imported and the parser thread (its large stack) started before the bound
     soft, hard = resource.getrlimit(resource.RLIMIT_AS)

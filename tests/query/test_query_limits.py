@@ -1,4 +1,4 @@
-"""Queries are bounded in time, rows and memory, and stopped at the bound (sparqlqa/kb/limits.py, query_pool.py).
+"""Queries are bounded in time, rows and memory, and stopped at the bound (sparqlqa/query/limits.py, query_pool.py).
 
 On-disk stores run bounded queries in worker processes: a query past its deadline kills its worker
 (the process is gone afterwards, the next query gets a fresh one), a row past the limit is never
@@ -20,10 +20,10 @@ from pyoxigraph import Store as OxStore
 
 from sparqlqa.cli import main
 from sparqlqa.errors import ConfigError, QueryError, QueryTimeout, QueryTooLarge
-from sparqlqa.kb import query_worker
-from sparqlqa.kb.limits import QueryLimits, bounded, current, unbounded
-from sparqlqa.kb.query_pool import run_in_process
 from sparqlqa.kb.store import OxigraphStore
+from sparqlqa.query import query_worker
+from sparqlqa.query.limits import QueryLimits, bounded, current, unbounded
+from sparqlqa.query.query_pool import run_in_process
 from sparqlqa.serve.service import status_of
 
 #: triples in the test stores: a chain, so a pattern joined with itself is NODES² rows
@@ -237,7 +237,7 @@ def test_cli_sparql_reports_the_limit_it_hit(movies_kb: Any) -> None:
 
 def test_cli_sparql_has_a_deadline_by_default() -> None:
     from sparqlqa.cli.kb_commands import sparql
-    from sparqlqa.kb.limits import DEFAULT_TIMEOUT_S
+    from sparqlqa.query.limits import DEFAULT_TIMEOUT_S
 
     defaults = {param.name: param.default for param in sparql.params}
     assert defaults["timeout_s"] == DEFAULT_TIMEOUT_S == 60 and defaults["max_rows"] == 100_000

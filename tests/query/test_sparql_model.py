@@ -8,10 +8,11 @@ from typing import Any
 import pytest
 from pyoxigraph import BlankNode, Literal, NamedNode, Variable
 
-from sparqlqa.kb.built_query import BuiltQuery
 from sparqlqa.kb.group_service import local_bindings, run_services, service_blocks, values_table
 from sparqlqa.kb.schema import RelationInfo, Schema
-from sparqlqa.kb.sparql_model import (
+from sparqlqa.kb.store import QueryResult
+from sparqlqa.query.built_query import BuiltQuery
+from sparqlqa.query.sparql_model import (
     Bind,
     EitherWay,
     Filter,
@@ -28,8 +29,7 @@ from sparqlqa.kb.sparql_model import (
     render,
     variables,
 )
-from sparqlqa.kb.sparql_reading import read_query
-from sparqlqa.kb.store import QueryResult
+from sparqlqa.query.sparql_reading import read_query
 from sparqlqa.stages.compile import ExecuteOptions, compile_form, compile_query, prepare
 from sparqlqa.stages.forms import AnswerForm
 from sparqlqa.stages.linking import LinkedConstants, NodeMatch

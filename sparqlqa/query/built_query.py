@@ -1,7 +1,7 @@
 """A query sparqlqa wrote itself from pyoxigraph terms, carrying its own reading: :class:`BuiltQuery`.
 
 :meth:`sparqlqa.kb.store.Store.query` reads every ``str`` with a real SPARQL 1.1 parser
-(:func:`sparqlqa.kb.sparql_reading.read_query`: a few milliseconds a text).  A query sparqlqa composes
+(:func:`sparqlqa.query.sparql_reading.read_query`: a few milliseconds a text).  A query sparqlqa composes
 itself from pyoxigraph terms (``str(NamedNode(...))``, ``str(Literal(...))``, variables and keywords it
 writes) has nothing to discover: its builder knows its form and the SERVICE endpoints it wrote.  Such a
 query is passed as a :class:`BuiltQuery`, and the store takes that declaration instead of parsing.
@@ -9,8 +9,8 @@ query is passed as a :class:`BuiltQuery`, and the store takes that declaration i
 The rule that keeps this safe: **construct a BuiltQuery only where every piece of its text comes from
 terms or from sparqlqa's own code** (a builder in ``kb/``, ``stages/``, ``strategies/``, ``remote/``).
 Text from outside (a user's, an LLM's, a profile's query; anything read from a file or a request) stays
-a ``str`` and gets the full reading; ``tests/kb/test_built_query.py`` checks that the untrusted entry
-points never construct one.  Query workers are sandboxed (:mod:`sparqlqa.kb.sandbox`) whatever a
+a ``str`` and gets the full reading; ``tests/query/test_built_query.py`` checks that the untrusted entry
+points never construct one.  Query workers are sandboxed (:mod:`sparqlqa.query.sandbox`) whatever a
 reading says.
 
 With ``SPARQLQA_CHECK_BUILT=1`` (the test suite sets it) every declaration is checked against the
@@ -32,8 +32,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from sparqlqa.errors import QueryError
-from sparqlqa.kb.sparql_model import SparqlQuery, render
-from sparqlqa.kb.sparql_reading import READ_FORMS, QueryReading, ServiceCall, read_query
+from sparqlqa.query.sparql_model import SparqlQuery, render
+from sparqlqa.query.sparql_reading import READ_FORMS, QueryReading, ServiceCall, read_query
 
 #: set to 1 to check every built query's declaration against the parser's reading (the tests do)
 CHECK_ENV = "SPARQLQA_CHECK_BUILT"
@@ -57,7 +57,7 @@ class BuiltQuery:
 
     @classmethod
     def of(cls, query: SparqlQuery, *, one_line: bool = False) -> BuiltQuery:
-        """``query`` rendered (:func:`~sparqlqa.kb.sparql_model.render`, on ``one_line`` or not), declaring
+        """``query`` rendered (:func:`~sparqlqa.query.sparql_model.render`, on ``one_line`` or not), declaring
         its form and SERVICE endpoints from the structure itself."""
         return cls(render(query, one_line=one_line), query.form, query.services(), query)
 

@@ -1,8 +1,8 @@
 """Lexical helpers that show or rewrite query text: never used to decide what a query does.
 
-What a query does (form, SERVICE, prefixes) is decided by :mod:`sparqlqa.kb.sparql_reading` only.
+What a query does (form, SERVICE, prefixes) is decided by :mod:`sparqlqa.query.sparql_reading` only.
 The token splitters here keep text as written where sparqlqa rewrites or explains it: a syntax
-error's hints (:mod:`sparqlqa.kb.query_errors`), IRIs compacted in a saved ``.rq``
+error's hints (:mod:`sparqlqa.query.query_errors`), IRIs compacted in a saved ``.rq``
 (:func:`compact_iris`), a LIMIT added for an endpoint, the constants text2sparql swaps for KB
 nodes (:func:`tokens`).  Every text they produce is read again by the guard before it runs.
 """
@@ -15,6 +15,8 @@ from collections.abc import Iterator
 from typing import NamedTuple
 
 from sparqlqa.errors import QueryError
+
+__all__ = ["Token", "compact_iris", "sparql_tokens", "tokens"]
 
 #: the patterns below are compiled on first use (:func:`_pattern`): a process that never shows or rewrites a
 #: query (a cold ``ask``) does not pay the 0.04 s their compilation costs (issue 36)

@@ -1,4 +1,4 @@
-"""``sparqlqa.kb.service_guard``: SERVICE found in the query's one reading by a SPARQL parser, never by a substring."""
+"""``sparqlqa.query.service_guard``: SERVICE found in the one reading by a SPARQL parser, never by a substring."""
 
 from __future__ import annotations
 
@@ -15,9 +15,9 @@ from pyoxigraph import Store as OxStore
 
 from sparqlqa.errors import ConfigError, QueryError, ServiceRefused
 from sparqlqa.kb.profile import Profile
-from sparqlqa.kb.service_guard import allowance, check_service, is_allowed
-from sparqlqa.kb.sparql_reading import ServiceCall, UnreadableQuery, read_query
 from sparqlqa.kb.store import OxigraphStore
+from sparqlqa.query.service_guard import allowance, check_service, is_allowed
+from sparqlqa.query.sparql_reading import ServiceCall, UnreadableQuery, read_query
 from sparqlqa.remote.profiles import parse_profile
 
 EP = "http://ep.example.org/sparql"

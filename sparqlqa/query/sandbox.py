@@ -1,10 +1,10 @@
 """A query worker without network: a seccomp filter that refuses every socket but a Unix one.
 
 Oxigraph runs ``SERVICE <http://host/…>`` by fetching that URL, and pyoxigraph cannot switch it off, so
-:mod:`sparqlqa.kb.service_guard` reads each query first and refuses a SERVICE whose host is not allowed.
+:mod:`sparqlqa.query.service_guard` reads each query first and refuses a SERVICE whose host is not allowed.
 A reading of the query that differs from Oxigraph's would turn into a request from our machine (to
 127.0.0.1, an internal server, a cloud metadata address).  Defence in depth: a worker process of
-:mod:`sparqlqa.kb.query_pool` calls :func:`deny_network` before it reads any query, and from then on
+:mod:`sparqlqa.query.query_pool` calls :func:`deny_network` before it reads any query, and from then on
 ``socket()`` fails with ``EACCES`` for every address family but ``AF_UNIX`` (its socket pair to the parent
 is already open), so a SERVICE that slipped through fails as a clean Oxigraph error (``Permission
 denied``) and nothing is sent.  ``io_uring_setup`` fails too (an io_uring can open sockets without the
@@ -37,6 +37,8 @@ import ctypes
 import errno
 import socket
 import sys
+
+__all__ = ["LIBRARY", "deny_network"]
 
 #: the library (its soname: loaded without a search)
 LIBRARY = "libseccomp.so.2"

@@ -4,7 +4,7 @@ r"""What a SPARQL query does, read once by a real SPARQL 1.1 parser: the one rea
 a dependency already; it follows the W3C grammar rule by rule and is run against the W3C test suite)
 and returns a small frozen :class:`QueryReading`: the form, the SERVICE calls with their endpoint
 IRIs and SILENT flag, the declared and used prefixes, the projected variables.  The read-only check
-(:class:`~sparqlqa.errors.UpdateRefused`), the SERVICE check (:mod:`sparqlqa.kb.service_guard`) and
+(:class:`~sparqlqa.errors.UpdateRefused`), the SERVICE check (:mod:`sparqlqa.query.service_guard`) and
 the prefixes sparqlqa declares for a user (:func:`with_default_prefixes`) all take
 their decision from this reading; no regular expression reads the query.
 
@@ -27,7 +27,7 @@ refused (:class:`UnreadableQuery`) rather than guessed at:
   parser also fails on the text: it is given the text followed by ``"\n\x00"``, which no SPARQL
   query can end with, so Oxigraph can only answer with a syntax error and never runs anything.
 * a SERVICE endpoint that is a variable, or whose IRI needs the query's BASE to resolve, has no
-  host to check: :mod:`sparqlqa.kb.service_guard` refuses it.
+  host to check: :mod:`sparqlqa.query.service_guard` refuses it.
 
 A stronger design, handing Oxigraph only text regenerated from this parse tree, was not taken:
 rdflib's algebra-to-text writer does not round-trip every query (aggregates, paths, blank nodes,
@@ -35,7 +35,7 @@ VALUES), so answers could change; the fuzz test (``tests/faults/test_fault_servi
 instead that whatever this reading lets through makes no request.
 
 Parsing costs a few milliseconds, so readings are cached per query text (a bounded LRU).  An untrusted
-text (one read inside a :func:`~sparqlqa.kb.limits.bounded` scope) is parsed in a query worker, under the
+text (one read inside a :func:`~sparqlqa.query.limits.bounded` scope) is parsed in a query worker, under the
 scope's deadline and memory limit (:func:`read_query`).
 
 >>> reading = read_query("PREFIX e: <http://ex.org/> "
@@ -62,7 +62,10 @@ from typing import Any, TypeVar
 from urllib.parse import urljoin, urlsplit
 
 from sparqlqa.errors import QueryError, SparqlSyntaxError, UpdateRefused
-from sparqlqa.kb.limits import current
+from sparqlqa.query.limits import current
+
+__all__ = ["READ_FORMS", "QueryReading", "ServiceCall", "UnreadableQuery", "clear_cache", "query_with_prefixes",
+           "read_query", "with_default_prefixes"]
 
 READ_FORMS = ("SELECT", "ASK", "CONSTRUCT", "DESCRIBE")
 _FORMS = {"SelectQuery": "SELECT", "AskQuery": "ASK", "ConstructQuery": "CONSTRUCT", "DescribeQuery": "DESCRIBE"}
@@ -118,9 +121,9 @@ def read_query(text: str) -> QueryReading:
     :class:`~sparqlqa.errors.SparqlSyntaxError` when it cannot be read, :class:`QueryError` for
     something that is no query at all.
 
-    Inside a :func:`~sparqlqa.kb.limits.bounded` scope the text is untrusted (a served request, MCP, the CLI
+    Inside a :func:`~sparqlqa.query.limits.bounded` scope the text is untrusted (a served request, MCP, the CLI
     ``sparql`` command, an LLM's query): it is read in a query worker
-    (:func:`sparqlqa.kb.query_pool.read_untrusted`), so its parse counts against the scope's deadline and
+    (:func:`sparqlqa.query.query_pool.read_untrusted`), so its parse counts against the scope's deadline and
     memory limit, not the caller's process (rdflib's parser spends ~0.3 s of CPU refusing a query nested
     6,000 groups deep).  Outside a scope (a KB's own scans, tests, library calls) it is read here.  Either way
     a text read once is remembered (:data:`CACHE_SIZE` readings) and not read again."""
@@ -133,7 +136,7 @@ def read_query(text: str) -> QueryReading:
     if scope is None:
         reading = _read(text)
     else:
-        from sparqlqa.kb.query_pool import read_untrusted
+        from sparqlqa.query.query_pool import read_untrusted
 
         reading = read_untrusted(text, scope)
     with _readings_lock:
@@ -221,7 +224,7 @@ def _parse(text: str) -> Any:
     from pyparsing import ParseBaseException
     from rdflib.plugins.sparql.parser import Query
 
-    readable = decode_escapes(text).replace("\r\n", "\n").replace("\r", "\n")
+    readable = _decode_escapes(text).replace("\r\n", "\n").replace("\r", "\n")
     try:
         return _parse_on_big_stack(Query, readable)
     except RecursionError:
@@ -262,7 +265,7 @@ def _unreadable(text: str, exc: Any) -> SparqlSyntaxError:
     :class:`UnreadableQuery` at rdflib's position."""
     from pyoxigraph import Store
 
-    from sparqlqa.kb.query_errors import parser_position, syntax_error, tokens, unbalanced
+    from sparqlqa.query.query_errors import parser_position, syntax_error, tokens, unbalanced
 
     try:
         Store().query(text + _NEVER_VALID)
@@ -293,11 +296,11 @@ def _unsure(error: SparqlSyntaxError) -> UnreadableQuery:
                            parser_message=error.parser_message)
 
 
-def decode_escapes(text: str) -> str:
+def _decode_escapes(text: str) -> str:
     r"""``text`` with its ``\uXXXX``/``\UXXXXXXXX`` escapes decoded; :class:`UnreadableQuery` for one that
     stands for a character that could move a token boundary (an escaped backslash ``\\`` is kept).
 
-    >>> decode_escapes(r"SELECT ('caf\u00e9' AS ?x) {}")
+    >>> _decode_escapes(r"SELECT ('caf\u00e9' AS ?x) {}")
     "SELECT ('café' AS ?x) {}"
     """
     parts: list[str] = []
@@ -432,7 +435,7 @@ def with_default_prefixes(query: str, prefixes: Mapping[str, str]) -> str:
 def query_with_prefixes(run: Callable[[str], T], query: str, prefixes: Mapping[str, str]) -> T:
     """``run(query)`` with the undeclared well-known ``prefixes`` declared first; a syntax error speaks of
     the query as written (its lines, not those of the added declarations)."""
-    from sparqlqa.kb.query_errors import parser_position, syntax_error
+    from sparqlqa.query.query_errors import parser_position, syntax_error
 
     full = with_default_prefixes(query, prefixes)
     try:

@@ -3,7 +3,7 @@
 The read path (``sparqlqa sparql``, ``/api/sparql``, the MCP ``sparql`` tool, and every query the QA
 pipeline runs for a served ``ask``) runs inside :func:`bounded`: :meth:`sparqlqa.kb.store.Store.query`
 reads the innermost scope (:func:`current`) and hands it to the store, which stops the query at the
-bound (see :mod:`sparqlqa.kb.query_pool` for how an on-disk Oxigraph store really stops).  A scope
+bound (see :mod:`sparqlqa.query.query_pool` for how an on-disk Oxigraph store really stops).  A scope
 has one deadline for everything run inside it: a pipeline of twenty queries shares the request's
 time, it does not get twenty timeouts.  Outside any scope queries are not bounded: that is how the
 KB's own derived data (label index, node index, schema) is built, over every node.
@@ -28,6 +28,9 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 
 from sparqlqa.errors import ConfigError
+
+__all__ = ["ASK_TIMEOUT_S", "DEFAULT_MAX_MEMORY_MB", "DEFAULT_MAX_ROWS", "DEFAULT_TIMEOUT_S", "QueryLimits", "Scope",
+           "bounded", "current", "unbounded"]
 
 #: the defaults of ``sparqlqa sparql`` and of a served process
 DEFAULT_TIMEOUT_S = 60.0

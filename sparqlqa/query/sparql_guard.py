@@ -1,6 +1,6 @@
 """Tell a SPARQL read query from an update before anything is sent.
 
-The decision is the query's one reading by a SPARQL 1.1 parser (:mod:`sparqlqa.kb.sparql_reading`):
+The decision is the query's one reading by a SPARQL 1.1 parser (:mod:`sparqlqa.query.sparql_reading`):
 an update keyword inside a string or a comment cannot trip it, one outside cannot slip through, and
 a text that parser cannot read with certainty is refused.
 
@@ -16,7 +16,7 @@ sparqlqa.errors.UpdateRefused: refused to send a SPARQL update (DELETE): sparqlq
 
 from __future__ import annotations
 
-from sparqlqa.kb.sparql_reading import READ_FORMS, read_query
+from sparqlqa.query.sparql_reading import READ_FORMS, read_query
 
 __all__ = ["READ_FORMS", "projected_variables", "query_form"]
 

@@ -5,7 +5,7 @@ pattern as elements (triples of pyoxigraph terms, ``VALUES``, ``FILTER``, ``UNIO
 ``SERVICE`` blocks), modifiers — and :func:`render` writes its text last.  A KB group runs a remote
 member's ``SERVICE`` blocks from the same structure (:mod:`sparqlqa.kb.group_service`: each block is an
 element, its patterns are elements) and writes the queries it makes from it through the same renderer, so
-nothing reads the text back.  :meth:`sparqlqa.kb.built_query.BuiltQuery.of` is a structure's query to run.
+nothing reads the text back.  :meth:`sparqlqa.query.built_query.BuiltQuery.of` is a structure's query to run.
 
 A ``FILTER`` or ``BIND`` expression is text written from terms (``isIRI(?v)``, a typed literal); it says
 the variables it reads, so no one has to find them in its text.

@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 
 from sparqlqa.errors import SparqlSyntaxError
-from sparqlqa.kb.query_errors import snippet, syntax_error, tokens
-from sparqlqa.kb.sparql_reading import query_with_prefixes
 from sparqlqa.kb.store import OxigraphStore
 from sparqlqa.kb.vocab import PREFIXES
+from sparqlqa.query.query_errors import snippet, syntax_error, tokens
+from sparqlqa.query.sparql_reading import query_with_prefixes
 
 
 def failure(query: str, prefixes: dict[str, str] | None = None) -> SparqlSyntaxError:

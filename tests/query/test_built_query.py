@@ -7,16 +7,16 @@ from pathlib import Path
 
 import pytest
 
-import sparqlqa.kb.sparql_reading as reading
+import sparqlqa.query.sparql_reading as reading
 from sparqlqa.errors import QueryError, ServiceRefused
-from sparqlqa.kb.built_query import CHECK_ENV, BuiltQuery
 from sparqlqa.kb.store import OxigraphStore
+from sparqlqa.query.built_query import CHECK_ENV, BuiltQuery
 
 PACKAGE = Path(__file__).resolve().parents[2] / "sparqlqa"
 #: modules that write queries from terms and may construct a BuiltQuery (add one only after checking that
 #: every piece of its query text comes from pyoxigraph terms or sparqlqa's own code)
 BUILDERS = {
-    "evaluation/oracle.py", "kb/built_query.py", "kb/data_names.py", "kb/export.py", "kb/group.py", "kb/identity.py",
+    "evaluation/oracle.py", "query/built_query.py", "kb/data_names.py", "kb/export.py", "kb/group.py", "kb/identity.py",
     "kb/labels.py", "kb/naming.py", "kb/node_text.py", "kb/schema.py", "remote/labels.py", "remote/remote_kb.py",
     "remote/schema_sampling.py", "serve/service.py", "stages/compile.py", "stages/form_query.py",
     "strategies/analytic.py", "strategies/fiske/explore.py", "strategies/offline/form_triplets.py",
@@ -47,7 +47,7 @@ def _constructs(tree: ast.AST) -> list[int]:
 def test_only_the_builders_construct_built_queries() -> None:
     users = {str(path.relative_to(PACKAGE)) for path in PACKAGE.rglob("*.py")
              if _constructs(ast.parse(path.read_text()))}
-    users.add("kb/built_query.py")
+    users.add("query/built_query.py")
     assert users <= BUILDERS, f"new modules construct BuiltQuery: {sorted(users - BUILDERS)}: check they only write "\
         "terms, then list them in BUILDERS"
     assert "stages/execute.py" not in users  # it runs the compiler's own (CompiledQuery.built)

@@ -8,8 +8,8 @@ from hypothesis import strategies as st
 from pyoxigraph import Literal
 
 from sparqlqa.errors import QueryError, UpdateRefused
-from sparqlqa.kb.sparql_guard import query_form
 from sparqlqa.kb.store import OxigraphStore
+from sparqlqa.query.sparql_guard import query_form
 
 
 @pytest.mark.parametrize("query,form", [
@@ -71,7 +71,7 @@ def _rows(query: str) -> list[tuple[str, ...]]:
 
 
 def test_compact_iris_keeps_the_meaning_and_declares_what_it_used() -> None:
-    from sparqlqa.kb.sparql_text import compact_iris
+    from sparqlqa.query.sparql_text import compact_iris
 
     query = (f'SELECT ?d ?t WHERE {{ ?f <{DBO}director> ?d . ?f <{DBO}title> ?t . '
              f'FILTER(?t != "<{DBO}director>") # <{DBO}x>\n}}')
@@ -87,7 +87,7 @@ def test_compact_iris_keeps_the_meaning_and_declares_what_it_used() -> None:
 def test_compact_iris_never_touches_a_string(text: str) -> None:
     from pyoxigraph import Literal
 
-    from sparqlqa.kb.sparql_text import compact_iris
+    from sparqlqa.query.sparql_text import compact_iris
 
     literal = str(Literal(f"<{DBO}{text}>"))
     query = f"SELECT * WHERE {{ ?s <{DBO}name> {literal} }}"
@@ -96,7 +96,7 @@ def test_compact_iris_never_touches_a_string(text: str) -> None:
 
 
 def test_compact_iris_leaves_odd_locals_and_declared_queries_alone() -> None:
-    from sparqlqa.kb.sparql_text import compact_iris
+    from sparqlqa.query.sparql_text import compact_iris
 
     odd = f"SELECT * WHERE {{ ?s <{DBO}a.b> ?o . ?s <{DBO}> ?o . ?s <{DBO}x%20y> ?o }}"
     assert compact_iris(odd, {"dbo": DBO}) == (odd, {})
