@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from contextlib import nullcontext
 from pathlib import Path
@@ -44,6 +45,15 @@ TABLE_FORMS = ("value", "table")
 
 #: exit status of ``ask`` when the question names no node of the KB (answers are vector-only); README table
 NO_NODE_EXIT = 3
+#: the environment variable OpenBLAS reads, once, when numpy loads it: how many threads its pool starts
+BLAS_THREADS_ENV = "OPENBLAS_NUM_THREADS"
+
+
+def one_blas_thread() -> None:
+    """Before numpy is imported in a one-question process: OpenBLAS's pool, one thread per core started as
+    numpy loads, costs 0.06 s CPU on 2 cores (``import numpy`` 0.16 → 0.09 s, benchmarks/RESULTS.md "Cold
+    ask"), more than a question's few small products can win back.  A value the user set is kept."""
+    os.environ.setdefault(BLAS_THREADS_ENV, "1")
 
 
 def ensure_index(kb: KnowledgeBase, embedder: Embedder, *, quiet: bool = False, ahead: bool = True,
@@ -157,6 +167,7 @@ def ask(words: tuple[str, ...], endpoint: str | None, profile_name: str, llm_spe
       sparqlqa ask movies "Which films did Ridley Scott direct?" --explain
       sparqlqa ask --endpoint http://localhost:8890/sparql --profile freebase "who directed Alien"
     """
+    one_blas_thread()
     from sparqlqa.embed.embedders import get_embedder
     from sparqlqa.strategies.ask import ask as run_ask
 
