@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Sequence
 from contextlib import nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -175,7 +176,7 @@ def ask(words: tuple[str, ...], endpoint: str | None, profile_name: str, llm_spe
     with endpoint_timeout(timeout_s):
         target, question = _open_target(words, endpoint, profile_name)
         with target as kb:
-            _index_first(kb, get_embedder(embedder_spec), strategy, quiet)
+            prepare_index(kb, get_embedder(embedder_spec), [strategy], quiet=quiet)
             answer = run_ask(kb, question, strategy=strategy, llm=llm_spec, k=k, rerank=rerank,
                              embedder=embedder_spec, llm_cache=llm_cache,
                              settings={"call_budget": call_budget} if call_budget else None, exact=exact,
@@ -207,16 +208,20 @@ def _check_format(table_format: str | None, *, as_json: bool, plain: bool, expla
     if table_format and others:
         raise ConfigError(f"--format {table_format} writes only the answer's rows: it cannot go with "
                           + " or ".join(others), hint=f'sparqlqa ask NAME "question" --format {table_format}')
-def _index_first(kb: KnowledgeBase, embedder: Embedder, strategy: str | None, quiet: bool) -> None:
-    """Before answering, on the terminal: build the node index for a strategy that answers from it alone
-    (``vss``), load (repair, with a warning) a finished one, build a tiny KB's; the default strategies never
-    wait for a bigger unbuilt or unfinished index (stage 3 embeds the SPARQL candidates, says how to build it)."""
+def prepare_index(kb: KnowledgeBase, embedder: Embedder, strategies: Sequence[str | None], *, quiet: bool = False,
+                  ahead: bool = True) -> bool:
+    """Before answering, on the terminal (``ask``, ``eval``, ``serve``): build the node index when one of
+    ``strategies`` answers from it alone (``vss``), load (repair, with a warning) a finished one, build a tiny
+    KB's; the default strategies never wait for a bigger unbuilt or unfinished index (stage 3 embeds the
+    SPARQL candidates, says how to build it).  Whether the index is at hand now."""
     from sparqlqa.vectors.index import index_at_hand, index_supported
 
     if not index_supported(kb):
-        return
-    if needs_index(strategy) or index_at_hand(kb, embedder):
-        ensure_index(kb, embedder, quiet=quiet)
+        return False
+    if any(needs_index(strategy) for strategy in strategies) or index_at_hand(kb, embedder):
+        ensure_index(kb, embedder, quiet=quiet, ahead=ahead)
+        return True
+    return False
 
 
 def needs_index(strategy: str | None) -> bool:
