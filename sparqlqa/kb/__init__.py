@@ -7,7 +7,10 @@ importable from here; they live in :mod:`sparqlqa.kb.knowledge_base`.
 from __future__ import annotations
 
 import importlib
-from typing import Any
+
+TYPE_CHECKING = False  # typing's, without importing typing (a query worker imports this package: sparqlqa/__init__)
+if TYPE_CHECKING:
+    from typing import Any
 
 #: names re-exported from :mod:`sparqlqa.kb.knowledge_base` (imported on first use)
 EXPORTS = ('KnowledgeBase', 'Manifest', 'open_kb', 'list_kbs', 'scan_kbs', 'remove_kb', 'kb_exists',

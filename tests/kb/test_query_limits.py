@@ -282,3 +282,26 @@ def test_derived_data_is_built_outside_the_limits(movies_kb: Any) -> None:
         assert rows > 1  # the build ran unbounded (in this process) ...
         with pytest.raises(QueryTooLarge):  # ... while the scope's own queries stay bounded
             movies_kb.query("SELECT * WHERE { ?s ?p ?o }")
+
+
+def test_the_workers_channel_speaks_multiprocessing_connection_framing() -> None:
+    """The worker frames its messages itself (no ``multiprocessing`` import at its start); the pool reads them
+    with a real ``Connection``: both ways, a short message and one past ``Connection``'s 16 KiB split."""
+    import socket
+    from multiprocessing.connection import Connection
+
+    ours, theirs = socket.socketpair()
+    parent, worker = Connection(ours.detach()), query_worker.Channel(theirs.detach())
+    rows = [(NamedNode(f"http://x/{i}"), None) for i in range(2000)]
+    try:
+        worker.send(("head", ["s", "o"]))
+        worker.send(("rows", rows))
+        assert parent.recv() == ("head", ["s", "o"]) and parent.recv() == ("rows", rows)
+        parent.send(("query", "ASK {}", 10, 512))
+        parent.send(("read", "x" * 100_000, 512))
+        assert worker.recv() == ("query", "ASK {}", 10, 512) and worker.recv() == ("read", "x" * 100_000, 512)
+        parent.close()
+        with pytest.raises(EOFError):
+            worker.recv()
+    finally:
+        os.close(worker.fd)
