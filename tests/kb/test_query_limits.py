@@ -19,7 +19,7 @@ from pyoxigraph import NamedNode, Quad, Triple
 from pyoxigraph import Store as OxStore
 
 from sparqlqa.cli import main
-from sparqlqa.errors import ConfigError, QueryError, QueryTimeout, QueryTooLarge
+from sparqlqa.errors import ConfigError, QueryError, QueryTimeout, QueryTooLarge, StoreUnavailable
 from sparqlqa.kb import query_worker
 from sparqlqa.kb.limits import QueryLimits, bounded, current, unbounded
 from sparqlqa.kb.query_pool import run_in_process
@@ -178,6 +178,29 @@ def test_a_bounded_query_answers_like_an_unbounded_one(disk: OxigraphStore) -> N
 def test_unbounded_queries_run_in_this_process(disk: OxigraphStore) -> None:
     assert len(disk.query("SELECT * WHERE { ?a ?b ?c }").rows) == NODES
     assert disk._pool is None
+
+
+def test_a_read_only_store_is_opened_here_only_for_a_query_run_here(store_dir: Path, tmp_path: Path) -> None:
+    """Bounded queries run in workers that open the store themselves: this process opens it on its first
+    unbounded query (a cold ask opens it once, in its worker); a missing folder is still refused at once."""
+    store = OxigraphStore.open(store_dir)
+    try:
+        assert store.query("ASK { <http://x/1> ?p ?o }", limits=QueryLimits()).boolean is True
+        assert store._oxstore is None
+        assert store.query("ASK { <http://x/1> ?p ?o }").boolean is True and store._oxstore is not None
+    finally:
+        store.close()
+    with pytest.raises(StoreUnavailable, match="the folder is missing"):
+        OxigraphStore.open(tmp_path / "nowhere")
+    (tmp_path / "garbage").mkdir()
+    (tmp_path / "garbage" / "CURRENT").write_text("not a store")
+    broken = OxigraphStore.open(tmp_path / "garbage")
+    try:
+        for limits in (None, QueryLimits()):  # here, and in a worker
+            with pytest.raises(StoreUnavailable, match="cannot open the store"):
+                broken.query("ASK { ?s ?p ?o }", limits=limits)
+    finally:
+        broken.close()
 
 
 # --- the deadline stops the work -----------------------------------------------------------------
