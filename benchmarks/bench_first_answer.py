@@ -32,13 +32,15 @@ HERE = Path(__file__).resolve().parent.parent
 
 @dataclass
 class Run:
-    """One command: wall seconds, CPU seconds (user + system, children included), peak RSS, exit code."""
+    """One command: wall seconds, CPU seconds (user + system, children included), peak RSS, exit code, and
+    the machine's 1-minute load average as it started and ended (a shared machine: wall times follow it)."""
 
     wall: float = 0.0
     cpu: float = 0.0
     rss_mb: int = 0
     code: int = 0
     output: str = field(default="", repr=False)
+    load: tuple[float, float] = (0.0, 0.0)
 
 
 def measure(code_root: Path, home: Path, args: list[str], timeout: float) -> Run:
@@ -49,14 +51,15 @@ def measure(code_root: Path, home: Path, args: list[str], timeout: float) -> Run
     env.setdefault("PYTHONPYCACHEPREFIX", str(Path(tempfile.gettempdir()) / "bench-first-answer-pycache"))
     with tempfile.NamedTemporaryFile("r", suffix=".time") as times:
         command = ["/usr/bin/time", "-o", times.name, "-f", "%e %U %S %M", sys.executable, "-m", "sparqlqa", *args]
-        started = time.perf_counter()
+        started, load = time.perf_counter(), os.getloadavg()[0]
         try:
             done = subprocess.run(command, env=env, cwd=code_root, capture_output=True, text=True, timeout=timeout)
         except subprocess.TimeoutExpired:
             return Run(wall=time.perf_counter() - started, code=-1, output="timed out")
         fields = times.read().split()[-4:]
     wall, user, system, rss = (float(x) for x in fields)
-    return Run(wall, round(user + system, 2), int(rss / 1024), done.returncode, done.stdout + done.stderr)
+    return Run(wall, round(user + system, 2), int(rss / 1024), done.returncode, done.stdout + done.stderr,
+               (round(load, 2), round(os.getloadavg()[0], 2)))
 
 
 def answers(run: Run) -> list[tuple[str, str]]:

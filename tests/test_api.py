@@ -83,7 +83,7 @@ def test_an_unknown_name_is_an_attribute_error() -> None:
 def test_import_sparqlqa_imports_only_its_face() -> None:
     code = "import sparqlqa, sys; print(sorted(m for m in sys.modules if m.startswith('sparqlqa')))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60)
-    assert out.stdout.strip() == "['sparqlqa', 'sparqlqa.errors', 'sparqlqa.registry', 'sparqlqa.version']"
+    assert out.stdout.strip() == "['sparqlqa', 'sparqlqa.version']"  # a query worker imports this package too
 
 
 def declared_all(tree: ast.Module) -> list[str] | None:

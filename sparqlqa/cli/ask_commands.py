@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import sys
+from collections.abc import Sequence
 from contextlib import nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -46,6 +48,15 @@ TABLE_FORMS = (Form.VALUE, Form.TABLE)
 
 #: exit status of ``ask`` when the question names no node of the KB (answers are vector-only); README table
 NO_NODE_EXIT = 3
+#: the environment variable OpenBLAS reads, once, when numpy loads it: how many threads its pool starts
+BLAS_THREADS_ENV = "OPENBLAS_NUM_THREADS"
+
+
+def one_blas_thread() -> None:
+    """Before numpy is imported in a one-question process: OpenBLAS's pool, one thread per core started as
+    numpy loads, costs 0.06 s CPU on 2 cores (``import numpy`` 0.16 → 0.09 s, benchmarks/RESULTS.md "Cold
+    ask"), more than a question's few small products can win back.  A value the user set is kept."""
+    os.environ.setdefault(BLAS_THREADS_ENV, "1")
 
 
 def ensure_index(kb: KnowledgeBase, embedder: Embedder, *, quiet: bool = False, ahead: bool = True,
@@ -159,6 +170,7 @@ def ask(words: tuple[str, ...], endpoint: str | None, profile_name: str, llm_spe
       sparqlqa ask movies "Which films did Ridley Scott direct?" --explain
       sparqlqa ask --endpoint http://localhost:8890/sparql --profile freebase "who directed Alien"
     """
+    one_blas_thread()
     from sparqlqa.embed.embedders import get_embedder
     from sparqlqa.strategies.ask import ask as run_ask
 
@@ -166,7 +178,7 @@ def ask(words: tuple[str, ...], endpoint: str | None, profile_name: str, llm_spe
     with endpoint_timeout(timeout_s):
         target, question = _open_target(words, endpoint, profile_name)
         with target as kb:
-            _index_first(kb, get_embedder(embedder_spec), strategy, quiet)
+            prepare_index(kb, get_embedder(embedder_spec), [strategy], quiet=quiet)
             answer = run_ask(kb, question, strategy=strategy, llm=llm_spec, k=k, rerank=rerank,
                              embedder=embedder_spec, llm_cache=llm_cache,
                              settings={"call_budget": call_budget} if call_budget else None, exact=exact,
@@ -198,16 +210,20 @@ def _check_format(table_format: str | None, *, as_json: bool, plain: bool, expla
     if table_format and others:
         raise ConfigError(f"--format {table_format} writes only the answer's rows: it cannot go with "
                           + " or ".join(others), hint=f'sparqlqa ask NAME "question" --format {table_format}')
-def _index_first(kb: KnowledgeBase, embedder: Embedder, strategy: str | None, quiet: bool) -> None:
-    """Before answering, on the terminal: build the node index for a strategy that answers from it alone
-    (``vss``), load (repair, with a warning) a finished one, build a tiny KB's; the default strategies never
-    wait for a bigger unbuilt or unfinished index (stage 3 embeds the SPARQL candidates, says how to build it)."""
+def prepare_index(kb: KnowledgeBase, embedder: Embedder, strategies: Sequence[str | None], *, quiet: bool = False,
+                  ahead: bool = True) -> bool:
+    """Before answering, on the terminal (``ask``, ``eval``, ``serve``): build the node index when one of
+    ``strategies`` answers from it alone (``vss``), load (repair, with a warning) a finished one, build a tiny
+    KB's; the default strategies never wait for a bigger unbuilt or unfinished index (stage 3 embeds the
+    SPARQL candidates, says how to build it).  Whether the index is at hand now."""
     from sparqlqa.vectors.index import index_at_hand, index_supported
 
     if not index_supported(kb):
-        return
-    if needs_index(strategy) or index_at_hand(kb, embedder):
-        ensure_index(kb, embedder, quiet=quiet)
+        return False
+    if any(needs_index(strategy) for strategy in strategies) or index_at_hand(kb, embedder):
+        ensure_index(kb, embedder, quiet=quiet, ahead=ahead)
+        return True
+    return False
 
 
 def needs_index(strategy: str | None) -> bool:

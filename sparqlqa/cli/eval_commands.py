@@ -157,8 +157,7 @@ def eval_(dataset: str, source: Path, kb_name: str | None, strategy_text: str, o
     _check_strategies(strategies)
     kb_names = _kb_names(source, kb_name, kb_prefix, ingest_graphs)
     with endpoint_timeout(timeout_s):
-        for name in kb_names:
-            _prepare_index(name, embedder_spec)
+        _prepare_indexes(kb_names, strategies, embedder_spec)
         with _progress() as (on_start, on_outcome):
             result = evaluate(dataset, source, kb=kb_name, strategies=strategies, out_dir=out_dir, k=k,
                               llm=llm_spec, llm_cache=llm_cache, split=split, test_ratio=test_ratio, limit=limit,
@@ -191,15 +190,26 @@ def _kb_names(source: Path, kb_name: str | None, kb_prefix: str | None, ingest: 
     return [name for db in graph_files(source) if (name := f"{kb_prefix}{db}") in present]
 
 
-def _prepare_index(kb_name: str, embedder_spec: str | None = None) -> None:
-    """Build the KB's node index before the first question, announced and with progress, rather than
-    silently inside it."""
-    from sparqlqa.cli.ask_commands import ensure_index
+def _prepare_indexes(kb_names: list[str], strategies: list[str], embedder_spec: str | None = None) -> None:
+    """As ``ask`` does before a question (:func:`~sparqlqa.cli.ask_commands.prepare_index`): a strategy that
+    answers from the node index alone (``vss``) has it built first, announced and with progress; the others
+    load a finished one and otherwise answer without it (the SPARQL candidates embedded, no fill-in), which
+    one note says, with the command that builds it."""
+    from sparqlqa.cli.ask_commands import prepare_index
     from sparqlqa.embed.embedders import get_embedder
     from sparqlqa.kb.knowledge_base import open_kb
+    from sparqlqa.vectors.index import index_supported
 
-    with open_kb(kb_name) as kb:
-        ensure_index(kb, get_embedder(embedder_spec))
+    embedder = get_embedder(embedder_spec)
+    unbuilt = []
+    for name in kb_names:
+        with open_kb(name) as kb:
+            if not prepare_index(kb, embedder, strategies) and index_supported(kb):
+                unbuilt.append(name)
+    if unbuilt:
+        shown = ", ".join(unbuilt[:3]) + (f" and {len(unbuilt) - 3} more" if len(unbuilt) > 3 else "")
+        note(f"the node index of {shown} ({embedder.model_id}) is not built: answers have no 'similar, not "
+             f"matched' fill-in, as a first ask; 'sparqlqa index {unbuilt[0]}' builds it (scores with it)")
 
 
 def _finish(result: Any, as_json: bool) -> None:

@@ -159,18 +159,29 @@ def _protocol(read_timeout: float, max_connections: int, max_per_client: int) ->
 
 
 def _warm(service: Service) -> None:
-    """Build missing indexes with progress, then open and warm every served KB."""
-    from sparqlqa.cli.ask_commands import ensure_index
+    """Open and warm every served KB; a node index not at hand is built in the background (with a note), as
+    ``sparqlqa index`` would, unless the served strategy answers from it alone (``vss``): then first, with
+    progress.  Until then requests answer as a first ``ask`` does."""
+    from sparqlqa.cli.ask_commands import prepare_index
     from sparqlqa.embed.embedders import get_embedder
     from sparqlqa.kb.knowledge_base import open_kb
+    from sparqlqa.vectors.index import index_supported
 
     names = list(service.settings.kbs) or [kb["name"] for kb in service.kbs()]
     embedder = get_embedder(service.settings.embedder)
+    unbuilt = []
     for name in names:
         with open_kb(name) as kb:
-            ensure_index(kb, embedder, ahead=False)
+            if not prepare_index(kb, embedder, [service.settings.strategy], ahead=False) and index_supported(kb):
+                unbuilt.append(name)
     note(f"warming {len(names)} KB(s): {', '.join(names) or '(none yet)'}")
     service.warm()
+    if unbuilt:
+        note(f"building the node index of {', '.join(unbuilt)} ({embedder.model_id}) in the background; until "
+             "it is finished, answers have no 'similar, not matched' fill-in")
+        service.build_indexes_behind(unbuilt, on_done=lambda name, outcome: note(
+            f"the node index of {name} is built" if outcome == "built" else
+            f"warning: the node index of {name} was not built: {outcome}"))
 
 
 def mcp_args(kbs: tuple[str, ...], llms: tuple[str, ...], strategy: str | None, embedder: str | None,

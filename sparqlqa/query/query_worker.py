@@ -24,13 +24,17 @@ does (an end-of-file on its socket, or a watchdog that sees it orphaned while a 
 from __future__ import annotations
 
 import os
+import pickle
 import resource
 import signal
+import struct
 import sys
 import threading
 import time
-from multiprocessing.connection import Connection
-from typing import Any
+
+TYPE_CHECKING = False  # typing's, without importing typing (see sparqlqa/__init__)
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["main", "serve"]
 
@@ -42,15 +46,47 @@ ORPHAN_CHECK_SECONDS = 0.5
 
 
 def main() -> None:
-    """Entry point of a worker process: ``python -c '...main()' FD PATH [network]`` (FD: its end of the
+    """Entry point of a worker process: ``python -S -c '...main()' FD PATH [network]`` (FD: its end of the
     socket pair; PATH empty: an empty in-memory store; ``network``: keep the network, for allowed SERVICEs)."""
-    from multiprocessing.connection import Connection
-
     fd, path = int(sys.argv[1]), sys.argv[2]
-    serve(Connection(fd), path, network=sys.argv[3:] == ["network"])
+    serve(Channel(fd), path, network=sys.argv[3:] == ["network"])
 
 
-def serve(conn: Connection, path: str, *, network: bool = False) -> None:
+class Channel:
+    """The worker's end of the socket pair, framed as ``multiprocessing.connection.Connection`` frames it (a
+    4-byte big-endian length, or -1 and an 8-byte one, then a pickle) without importing ``multiprocessing``:
+    that import is 0.03 of a worker's 0.05 s CPU start (benchmarks/RESULTS.md "Cold ask"), paid by every
+    cold ``ask``.  The parent reads and writes it with a real ``Connection``."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+
+    def send(self, message: Any) -> None:
+        data = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
+        size = len(data)
+        header = struct.pack("!i", size) if size <= 0x7FFFFFFF else struct.pack("!iQ", -1, size)
+        view = memoryview(header + data)
+        while view:
+            view = view[os.write(self.fd, view):]
+
+    def recv(self) -> Any:
+        size = struct.unpack("!i", self._read(4))[0]
+        if size == -1:
+            size = struct.unpack("!Q", self._read(8))[0]
+        return pickle.loads(self._read(size))
+
+    def _read(self, size: int) -> bytes:
+        chunks: list[bytes] = []
+        while size:
+            chunk = os.read(self.fd, min(size, 1 << 20))
+            if not chunk:
+                raise EOFError
+            chunks.append(chunk)
+            size -= len(chunk)
+        return b"".join(chunks)
+
+
+def serve(conn: Channel, path: str, *, network: bool = False) -> None:
     """Answer queries on the store at ``path`` (``""``: an empty one) until the parent closes the pipe or
     sends ``None``; without ``network``, no socket can be opened from here on."""
     from sparqlqa.query.sandbox import deny_network
@@ -117,7 +153,7 @@ def resident() -> int:
         return 0
 
 
-def _answer(conn: Connection, store: Any, sparql: str, max_rows: int, max_memory_mb: int) -> bool | None:
+def _answer(conn: Channel, store: Any, sparql: str, max_rows: int, max_memory_mb: int) -> bool | None:
     """Send the result; whether rows were left over (``None``: an error was sent instead)."""
     from pyoxigraph import QueryBoolean, QuerySolutions
 
@@ -179,7 +215,7 @@ def _limit_address_space(max_memory_mb: int, hard: int) -> None:
     resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
 
 
-def _stream(conn: Connection, kind: str, items: Any, max_rows: int) -> bool:
+def _stream(conn: Channel, kind: str, items: Any, max_rows: int) -> bool:
     """Send ``items`` in batches, at most ``max_rows`` of them; whether there were more."""
     batch: list[Any] = []
     sent = 0

@@ -1,6 +1,6 @@
 """What the HTTP API and the MCP tools share: request checks, warm KBs, allowed LLMs.
 
-A :class:`Service` opens each KB once and warms it (label index, node vector index, the
+A :class:`Service` opens each KB once and warms it (label index, a finished node vector index, the
 embedder's session) under that KB's own lock, so concurrent first requests do not build
 an index twice; afterwards requests run concurrently: Oxigraph stores answer reads from
 many threads and an ONNX Runtime session's ``run`` is thread-safe.  A KB re-ingested while
@@ -155,10 +155,14 @@ class Service:
         self._open.close()
 
     def _warm_kb(self, kb: KnowledgeBase) -> None:
+        """Label index, the offline tables, the embedder's session; the node index only when it is at hand
+        (finished, damaged: repaired, or tiny) or the served strategy answers from it alone (``vss``):
+        otherwise requests answer as a first ``ask`` does (the SPARQL candidates embedded, no fill-in) until
+        ``sparqlqa index`` or :meth:`build_indexes_behind` has built it (issue 36)."""
         from sparqlqa.embed.embedders import get_embedder
         from sparqlqa.kb.labels import LabelIndex
         from sparqlqa.kb.store import OxigraphStore
-        from sparqlqa.vectors.index import embed_query, ensure_index
+        from sparqlqa.vectors.index import built_index, embed_query, ensure_index
 
         kb.store.allow_service = frozenset(self.settings.allow_service)  # only what the server was started with
         if isinstance(kb.store, OxigraphStore):
@@ -168,9 +172,48 @@ class Service:
         embedder = get_embedder(self.settings.embedder)
         if kb.can_scan():  # a remote endpoint has neither index (its names are looked up remotely)
             LabelIndex.for_kb(kb)
-            ensure_index(kb, embedder)
+            if self.needs_index():
+                ensure_index(kb, embedder)
+            else:
+                built_index(kb, embedder)
             _warm_offline(kb, self.settings.embedder)
         embed_query(embedder, "warm up")
+
+    def needs_index(self) -> bool:
+        """Whether the served strategy answers from the node index alone (``vss``): its KBs' indexes are
+        built when they open; other strategies' are not waited for."""
+        from sparqlqa.strategies.base import strategies
+
+        chosen = self.settings.strategy
+        return chosen is not None and strategies.get(chosen).needs_index
+
+    def build_indexes_behind(self, names: list[str], *, on_done: Callable[[str, str], None] | None = None
+                             ) -> threading.Thread:
+        """Build (or resume) the node index of each KB of ``names`` in a background thread, one at a time,
+        each on a KB opened for it (the served one may be closed meanwhile); a request meanwhile answers
+        without it, and with it once it is finished.  ``on_done(name, outcome)``: after each (``"built"`` or
+        the error's text; an error ends that KB's build, not the server).  A build cut short by the end of
+        the process resumes on the next (the index is written in chunks)."""
+        thread = threading.Thread(target=self._build_indexes, args=(list(names), on_done), daemon=True,
+                                  name="sparqlqa-index-build")
+        thread.start()
+        return thread
+
+    def _build_indexes(self, names: list[str], on_done: Callable[[str, str], None] | None) -> None:
+        from sparqlqa.embed.embedders import get_embedder
+        from sparqlqa.kb.knowledge_base import open_kb
+        from sparqlqa.vectors.index import ensure_index
+
+        embedder = get_embedder(self.settings.embedder)
+        for name in names:
+            try:
+                with open_kb(name) as kb, unbounded():
+                    ensure_index(kb, embedder)
+                outcome = "built"
+            except (SparqlqaError, OSError) as exc:
+                outcome = str(exc)
+            if on_done is not None:
+                on_done(name, outcome)
 
     def limits(self) -> QueryLimits:
         """The bounds of every query a request runs: ``--timeout``, :data:`DEFAULT_MAX_ROWS`, ``--query-memory``."""

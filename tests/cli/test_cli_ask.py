@@ -141,3 +141,33 @@ def test_a_cold_offline_ask_imports_only_what_it_uses(movies_kb: KnowledgeBase) 
     if "rdflib" in imported:  # until sparqlqa's own queries skip the parse: rdflib brings these two
         imported = [m for m in imported if m not in ("rdflib", "importlib.metadata", "ssl")]
     assert imported == []
+
+
+def test_a_cold_ask_starts_one_blas_thread_and_skips_the_final_collection(movies_kb: KnowledgeBase) -> None:
+    """A one-question process: OpenBLAS told to start one thread before numpy loads (a value the user set is
+    kept), and the heap frozen at exit (no last whole-heap collection); both measured in RESULTS.md."""
+    import subprocess
+    import sys
+
+    script = ("import atexit, gc, os, runpy, sys\n"
+              "atexit.register(lambda: print('at exit', gc.get_freeze_count() > 0, 'numpy' in sys.modules,"
+              " os.environ.get('OPENBLAS_NUM_THREADS'), file=sys.stderr))\n"
+              f"sys.argv = ['sparqlqa', 'ask', 'movies', {QUESTION!r}]\n"
+              "runpy.run_module('sparqlqa', run_name='__main__')\n")
+    env = {key: value for key, value in os.environ.items() if key != "OPENBLAS_NUM_THREADS"}
+    for given, expected in (({}, "1"), ({"OPENBLAS_NUM_THREADS": "2"}, "2")):
+        done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120,
+                              env={**env, "SPARQLQA_LLM": "offline", **given})
+        assert "Ridley Scott" in done.stdout, done.stderr[-2000:]
+        assert done.stderr.strip().splitlines()[-1] == f"at exit True True {expected}"
+
+
+def test_one_blas_thread_keeps_what_the_user_set(monkeypatch: pytest.MonkeyPatch) -> None:
+    from sparqlqa.cli.ask_commands import BLAS_THREADS_ENV, one_blas_thread
+
+    monkeypatch.delenv(BLAS_THREADS_ENV, raising=False)
+    one_blas_thread()
+    assert os.environ[BLAS_THREADS_ENV] == "1"
+    monkeypatch.setenv(BLAS_THREADS_ENV, "3")
+    one_blas_thread()
+    assert os.environ[BLAS_THREADS_ENV] == "3"

@@ -139,3 +139,22 @@ def test_embedder_is_used_recorded_and_part_of_the_run(movies_kb: Any, questions
     again = CliRunner().invoke(main, ["eval", "jsonl", str(questions_file), "--kb", "movies", "--strategy", "vss",
                                       "--out", str(out), "--no-plots"])  # the default embedder: another run
     assert again.exit_code != 0 and "embedder" in again.output
+
+
+def test_an_offline_run_answers_as_ask_does_without_building_the_index(movies_kb: Any, questions_file: Path,
+                                                                         tmp_path: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 36: eval builds the node index first only for a strategy that answers from it alone (vss); the
+    others answer without it (one note says so and names the command) or load it when it is finished."""
+    import sparqlqa.vectors.index as node_index
+
+    monkeypatch.setattr(node_index, "INDEX_ON_FIRST_USE", 0)  # the tiny fixture KB counts as a big one
+    result = run("jsonl", str(questions_file), "--kb", "movies", "--strategy", "offline", "--out",
+                 str(tmp_path / "out"), "--no-plots", "--json")
+    assert result.exit_code == 0, result.output
+    assert "the node index of movies" in result.stderr and "'sparqlqa index movies'" in result.stderr
+    assert not (movies_kb.artifacts_dir("embeddings") / "fake").exists()
+    with_vss = run("jsonl", str(questions_file), "--kb", "movies", "--strategy", "offline,vss", "--out",
+                   str(tmp_path / "vss"), "--no-plots", "--json")
+    assert with_vss.exit_code == 0 and "is not built" not in with_vss.stderr
+    assert (movies_kb.artifacts_dir("embeddings") / "fake" / "progress.json").is_file()

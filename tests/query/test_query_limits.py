@@ -19,7 +19,7 @@ from pyoxigraph import NamedNode, Quad, Triple
 from pyoxigraph import Store as OxStore
 
 from sparqlqa.cli import main
-from sparqlqa.errors import ConfigError, QueryError, QueryTimeout, QueryTooLarge
+from sparqlqa.errors import ConfigError, QueryError, QueryTimeout, QueryTooLarge, StoreUnavailable
 from sparqlqa.kb.store import OxigraphStore
 from sparqlqa.query import query_worker
 from sparqlqa.query.limits import QueryLimits, bounded, current, unbounded
@@ -180,6 +180,29 @@ def test_unbounded_queries_run_in_this_process(disk: OxigraphStore) -> None:
     assert disk._pool is None
 
 
+def test_a_read_only_store_is_opened_here_only_for_a_query_run_here(store_dir: Path, tmp_path: Path) -> None:
+    """Bounded queries run in workers that open the store themselves: this process opens it on its first
+    unbounded query (a cold ask opens it once, in its worker); a missing folder is still refused at once."""
+    store = OxigraphStore.open(store_dir)
+    try:
+        assert store.query("ASK { <http://x/1> ?p ?o }", limits=QueryLimits()).boolean is True
+        assert store._oxstore is None
+        assert store.query("ASK { <http://x/1> ?p ?o }").boolean is True and store._oxstore is not None
+    finally:
+        store.close()
+    with pytest.raises(StoreUnavailable, match="the folder is missing"):
+        OxigraphStore.open(tmp_path / "nowhere")
+    (tmp_path / "garbage").mkdir()
+    (tmp_path / "garbage" / "CURRENT").write_text("not a store")
+    broken = OxigraphStore.open(tmp_path / "garbage")
+    try:
+        for limits in (None, QueryLimits()):  # here, and in a worker
+            with pytest.raises(StoreUnavailable, match="cannot open the store"):
+                broken.query("ASK { ?s ?p ?o }", limits=limits)
+    finally:
+        broken.close()
+
+
 # --- the deadline stops the work -----------------------------------------------------------------
 
 
@@ -282,3 +305,26 @@ def test_derived_data_is_built_outside_the_limits(movies_kb: Any) -> None:
         assert rows > 1  # the build ran unbounded (in this process) ...
         with pytest.raises(QueryTooLarge):  # ... while the scope's own queries stay bounded
             movies_kb.query("SELECT * WHERE { ?s ?p ?o }")
+
+
+def test_the_workers_channel_speaks_multiprocessing_connection_framing() -> None:
+    """The worker frames its messages itself (no ``multiprocessing`` import at its start); the pool reads them
+    with a real ``Connection``: both ways, a short message and one past ``Connection``'s 16 KiB split."""
+    import socket
+    from multiprocessing.connection import Connection
+
+    ours, theirs = socket.socketpair()
+    parent, worker = Connection(ours.detach()), query_worker.Channel(theirs.detach())
+    rows = [(NamedNode(f"http://x/{i}"), None) for i in range(2000)]
+    try:
+        worker.send(("head", ["s", "o"]))
+        worker.send(("rows", rows))
+        assert parent.recv() == ("head", ["s", "o"]) and parent.recv() == ("rows", rows)
+        parent.send(("query", "ASK {}", 10, 512))
+        parent.send(("read", "x" * 100_000, 512))
+        assert worker.recv() == ("query", "ASK {}", 10, 512) and worker.recv() == ("read", "x" * 100_000, 512)
+        parent.close()
+        with pytest.raises(EOFError):
+            worker.recv()
+    finally:
+        os.close(worker.fd)

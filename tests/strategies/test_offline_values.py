@@ -175,3 +175,36 @@ def test_have_more_noun_than_is_a_comparison(football: KnowledgeBase, onnx: None
     assert (answer.form, answer.value) == ("boolean", False)
     answer = _ask(football, "Does Lars Haugen have more goals than Marco Alvarez?")
     assert (answer.form, answer.value) == ("boolean", True)
+
+
+def test_value_relations_read_the_data_once_per_generation(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 36: what ``value_relations`` samples from the data is kept with the generation, so a cold ask runs
+    none of those queries; a damaged file is read anew."""
+    from sparqlqa.kb.knowledge_base import open_kb
+    from sparqlqa.strategies.offline.form_triplets import ValueSamples, value_relations
+
+    source = tmp_path / "films.ttl"
+    source.write_text('@prefix e: <http://e/> .\ne:a a e:Film ; e:year 1999 ; e:budget "2500000" .\n'
+                      'e:b a e:Film ; e:year 2001 ; e:budget "300" .\n')
+    kb = ingest([source], kb="vals")
+
+    def seen(found: list) -> list:  # type: ignore[type-arg]
+        return sorted((v.iri, v.label, v.datatype, sorted(v.domains), v.numeric_text) for v in found)
+
+    first = seen(value_relations(kb))
+    assert [(iri.rsplit("/", 1)[1], kind, number) for iri, _, kind, _, number in first] == \
+        [("budget", "http://www.w3.org/2001/XMLSchema#string", True),
+         ("year", "http://www.w3.org/2001/XMLSchema#integer", False)]
+    path = kb.artifacts_dir("offline") / ValueSamples.FILE  # type: ignore[operator]
+    assert path.is_file()
+
+    def no_query(*_: object, **__: object) -> None:
+        raise AssertionError("value_relations ran a query")
+
+    with open_kb("vals") as again:
+        monkeypatch.setattr(again, "query", no_query)
+        assert seen(value_relations(again)) == first
+    path.write_text("{not json")
+    with open_kb("vals") as damaged:
+        assert seen(value_relations(damaged)) == first
+        assert ValueSamples.stored(damaged).values.keys() == {iri for iri, *_ in first}  # written again
