@@ -25,6 +25,7 @@ from collections.abc import Collection, Iterable
 from urllib.parse import urlsplit
 
 from sparqlqa.errors import ConfigError, ServiceRefused
+from sparqlqa.net.transport import DEFAULT_PORTS
 from sparqlqa.query.sparql_reading import QueryReading, ServiceCall
 
 __all__ = ["allowance", "check_service", "is_allowed"]
@@ -32,7 +33,6 @@ __all__ = ["allowance", "check_service", "is_allowed"]
 # -- which hosts may be called ------------------------------------------------------------------
 
 _HOST = re.compile(r"(?P<host>[A-Za-z0-9](?:[A-Za-z0-9.\-]*[A-Za-z0-9])?|\[[0-9A-Fa-f:.]+\])(?::(?P<port>[0-9]{1,5}))?")
-_DEFAULT_PORTS = {"http": 80, "https": 443}
 
 
 def _allowed_host(entry: str, *, source: str = "--allow-service") -> str:
@@ -63,9 +63,9 @@ def _endpoint_host(iri: str) -> tuple[str, int] | None:
     parts = urlsplit(iri)
     scheme = parts.scheme.lower()
     match = _HOST.fullmatch(parts.netloc)
-    if scheme not in _DEFAULT_PORTS or match is None:
+    if scheme not in DEFAULT_PORTS or match is None:
         return None
-    port = int(match["port"]) if match["port"] else _DEFAULT_PORTS[scheme]
+    port = int(match["port"]) if match["port"] else DEFAULT_PORTS[scheme]
     return match["host"].lower(), port
 
 
@@ -105,5 +105,5 @@ def _refuse(call: ServiceCall) -> None:
                              hint="write SERVICE <http://host/path> { ... } with the endpoint's whole IRI "
                              "and allow its host (--allow-service HOST)")
     name, port = host
-    shown = name if port == _DEFAULT_PORTS[urlsplit(call.iri).scheme.lower()] else f"{name}:{port}"
+    shown = name if port == DEFAULT_PORTS[urlsplit(call.iri).scheme.lower()] else f"{name}:{port}"
     raise ServiceRefused(f"<{call.iri}>", shown, f"host {shown} is not allowed")

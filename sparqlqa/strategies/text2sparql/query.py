@@ -28,6 +28,7 @@ from typing import Any
 from pyoxigraph import Literal, NamedNode
 
 from sparqlqa.errors import QueryError, SparqlSyntaxError
+from sparqlqa.kb.vocab import TEXT_DATATYPES
 from sparqlqa.query.query_errors import syntax_error
 from sparqlqa.query.service_guard import check_service
 from sparqlqa.query.sparql_reading import query_with_prefixes, with_default_prefixes
@@ -39,7 +40,6 @@ __all__ = ["ReadQuery", "TermKey", "add_filter", "constant_keys", "counted_items
 
 #: what a constant is known by while rewriting: ("iri", value) or ("literal", lexical, language, datatype)
 TermKey = tuple[str, ...]
-XSD_STRING = "http://www.w3.org/2001/XMLSchema#string"
 _ESCAPES = {"t": "\t", "b": "\b", "n": "\n", "r": "\r", "f": "\f", '"': '"', "'": "'", "\\": "\\"}
 _PN_ESCAPE = re.compile(r"\\(.)")
 _ECHAR = re.compile(r"\\(.)", re.DOTALL)
@@ -316,7 +316,7 @@ def literal_key(term: Any) -> TermKey:
     language = getattr(term, "language", None)
     datatype = getattr(term, "datatype", None)
     datatype_iri = str(getattr(datatype, "value", datatype)) if datatype is not None else ""
-    if language or datatype_iri in (XSD_STRING, "http://www.w3.org/1999/02/22-rdf-syntax-ns#langString"):
+    if language or datatype_iri in TEXT_DATATYPES:
         datatype_iri = ""
     return ("literal", str(getattr(term, "value", term)), (language or "").lower(), datatype_iri)
 
