@@ -16,6 +16,7 @@ True
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import re
@@ -140,7 +141,6 @@ embedders: Registry[type[Embedder]] = Registry(
     "embedder", ("sparqlqa.embed.embedders", "sparqlqa.embed.onnx", "sparqlqa.embed.static"),
     lazy={"onnx": "sparqlqa.embed.onnx", "onnx-int8": "sparqlqa.embed.onnx", "static": "sparqlqa.embed.static",
           "fake": "sparqlqa.embed.embedders", "sentence-transformers": "sparqlqa.embed.embedders"})
-_loaded: dict[str, Embedder] = {}
 
 
 def get_embedder(spec: str | None = None, *, device: str | None = None) -> Embedder:
@@ -152,18 +152,21 @@ def get_embedder(spec: str | None = None, *, device: str | None = None) -> Embed
     """
     spec = spec or os.environ.get("SPARQLQA_EMBEDDER") or DEFAULT_EMBEDDER
     device = device or os.environ.get(DEVICE_ENV) or None
-    key = f"{spec}@{device}" if device else spec
-    if key not in _loaded:
-        name, _, model = spec.partition(":")
-        cls = embedders.get(name)
-        if device is None or cls.takes_device:
-            _loaded[key] = cls(model or None, device=device) if device else cls(model or None)  # type: ignore[call-arg]
-        elif device == "cpu":
-            _loaded[key] = cls(model or None)  # type: ignore[call-arg]
-        else:
-            raise ConfigError(f"the {name!r} embedder runs on the CPU only; device {device!r} needs a torch embedder",
-                              hint="add --embedder sentence-transformers:all-MiniLM-L6-v2 (the same model on torch)")
-    return _loaded[key]
+    return _loaded_embedder(spec, device)
+
+
+@functools.cache
+def _loaded_embedder(spec: str, device: str | None) -> Embedder:
+    """The embedder ``spec`` on ``device``, loaded once per process (:func:`get_embedder` resolves both;
+    ``_loaded_embedder.cache_clear()`` forgets them, as a test that rewrites a model's files does)."""
+    name, _, model = spec.partition(":")
+    cls = embedders.get(name)
+    if device is None or cls.takes_device:
+        return cls(model or None, device=device) if device else cls(model or None)  # type: ignore[call-arg]
+    if device == "cpu":
+        return cls(model or None)  # type: ignore[call-arg]
+    raise ConfigError(f"the {name!r} embedder runs on the CPU only; device {device!r} needs a torch embedder",
+                      hint="add --embedder sentence-transformers:all-MiniLM-L6-v2 (the same model on torch)")
 
 
 def check_device(device: str | None) -> None:

@@ -21,7 +21,6 @@ Linking picks this class for KBs whose store kind is ``"endpoint"``: :func:`look
 from __future__ import annotations
 
 import re
-import weakref
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -176,11 +175,11 @@ class RemoteLabelLookup(NodeLookup):
     @classmethod
     def for_kb(cls, kb: KnowledgeBase) -> RemoteLabelLookup:
         """One lookup per open KB (its caches live as long as the KB object)."""
-        found = _CACHE.get(kb)
-        if found is None:
+        def build() -> RemoteLabelLookup:
             skip = {t.iri for t in kb.schema.types} | {r.iri for r in kb.schema.relations}
-            found = _CACHE[kb] = cls(kb.store, kb.profile, skip=skip)
-        return found
+            return cls(kb.store, kb.profile, skip=skip)
+
+        return kb.remember("remote label lookup", build)
 
     # -- query building ---------------------------------------------------------------------
 
@@ -384,5 +383,3 @@ class RemoteLabelLookup(NodeLookup):
         kept.sort(key=lambda pair: (-pair[1], self._labels.get(pair[0], ""), pair[0]))
         return [NodeMatch(iri, self._labels.get(iri, iri), s, method) for iri, s in kept]
 
-
-_CACHE: weakref.WeakKeyDictionary[Any, RemoteLabelLookup] = weakref.WeakKeyDictionary()
