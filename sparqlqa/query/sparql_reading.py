@@ -64,8 +64,8 @@ from urllib.parse import urljoin, urlsplit
 from sparqlqa.errors import QueryError, SparqlSyntaxError, UpdateRefused
 from sparqlqa.query.limits import current
 
-__all__ = ["READ_FORMS", "QueryReading", "ServiceCall", "UnreadableQuery", "clear_cache", "query_with_prefixes",
-           "read_query", "with_default_prefixes"]
+__all__ = ["READ_FORMS", "QueryReading", "ServiceCall", "UnreadableQuery", "clear_cache", "declare_prefixes",
+           "missing_prefixes", "query_with_prefixes", "read_query", "with_default_prefixes"]
 
 READ_FORMS = ("SELECT", "ASK", "CONSTRUCT", "DESCRIBE")
 _FORMS = {"SelectQuery": "SELECT", "AskQuery": "ASK", "ConstructQuery": "CONSTRUCT", "DescribeQuery": "DESCRIBE"}
@@ -414,14 +414,26 @@ def with_default_prefixes(query: str, prefixes: Mapping[str, str]) -> str:
     >>> with_default_prefixes("SELECT * WHERE { ?s ?p 'rdfs:label' }", {"rdfs": RDFS_NS}).splitlines()[0]
     "SELECT * WHERE { ?s ?p 'rdfs:label' }"
     """
+    return declare_prefixes(query, missing_prefixes(query, prefixes))
+
+
+def missing_prefixes(query: str, prefixes: Mapping[str, str]) -> dict[str, str]:
+    """Those of ``prefixes`` the query uses but does not declare (all of them when it cannot be read, so its
+    error is the real one; none for an update)."""
     try:
         reading = read_query(query)
         used, declared = reading.used_prefixes, reading.declared
     except UpdateRefused:
-        return query
-    except QueryError:  # unreadable: declare them all (unused ones mean nothing), so its error is the real one
+        return {}
+    except QueryError:
         used, declared = frozenset(prefixes), frozenset()
-    lines = [f"PREFIX {name}: <{iri}>" for name, iri in prefixes.items() if name in used and name not in declared]
+    return {name: iri for name, iri in prefixes.items() if name in used and name not in declared}
+
+
+def declare_prefixes(query: str, added: Mapping[str, str]) -> str:
+    """``query`` after one ``PREFIX`` line per entry of ``added``, in its order (what
+    :func:`~sparqlqa.query.query_errors.syntax_error` is told as ``added``)."""
+    lines = [f"PREFIX {name}: <{iri}>" for name, iri in added.items()]
     return "\n".join([*lines, query]) if lines else query
 
 
@@ -430,12 +442,12 @@ def query_with_prefixes(run: Callable[[str], T], query: str, prefixes: Mapping[s
     the query as written (its lines, not those of the added declarations)."""
     from sparqlqa.query.query_errors import parser_position, syntax_error
 
-    full = with_default_prefixes(query, prefixes)
+    added = missing_prefixes(query, prefixes)
+    full = declare_prefixes(query, added)
     try:
         return run(full)
     except SparqlSyntaxError as exc:
-        added = full.count("\n") - query.count("\n")
-        if added == 0 or exc.line == 0 or parser_position(exc.parser_message) is None:
+        if not added or exc.line == 0 or parser_position(exc.parser_message) is None:
             raise
-        located = syntax_error(full, exc.parser_message, skip_lines=added)
+        located = syntax_error(full, exc.parser_message, added=tuple(added))
         raise (_unsure(located) if isinstance(exc, UnreadableQuery) else located) from None
