@@ -41,9 +41,6 @@ from sparqlqa.llm.networked import NetworkedLLM, NetworkOptions
 from sparqlqa.llm.retry import (
     RetryableFailure,
     call_with_retries,
-    describe_request,
-    parse_retry_after,
-    status_error,
 )
 from sparqlqa.llm.structured import parse_structured
 from sparqlqa.net import Deadline
@@ -70,6 +67,7 @@ class AnthropicLLM(NetworkedLLM):
 
     backend_name: ClassVar[str] = "anthropic"
     default_model: ClassVar[str | None] = DEFAULT_ANTHROPIC_MODEL
+    key_hint: ClassVar[str] = KEY_HINT
 
     def __init__(self, model: str | None = None, *, structured_output: Literal["tool", "json_schema"] = "tool",
                  **network: Unpack[NetworkOptions]) -> None:
@@ -166,15 +164,9 @@ class AnthropicLLM(NetworkedLLM):
         detail_msg = getattr(exc, "api_message", None) or _short(str(getattr(exc, "body", "") or exc))
         request_id = exc.response.headers.get("request-id")
         detail = f"{detail_type}: {detail_msg}" + (f", request-id {request_id}" if request_id else "")
-        desc = describe_request(f"{url}/v1/messages", request.model, len(request.messages),
-                                request.options.max_tokens,
-                                request.schema_name if request.schema is not None else None,
-                                request.prompt_preview())
-        return status_error(
-            exc.status_code, provider="Anthropic API", detail=detail, request_desc=desc,
-            auth_hint=KEY_HINT, retry_after=parse_retry_after(dict(exc.response.headers)),
-            overloaded=detail_type == "overloaded_error",
-        )
+        return self._http_error(exc.status_code, request, url=f"{url}/v1/messages", provider="Anthropic API",
+                               detail=detail, headers=dict(exc.response.headers),
+                               overloaded=detail_type == "overloaded_error")
 
     def _response_from_body(self, request: LLMRequest, body: str, url: str) -> LLMResponse:
         payload = _json_object(body, url)

@@ -23,9 +23,6 @@ from sparqlqa.llm.networked import NetworkedLLM, NetworkOptions
 from sparqlqa.llm.retry import (
     RetryableFailure,
     call_with_retries,
-    describe_request,
-    parse_retry_after,
-    status_error,
 )
 from sparqlqa.net import CallFailure, Deadline, Request, Response, Transport
 from sparqlqa.version import __version__
@@ -52,6 +49,7 @@ class OpenAICompatibleLLM(NetworkedLLM):
 
     backend_name: ClassVar[str] = "openai"
     default_model: ClassVar[str | None] = None
+    key_hint: ClassVar[str] = KEY_HINT
 
     base_url: str
 
@@ -126,13 +124,9 @@ class OpenAICompatibleLLM(NetworkedLLM):
                 raise RetryableFailure(error) from None
             raise error from None
         if response.status >= 400:
-            desc = describe_request(shown, request.model, len(request.messages), request.options.max_tokens,
-                                    request.schema_name if request.schema is not None else None,
-                                    request.prompt_preview())
-            raise status_error(response.status, provider=f"chat-completions server {shown}",
-                               detail=_error_detail(response), request_desc=desc, auth_hint=KEY_HINT,
-                               retry_after=parse_retry_after(response.headers),
-                               overloaded=response.status == 503)
+            raise self._http_error(response.status, request, url=shown, provider=f"chat-completions server {shown}",
+                                  detail=_error_detail(response), headers=response.headers,
+                                  overloaded=response.status == 503)
         return response.text
 
     def _response_from_body(self, request: LLMRequest, body: str, url: str) -> LLMResponse:
