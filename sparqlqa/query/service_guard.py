@@ -25,7 +25,6 @@ from collections.abc import Collection, Iterable
 from urllib.parse import urlsplit
 
 from sparqlqa.errors import ConfigError, ServiceRefused
-from sparqlqa.net.transport import DEFAULT_PORTS
 from sparqlqa.query.sparql_reading import QueryReading, ServiceCall
 
 __all__ = ["allowance", "check_service", "is_allowed"]
@@ -60,6 +59,8 @@ def _endpoint_host(iri: str) -> tuple[str, int] | None:
     >>> _endpoint_host("https://Query.Wikidata.org/sparql"), _endpoint_host("http://u@evil.org/")
     (('query.wikidata.org', 443), None)
     """
+    from sparqlqa.net.transport import DEFAULT_PORTS  # only where a SERVICE is: an ask without one never loads net
+
     parts = urlsplit(iri)
     scheme = parts.scheme.lower()
     match = _HOST.fullmatch(parts.netloc)
@@ -93,6 +94,8 @@ def check_service(reading: QueryReading, allowed: Collection[str] = (), *,
 
 
 def _refuse(call: ServiceCall) -> None:
+    from sparqlqa.net.transport import DEFAULT_PORTS  # only where a SERVICE is: an ask without one never loads net
+
     if call.written.startswith(("?", "$")):
         raise ServiceRefused(call.written, None, f"its endpoint is the variable {call.written}, whose host "
                              "cannot be checked before the query runs",
