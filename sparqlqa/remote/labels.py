@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 from pyoxigraph import Literal, NamedNode
 
 from sparqlqa.english import FREE_TEXT_STOPWORDS
-from sparqlqa.kb.labels import FUZZY_CUTOFF, LabelIndex, NodeLookup, NodeMatch, normalize_label
+from sparqlqa.kb.labels import CONTAINMENT_MIN_SCORE, FUZZY_CUTOFF, LabelIndex, NodeLookup, NodeMatch, normalize_label
 from sparqlqa.kb.profile import Profile
 from sparqlqa.kb.store import Store, Term
 from sparqlqa.kb.vocab import META_CLASSES
@@ -39,8 +39,6 @@ if TYPE_CHECKING:
 
 __all__ = ["RemoteLabelLookup", "bif_contains_expression", "lookup_for_kb", "name_variants"]
 
-#: labels that merely contain the words must be at least this similar (as in linking)
-CONTAINMENT_MIN_SCORE = 0.5
 MAX_NGRAM = 6
 #: name variants per :meth:`RemoteLabelLookup.prime` query (each sent plain and language-tagged)
 PRIME_CHUNK = 200
