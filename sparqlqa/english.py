@@ -15,8 +15,9 @@ True
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from types import MappingProxyType
 
 __all__ = ["AGGREGATE_WORDS", "ALTERNATIVE_MARGIN", "AVERAGE_WORDS", "BARE_COMPARATIVES", "BOOLEAN_STARTS",
            "CHOICE_WORD", "CLASSIFIERS", "COMPARED_NOUN_WORDS", "COMPARISON_COLUMNS", "COMPARISON_PHRASES",
@@ -278,24 +279,22 @@ CHOICE_WORD = "or"
 
 #: words that order the answers: word → (direction, what kind of value: "date" | "number" | None, hint
 #: words that say the value when the question does not)
-ORDER_WORDS: dict[str, tuple[str, str | None, tuple[str, ...]]] = {}
-
-
-def _order(words: str, direction: str, kind: str | None, hints: tuple[str, ...] = ()) -> None:
-    for word in words.split():
-        ORDER_WORDS[word] = (direction, kind, hints)
-
-
-_order("largest biggest highest greatest maximum most larger bigger higher greater more", "desc", "number")
-_order("smallest lowest minimum least fewest smaller lower less fewer", "asc", "number")
-_order("longest longer", "desc", "number", ("runtime", "length", "duration"))
-_order("shortest shorter", "asc", "number", ("runtime", "length", "duration"))
-_order("tallest taller", "desc", "number", ("height",))
-_order("heaviest heavier", "desc", "number", ("weight", "mass"))
-_order("richest richer costliest", "desc", "number", ("budget", "cost", "gross", "revenue"))
-_order("cheapest cheaper", "asc", "number", ("budget", "cost", "price"))
-_order("earliest earlier first oldest older", "asc", "date", ("date", "year"))
-_order("latest later last newest newer youngest younger recent", "desc", "date", ("date", "year"))
+ORDER_WORDS: Mapping[str, tuple[str, str | None, tuple[str, ...]]] = MappingProxyType({
+    word: (direction, kind, hints)
+    for words, direction, kind, hints in (
+        ("largest biggest highest greatest maximum most larger bigger higher greater more", "desc", "number", ()),
+        ("smallest lowest minimum least fewest smaller lower less fewer", "asc", "number", ()),
+        ("longest longer", "desc", "number", ("runtime", "length", "duration")),
+        ("shortest shorter", "asc", "number", ("runtime", "length", "duration")),
+        ("tallest taller", "desc", "number", ("height",)),
+        ("heaviest heavier", "desc", "number", ("weight", "mass")),
+        ("richest richer costliest", "desc", "number", ("budget", "cost", "gross", "revenue")),
+        ("cheapest cheaper", "asc", "number", ("budget", "cost", "price")),
+        ("earliest earlier first oldest older", "asc", "date", ("date", "year")),
+        ("latest later last newest newer youngest younger recent", "desc", "date", ("date", "year")),
+    )
+    for word in words.split()
+})
 #: two-word ordering phrases: "most expensive", "most recent"
 ORDER_PHRASES: dict[str, tuple[str, str | None, tuple[str, ...]]] = {
     "most expensive": ("desc", "number", ("budget", "cost", "price")),

@@ -18,6 +18,7 @@ stay byte-identical).
 from __future__ import annotations
 
 import contextvars
+import functools
 import re
 import threading
 from collections.abc import Iterator
@@ -105,22 +106,25 @@ def detect_language(text: str) -> str:
 
 
 _LOCK = threading.Lock()
-_MODEL: list[Any] = []
 
 
 def _identifier() -> Any:
-    """py3langid's identifier over :data:`LANGUAGES`, loaded once per process."""
+    """py3langid's identifier over :data:`LANGUAGES`, loaded once per process (threads wait for the first load)."""
     with _LOCK:
-        if not _MODEL:
-            try:
-                from py3langid.langid import MODEL_FILE, LanguageIdentifier
-            except ImportError as exc:
-                raise MissingExtraError("py3langid", "detecting the question's language (or give it: --lang de)",
-                                        _INSTALL) from exc
-            identifier = LanguageIdentifier.from_model_file(MODEL_FILE, norm_probs=True)
-            identifier.set_languages(list(LANGUAGES))
-            _MODEL.append(identifier)
-        return _MODEL[0]
+        return _load_identifier()
+
+
+@functools.cache
+def _load_identifier() -> Any:
+    """The identifier, loaded on the first call (a missing extra is not remembered: it is asked for again)."""
+    try:
+        from py3langid.langid import MODEL_FILE, LanguageIdentifier
+    except ImportError as exc:
+        raise MissingExtraError("py3langid", "detecting the question's language (or give it: --lang de)",
+                                _INSTALL) from exc
+    identifier = LanguageIdentifier.from_model_file(MODEL_FILE, norm_probs=True)
+    identifier.set_languages(list(LANGUAGES))
+    return identifier
 
 
 # -- the asker's language while a question is answered ------------------------------------------------------

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from sparqlqa.kb.store import QueryResult, Store
+from sparqlqa.query.built_query import BuiltQuery
 
 
 class RecordingStore(Store):
@@ -13,6 +14,9 @@ class RecordingStore(Store):
     def __init__(self, inner: Store) -> None:
         self.inner = inner
         self.seen: list[str] = []
+
+    def _prepared(self, sparql: str | BuiltQuery, form: str) -> str:
+        return self.inner._prepared(sparql, form)  # what the inner store would send (an endpoint's LIMIT)
 
     def _execute(self, sparql: str, form: str) -> QueryResult:
         self.seen.append(sparql)

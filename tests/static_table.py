@@ -39,5 +39,5 @@ def install_tiny_table(*, seed: int = 0) -> Path:
     import sparqlqa.embed.embedders as embedders_mod
     from sparqlqa.embed.static import DEFAULT_MODEL, static_cache_dir
 
-    embedders_mod._loaded.clear()
+    embedders_mod._loaded_embedder.cache_clear()
     return write_tiny_table(static_cache_dir(DEFAULT_MODEL), seed=seed)

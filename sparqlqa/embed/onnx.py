@@ -24,13 +24,12 @@ from typing import Any
 
 import numpy as np
 
-from sparqlqa.embed.embedders import Embedder, embedders, offline_model_path, quiet_model_loading
+from sparqlqa.embed.embedders import INSTALL, Embedder, embedders, model_tools, offline_model_path
 from sparqlqa.errors import ConfigError, MissingExtraError, StorageError
 from sparqlqa.paths import atomic_write_text, make_folder, sparqlqa_home
 
 __all__ = ["GraphStamp", "OnnxEmbedder", "OnnxInt8Embedder", "optimized_session"]
 
-INSTALL = "pip install 'sparqlqa[embed]'"
 #: rows of one model run, and its tokens (rows × longest text) at most: the run's activations (attention
 #: grows with rows × tokens²) stay small, so the peak memory of an index build does not depend on how long
 #: the KB's texts are, nor, texts being embedded slice by slice, on how many (issue 36: 512 short texts
@@ -52,13 +51,9 @@ def _onnx_cache_dir(model: str) -> Path:
 
 def _export(source: str, target: Path) -> None:
     """Export the transformer of ``source`` to ``target`` (ONNX, dynamic batch and length)."""
-    try:
+    with model_tools("torch", "exporting the embedding model to ONNX (once)"):
         import torch
         from transformers import AutoModel
-    except ImportError as exc:
-        raise MissingExtraError("torch", "exporting the embedding model to ONNX (once)",
-                                "pip install torch==2.13.0 && " + INSTALL) from exc
-    quiet_model_loading()
     model = AutoModel.from_pretrained(source, local_files_only=True).eval()
 
     class _Hidden(torch.nn.Module):

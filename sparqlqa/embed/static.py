@@ -29,13 +29,12 @@ from typing import Any
 
 import numpy as np
 
-from sparqlqa.embed.embedders import Embedder, embedders, offline_model_path, quiet_model_loading
+from sparqlqa.embed.embedders import INSTALL, Embedder, embedders, model_tools, offline_model_path
 from sparqlqa.errors import ConfigError, MissingExtraError, StorageError
 from sparqlqa.paths import make_folder, sparqlqa_home
 
 __all__ = ["DEFAULT_MODEL", "StaticEmbedder", "ensure_static_model", "hub_offline", "mean_rows", "static_cache_dir"]
 
-INSTALL = "pip install 'sparqlqa[embed]'"
 #: dimensions the distilled vectors keep (PCA); a model with fewer keeps its own
 PCA_DIMS = 256
 #: bumped when the distillation settings change: a new cache folder, a new table
@@ -78,13 +77,9 @@ def hub_offline() -> Iterator[None]:
 
 def _distill(source: str, folder: Path) -> None:
     """Distil ``source`` (a local model folder) into ``folder``: a temporary folder renamed into place."""
-    try:
+    with model_tools("model2vec", "distilling the static embedder (once)"):
         from model2vec.distill import distill_from_model
         from transformers import AutoModel, AutoTokenizer
-    except ImportError as exc:
-        raise MissingExtraError("model2vec", "distilling the static embedder (once)",
-                                "pip install torch==2.13.0 && " + INSTALL) from exc
-    quiet_model_loading()
     tmp = folder.with_name(f".{folder.name}.{os.getpid()}.tmp")
     shutil.rmtree(tmp, ignore_errors=True)
     try:

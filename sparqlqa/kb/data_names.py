@@ -38,6 +38,7 @@ from pyoxigraph import Literal, NamedNode
 
 from sparqlqa.english import GENERIC_TABLE_WORDS, KEY_COLUMN_ENDINGS, name_column_rank, name_singular
 from sparqlqa.kb.schema import local_name
+from sparqlqa.kb.vocab import TEXT_DATATYPES
 from sparqlqa.query.built_query import BuiltQuery
 
 if TYPE_CHECKING:
@@ -53,8 +54,6 @@ NAME_UNIQUE = 0.5
 NAME_COVERAGE = 0.5
 #: a class whose nodes have a label-predicate name this often needs none from the data
 LABELLED_ENOUGH = 0.5
-XSD = "http://www.w3.org/2001/XMLSchema#"
-TEXT_TYPES = {f"{XSD}string", "http://www.w3.org/1999/02/22-rdf-syntax-ns#langString"}
 
 
 @dataclass(frozen=True)
@@ -139,7 +138,7 @@ def _columns(store: Store, schema: Schema, classes: dict[str, int]) -> list[_Col
         if not (isinstance(row[0], NamedNode) and row[0].value in classes and isinstance(row[1], NamedNode)):
             continue
         kinds = {term.value for term in row[4:6] if isinstance(term, NamedNode)}
-        found.append(_Column(row[0].value, row[1].value, _int(row[2]), _int(row[3]), kinds <= TEXT_TYPES))
+        found.append(_Column(row[0].value, row[1].value, _int(row[2]), _int(row[3]), kinds <= TEXT_DATATYPES))
     return found
 
 

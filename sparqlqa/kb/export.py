@@ -31,7 +31,7 @@ from pyoxigraph import Store as OxStore
 
 from sparqlqa.errors import ConfigError, KBError, UnknownNameError
 from sparqlqa.kb.store import OxigraphStore, Store, Term
-from sparqlqa.kb.vocab import PREFIXES, SQA_BASE, XSD
+from sparqlqa.kb.vocab import PREFIXES, SQA_BASE, XSD_STRING
 from sparqlqa.query.built_query import BuiltQuery
 
 if TYPE_CHECKING:
@@ -40,7 +40,6 @@ if TYPE_CHECKING:
 __all__ = ["ADDED_FILE", "EXPORT_FORMATS", "ExportReport", "export_prefixes", "ingest_additions", "oxigraph_of",
            "rdflib_graph", "rdflib_term", "write_rdf"]
 
-XSD_STRING = XSD.string.value
 #: the file in a KB generation listing the triples ingest added beside the sources (N-Triples)
 ADDED_FILE = "added.nt"
 #: ``--format`` names of ``sparqlqa export``

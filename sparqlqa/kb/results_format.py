@@ -23,12 +23,10 @@ from pyoxigraph import BlankNode, Literal, NamedNode, RdfFormat, Triple, seriali
 
 from sparqlqa.errors import ConfigError
 from sparqlqa.kb.store import QueryResult, Term
-from sparqlqa.kb.vocab import XSD
+from sparqlqa.kb.vocab import XSD_STRING
 
 __all__ = ["FORMATTERS", "format_result", "shorten", "term_to_json", "to_csv", "to_json", "to_ntriples", "to_rdf",
            "to_tsv"]
-
-XSD_STRING = XSD.string.value
 
 
 def term_to_json(term: Term) -> dict[str, Any]:

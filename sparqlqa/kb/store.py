@@ -94,14 +94,19 @@ class Store(ABC):
         the time, row or memory limit (:class:`~sparqlqa.errors.QueryTimeout`, :class:`~sparqlqa.errors.QueryTooLarge`).
         """
         reading = reading_of(sparql)  # the one reading: refuses updates and what it cannot read with certainty
-        sparql = str(sparql)
         check_service(reading, self.allow_service,
                       engine_services=() if self.fetches_every_service else engine_services)
         form = reading.form
+        text = self._prepared(sparql, form)
         if limits is not None:
             with bounded(limits):
-                return self._timed(sparql, form)
-        return self._timed(sparql, form)
+                return self._timed(text, form)
+        return self._timed(text, form)
+
+    def _prepared(self, sparql: str | BuiltQuery, form: str) -> str:
+        """The text :meth:`_execute` runs for ``sparql`` of ``form``: the query as it is; a store that bounds
+        what it sends (an endpoint's row limit) rewrites it here, on a built query's structure where it has one."""
+        return str(sparql)
 
     def _timed(self, sparql: str, form: str) -> QueryResult:
         scope = current()

@@ -26,12 +26,13 @@ from typing import Any
 
 from pyoxigraph import BlankNode, Literal, NamedNode, RdfFormat, parse
 
+from sparqlqa.kb.vocab import TEXT_DATATYPES
+
 __all__ = ["is_blank_key", "is_node_key", "is_value_key", "node_keys", "term_from_key", "term_key",
            "value_datatype", "value_text"]
 
 #: datatypes every literal without one has (``value_datatype`` reports None for them)
-_PLAIN = frozenset({"http://www.w3.org/2001/XMLSchema#string",
-                    "http://www.w3.org/1999/02/22-rdf-syntax-ns#langString"})
+_PLAIN = TEXT_DATATYPES
 
 
 def term_key(term: Any) -> str | None:

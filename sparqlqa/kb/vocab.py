@@ -15,8 +15,9 @@ from pyoxigraph import NamedNode
 
 from sparqlqa.query.prefixes import WELL_KNOWN_PREFIXES
 
-__all__ = ["DC", "DCTERMS", "FOAF", "META_CLASSES", "OWL", "PREFIXES", "RDF", "RDFS", "SCHEMA", "SCHEMA_HTTPS", "SKOS",
-           "SQA", "SQA_BASE", "XSD", "Namespace", "default_base_iri", "kb_prefixes", "prefixed_name"]
+__all__ = ["DC", "DCTERMS", "FOAF", "META_CLASSES", "OWL", "PREFIXES", "RDF", "RDFS", "RDF_LANG_STRING", "SCHEMA",
+           "SCHEMA_HTTPS", "SKOS", "SQA", "SQA_BASE", "TEXT_DATATYPES", "XSD", "XSD_BOOLEAN", "XSD_INTEGER",
+           "XSD_STRING", "Namespace", "default_base_iri", "kb_prefixes", "prefixed_name"]
 
 
 class Namespace:
@@ -53,6 +54,13 @@ SQA_BASE = _NS["sqa"]
 SQA = Namespace(SQA_BASE)
 
 RDF_TYPE = RDF.type
+#: datatype IRIs as text, each defined here once
+XSD_STRING = XSD.string.value
+XSD_INTEGER = XSD.integer.value
+XSD_BOOLEAN = XSD.boolean.value
+RDF_LANG_STRING = RDF.langString.value
+#: the datatypes of text literals (a plain literal is an xsd:string, a tagged one an rdf:langString)
+TEXT_DATATYPES: frozenset[str] = frozenset({XSD_STRING, RDF_LANG_STRING})
 
 #: classes that describe the schema itself, never answer candidates
 META_CLASSES: frozenset[str] = frozenset(

@@ -35,21 +35,19 @@ from sparqlqa.errors import (
     LLMTimeout,
     MissingExtraError,
 )
-from sparqlqa.llm.base import DEFAULT_ANTHROPIC_MODEL, LLM, LLMOptions, LLMRequest, LLMResponse, llms
+from sparqlqa.llm.base import DEFAULT_ANTHROPIC_MODEL, LLMRequest, LLMResponse, llms
 from sparqlqa.llm.keys import get_key
+from sparqlqa.llm.networked import NetworkedLLM, NetworkOptions
 from sparqlqa.llm.retry import (
     RetryableFailure,
-    RetryPolicy,
     call_with_retries,
-    describe_request,
-    parse_retry_after,
-    status_error,
 )
 from sparqlqa.llm.structured import parse_structured
 from sparqlqa.net import Deadline
 
 if TYPE_CHECKING:
-    from sparqlqa.llm.cache import LLMCache
+    from typing_extensions import Unpack
+
 
 __all__ = ["AnthropicLLM"]
 
@@ -64,34 +62,22 @@ _WRAP_KEY = "value"
 
 
 @llms.register("anthropic")
-class AnthropicLLM(LLM):
+class AnthropicLLM(NetworkedLLM):
     """The Anthropic backend.  ``retry`` tunes backoff (tests use tiny delays)."""
 
     backend_name: ClassVar[str] = "anthropic"
     default_model: ClassVar[str | None] = DEFAULT_ANTHROPIC_MODEL
+    key_hint: ClassVar[str] = KEY_HINT
 
-    def __init__(
-        self,
-        model: str | None = None,
-        *,
-        options: LLMOptions | None = None,
-        api_key: str | None = None,
-        base_url: str | None = None,
-        retry: RetryPolicy | None = None,
-        structured_output: Literal["tool", "json_schema"] = "tool",
-        cache: LLMCache | None = None,
-        cache_mode: str | None = None,
-    ) -> None:
+    def __init__(self, model: str | None = None, *, structured_output: Literal["tool", "json_schema"] = "tool",
+                 **network: Unpack[NetworkOptions]) -> None:
         try:
             import anthropic
         except ImportError:
             raise MissingExtraError("anthropic", "the Anthropic LLM backend",
                                     "pip install 'sparqlqa[anthropic]'") from None
-        super().__init__(model, options=options, cache=cache, cache_mode=cache_mode)
+        super().__init__(model, **network)
         self._sdk = anthropic
-        self._api_key = api_key
-        self.base_url = base_url
-        self.retry = retry or RetryPolicy()
         self.structured_output = structured_output
         #: SDK clients by (base URL, credential kind, SHA-256 of the credential) — never the key itself
         self._clients: dict[tuple[str | None, str, str], Any] = {}
@@ -178,15 +164,9 @@ class AnthropicLLM(LLM):
         detail_msg = getattr(exc, "api_message", None) or _short(str(getattr(exc, "body", "") or exc))
         request_id = exc.response.headers.get("request-id")
         detail = f"{detail_type}: {detail_msg}" + (f", request-id {request_id}" if request_id else "")
-        desc = describe_request(f"{url}/v1/messages", request.model, len(request.messages),
-                                request.options.max_tokens,
-                                request.schema_name if request.schema is not None else None,
-                                request.prompt_preview())
-        return status_error(
-            exc.status_code, provider="Anthropic API", detail=detail, request_desc=desc,
-            auth_hint=KEY_HINT, retry_after=parse_retry_after(dict(exc.response.headers)),
-            overloaded=detail_type == "overloaded_error",
-        )
+        return self._http_error(exc.status_code, request, url=f"{url}/v1/messages", provider="Anthropic API",
+                               detail=detail, headers=dict(exc.response.headers),
+                               overloaded=detail_type == "overloaded_error")
 
     def _response_from_body(self, request: LLMRequest, body: str, url: str) -> LLMResponse:
         payload = _json_object(body, url)

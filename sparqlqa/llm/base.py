@@ -172,8 +172,11 @@ class LLM(ABC):
         options: LLMOptions | None = None,
     ) -> LLMResponse:
         """Answer ``prompt`` through the cache; with ``schema``, ``.data`` is the validated object."""
-        request = self.build_request(prompt, system=system, schema=schema, schema_name=schema_name,
-                                     options=options)
+        opts = options or self.options
+        if not opts.model:  # the backend's model fills in what the options leave out
+            opts = dataclasses.replace(opts, model=self.model)
+        request = LLMRequest(system=system, messages=_as_messages(prompt), schema=schema,
+                             schema_name=schema_name or "answer", options=opts)
         key = cache_key(self.backend_name, request)
         if self.cache is not None and self.cache_mode != "off":
             hit = self.cache.get(key)
@@ -186,22 +189,6 @@ class LLM(ABC):
                                        request=request.to_record(), context=current_context())
                 raise NotInCache(key)
         return self._call_backend(request, key)
-
-    def build_request(
-        self,
-        prompt: str | Sequence[Message],
-        *,
-        system: str | None = None,
-        schema: dict[str, Any] | None = None,
-        schema_name: str = "answer",
-        options: LLMOptions | None = None,
-    ) -> LLMRequest:
-        """Normalise the arguments of :meth:`complete` (model filled in from the backend)."""
-        opts = options or self.options
-        if not opts.model:
-            opts = dataclasses.replace(opts, model=self.model)
-        return LLMRequest(system=system, messages=_as_messages(prompt), schema=schema,
-                          schema_name=schema_name or "answer", options=opts)
 
     def _call_backend(self, request: LLMRequest, key: str) -> LLMResponse:
         started = time.perf_counter()

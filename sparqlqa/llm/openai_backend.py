@@ -17,21 +17,19 @@ import os
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from sparqlqa.errors import ConfigError, LLMBadRequest, LLMConnectionError, LLMParseError, LLMTimeout
-from sparqlqa.llm.base import LLM, LLMOptions, LLMRequest, LLMResponse, llms, redact_url
+from sparqlqa.llm.base import LLM, LLMRequest, LLMResponse, llms, redact_url
 from sparqlqa.llm.keys import get_key
+from sparqlqa.llm.networked import NetworkedLLM, NetworkOptions
 from sparqlqa.llm.retry import (
     RetryableFailure,
-    RetryPolicy,
     call_with_retries,
-    describe_request,
-    parse_retry_after,
-    status_error,
 )
 from sparqlqa.net import CallFailure, Deadline, Request, Response, Transport
 from sparqlqa.version import __version__
 
 if TYPE_CHECKING:
-    from sparqlqa.llm.cache import LLMCache
+    from typing_extensions import Unpack
+
 
 __all__ = ["OpenAICompatibleLLM"]
 
@@ -46,28 +44,19 @@ SCHEMA_INSTRUCTION = "Reply with one JSON value that matches this JSON schema, a
 
 
 @llms.register("openai")
-class OpenAICompatibleLLM(LLM):
+class OpenAICompatibleLLM(NetworkedLLM):
     """A chat-completions server, reached through its own :class:`~sparqlqa.net.Transport` (a test may pass one)."""
 
     backend_name: ClassVar[str] = "openai"
     default_model: ClassVar[str | None] = None
+    key_hint: ClassVar[str] = KEY_HINT
 
-    def __init__(
-        self,
-        model: str | None = None,
-        *,
-        base_url: str | None = None,
-        options: LLMOptions | None = None,
-        api_key: str | None = None,
-        retry: RetryPolicy | None = None,
-        cache: LLMCache | None = None,
-        cache_mode: str | None = None,
-        transport: Transport | None = None,
-    ) -> None:
-        super().__init__(model, options=options, cache=cache, cache_mode=cache_mode)
-        self.base_url = (base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL).rstrip("/")
-        self._api_key = api_key
-        self.retry = retry or RetryPolicy()
+    base_url: str
+
+    def __init__(self, model: str | None = None, *, transport: Transport | None = None,
+                 **network: Unpack[NetworkOptions]) -> None:
+        super().__init__(model, **network)
+        self.base_url = (self.base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL).rstrip("/")
         self._http = transport or Transport(user_agent=f"sparqlqa/{__version__}")
 
     @classmethod
@@ -135,13 +124,9 @@ class OpenAICompatibleLLM(LLM):
                 raise RetryableFailure(error) from None
             raise error from None
         if response.status >= 400:
-            desc = describe_request(shown, request.model, len(request.messages), request.options.max_tokens,
-                                    request.schema_name if request.schema is not None else None,
-                                    request.prompt_preview())
-            raise status_error(response.status, provider=f"chat-completions server {shown}",
-                               detail=_error_detail(response), request_desc=desc, auth_hint=KEY_HINT,
-                               retry_after=parse_retry_after(response.headers),
-                               overloaded=response.status == 503)
+            raise self._http_error(response.status, request, url=shown, provider=f"chat-completions server {shown}",
+                                  detail=_error_detail(response), headers=response.headers,
+                                  overloaded=response.status == 503)
         return response.text
 
     def _response_from_body(self, request: LLMRequest, body: str, url: str) -> LLMResponse:

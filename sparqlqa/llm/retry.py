@@ -11,11 +11,14 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from sparqlqa.errors import LLMAuthError, LLMBadRequest, LLMError, LLMOverloaded, LLMRateLimited
 from sparqlqa.net import CallFailure, Deadline, GiveUp, RetryPolicy, parse_retry_after
 from sparqlqa.net import call_with_retries as retry_loop
+
+if TYPE_CHECKING:
+    from sparqlqa.llm.base import LLMRequest
 
 __all__ = ["RETRYABLE_STATUSES", "RetryPolicy", "RetryableFailure", "call_with_retries", "describe_request",
            "parse_retry_after", "status_error"]
@@ -100,11 +103,11 @@ def status_error(
                          hint=hint)
 
 
-def describe_request(url: str, model: str, n_messages: int, max_tokens: int, schema_name: str | None,
-                     preview: str) -> str:
-    """One line saying which request this was (for error messages; never includes keys)."""
-    parts = [f"POST {url}", f"model={model!r}", f"{n_messages} message(s)", f"max_tokens={max_tokens}"]
-    if schema_name:
-        parts.append(f"schema={schema_name!r}")
-    parts.append(f"prompt {preview!r}")
+def describe_request(url: str, request: LLMRequest) -> str:
+    """One line saying which request this was, sent to ``url`` (for error messages; never includes keys)."""
+    parts = [f"POST {url}", f"model={request.model!r}", f"{len(request.messages)} message(s)",
+             f"max_tokens={request.options.max_tokens}"]
+    if request.schema is not None and request.schema_name:
+        parts.append(f"schema={request.schema_name!r}")
+    parts.append(f"prompt {request.prompt_preview()!r}")
     return ", ".join(parts)

@@ -33,6 +33,7 @@ import threading
 import urllib.request
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urljoin, urlsplit
 
@@ -47,7 +48,8 @@ __all__ = ["MAX_REDIRECTS", "REDIRECT_STATUSES", "Request", "Response", "Transpo
 #: redirect hops followed within one host
 MAX_REDIRECTS = 5
 REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
-_DEFAULT_PORTS = {"http": 80, "https": 443}
+#: the port a URL without one means, by scheme
+DEFAULT_PORTS: Mapping[str, int] = MappingProxyType({"http": 80, "https": 443})
 
 
 @dataclass(frozen=True)
@@ -97,7 +99,7 @@ def excerpt(data: bytes | str | None, size: int = 300) -> str:
 def _origin(url: str) -> tuple[str, str, int]:
     parts = urlsplit(url)
     scheme = parts.scheme.lower()
-    return scheme, (parts.hostname or "").lower(), parts.port or _DEFAULT_PORTS.get(scheme, 0)
+    return scheme, (parts.hostname or "").lower(), parts.port or DEFAULT_PORTS.get(scheme, 0)
 
 
 def same_host(origin: str, target: str) -> bool:

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from sparqlqa.errors import QueryError
 from sparqlqa.query.sparql_model import SparqlQuery, render
@@ -50,6 +50,8 @@ class BuiltQuery:
     #: the structure the text was rendered from, when the builder made one (:meth:`of`): what a KB group
     #: splits into its remote members' parts (:mod:`sparqlqa.kb.group_service`), never the text
     structure: SparqlQuery | None = field(default=None, compare=False, repr=False)
+    #: the structure was rendered on one line (:meth:`of`)
+    one_line: bool = field(default=False, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         if self.form not in READ_FORMS:
@@ -59,7 +61,14 @@ class BuiltQuery:
     def of(cls, query: SparqlQuery, *, one_line: bool = False) -> BuiltQuery:
         """``query`` rendered (:func:`~sparqlqa.query.sparql_model.render`, on ``one_line`` or not), declaring
         its form and SERVICE endpoints from the structure itself."""
-        return cls(render(query, one_line=one_line), query.form, query.services(), query)
+        return cls(render(query, one_line=one_line), query.form, query.services(), query, one_line)
+
+    def with_limit(self, limit: int) -> BuiltQuery:
+        """The query with ``LIMIT limit`` set on its structure and rendered anew (a query built without a
+        structure has none to set it on: :class:`QueryError`)."""
+        if self.structure is None:
+            raise QueryError("a built query without a structure cannot take a LIMIT")
+        return BuiltQuery.of(replace(self.structure, limit=limit), one_line=self.one_line)
 
     @classmethod
     def select(cls, text: str, *, services: Iterable[str] = ()) -> BuiltQuery:

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import itertools
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from sparqlqa.errors import SparqlSyntaxError
@@ -201,17 +202,17 @@ def parser_position(raw: str) -> tuple[int, int] | None:
     return (int(position.group(1)), int(position.group(2))) if position else None
 
 
-def syntax_error(query: str, exc: SyntaxError | str, *, skip_lines: int = 0) -> SparqlSyntaxError:
-    """The :class:`SparqlSyntaxError` for the parser's ``exc`` on ``query``; the first ``skip_lines``
-    lines of ``query`` (PREFIX declarations sparqlqa added) are left out of the line numbers and the text
-    shown, their prefixes counted as declared."""
+def syntax_error(query: str, exc: SyntaxError | str, *, added: Sequence[str] = ()) -> SparqlSyntaxError:
+    """The :class:`SparqlSyntaxError` for the parser's ``exc`` on ``query``; ``added`` names the prefixes
+    whose PREFIX lines sparqlqa put first, one a line (:func:`~sparqlqa.query.sparql_reading.declare_prefixes`):
+    those lines are left out of the line numbers and the text shown, their prefixes counted as declared."""
     raw = str(exc.args[0]) if isinstance(exc, SyntaxError) and exc.args else str(exc)
     position = _POSITION.match(raw.strip())
     if position is None:
         return SparqlSyntaxError(f"invalid SPARQL: {raw}", line=0, column=0, problem=raw,
                                  hint="check the query syntax", parser_message=raw)
-    head, shown = query.split("\n", skip_lines)[:-1], query.split("\n", skip_lines)[-1]
-    declared = frozenset(match.group(1) for line in head if (match := re.match(r"PREFIX\s+([^:\s]*):", line)))
+    skip_lines = len(added)
+    shown, declared = query.split("\n", skip_lines)[-1], frozenset(added)
     line, column, rest = int(position.group(1)) - skip_lines, int(position.group(2)), position.group(3)
     found = _diagnose(shown, max(line, 1), column, rest, declared)
     message = (f"invalid SPARQL at line {found.line}, column {found.column}: {found.problem}\n"

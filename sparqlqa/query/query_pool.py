@@ -56,6 +56,7 @@ there (a runaway that needs the data, a ``SERVICE SILENT`` past the guard) is th
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import signal
@@ -332,8 +333,6 @@ class QueryPool:
         return self._live
 
 
-#: purpose → (the process that started it, the pool): forks start their own
-_CHECKER: dict[str, tuple[int, QueryPool]] = {}
 _CHECKER_LOCK = threading.Lock()
 
 
@@ -359,11 +358,13 @@ def _checker(purpose: str = "check") -> QueryPool:
     """The process's pool of workers on an empty store for ``purpose`` (``check``: :func:`check_query`, ``read``:
     :func:`read_untrusted`), started on first use; its workers end with the process."""
     with _CHECKER_LOCK:
-        pid, pool = _CHECKER.get(purpose, (0, None))
-        if pool is None or pid != os.getpid():
-            pool = QueryPool(None, DEFAULT_WORKERS)
-            _CHECKER[purpose] = (os.getpid(), pool)
-        return pool
+        return _checker_of(purpose, os.getpid())  # a fork has its own pid, so starts its own pools
+
+
+@functools.cache
+def _checker_of(purpose: str, pid: int) -> QueryPool:
+    """The pool for ``purpose`` of process ``pid``, started on its first call."""
+    return QueryPool(None, DEFAULT_WORKERS)
 
 
 def _error(kind: str, message: str, sparql: str, scope: Scope) -> QueryError:

@@ -32,7 +32,6 @@ __all__ = ["allowance", "check_service", "is_allowed"]
 # -- which hosts may be called ------------------------------------------------------------------
 
 _HOST = re.compile(r"(?P<host>[A-Za-z0-9](?:[A-Za-z0-9.\-]*[A-Za-z0-9])?|\[[0-9A-Fa-f:.]+\])(?::(?P<port>[0-9]{1,5}))?")
-_DEFAULT_PORTS = {"http": 80, "https": 443}
 
 
 def _allowed_host(entry: str, *, source: str = "--allow-service") -> str:
@@ -60,12 +59,14 @@ def _endpoint_host(iri: str) -> tuple[str, int] | None:
     >>> _endpoint_host("https://Query.Wikidata.org/sparql"), _endpoint_host("http://u@evil.org/")
     (('query.wikidata.org', 443), None)
     """
+    from sparqlqa.net.transport import DEFAULT_PORTS  # only where a SERVICE is: an ask without one never loads net
+
     parts = urlsplit(iri)
     scheme = parts.scheme.lower()
     match = _HOST.fullmatch(parts.netloc)
-    if scheme not in _DEFAULT_PORTS or match is None:
+    if scheme not in DEFAULT_PORTS or match is None:
         return None
-    port = int(match["port"]) if match["port"] else _DEFAULT_PORTS[scheme]
+    port = int(match["port"]) if match["port"] else DEFAULT_PORTS[scheme]
     return match["host"].lower(), port
 
 
@@ -93,6 +94,8 @@ def check_service(reading: QueryReading, allowed: Collection[str] = (), *,
 
 
 def _refuse(call: ServiceCall) -> None:
+    from sparqlqa.net.transport import DEFAULT_PORTS  # only where a SERVICE is: an ask without one never loads net
+
     if call.written.startswith(("?", "$")):
         raise ServiceRefused(call.written, None, f"its endpoint is the variable {call.written}, whose host "
                              "cannot be checked before the query runs",
@@ -105,5 +108,5 @@ def _refuse(call: ServiceCall) -> None:
                              hint="write SERVICE <http://host/path> { ... } with the endpoint's whole IRI "
                              "and allow its host (--allow-service HOST)")
     name, port = host
-    shown = name if port == _DEFAULT_PORTS[urlsplit(call.iri).scheme.lower()] else f"{name}:{port}"
+    shown = name if port == DEFAULT_PORTS[urlsplit(call.iri).scheme.lower()] else f"{name}:{port}"
     raise ServiceRefused(f"<{call.iri}>", shown, f"host {shown} is not allowed")

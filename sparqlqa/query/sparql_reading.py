@@ -52,10 +52,10 @@ sparqlqa.errors.UpdateRefused: refused to send a SPARQL update (DELETE): sparqlq
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
 import threading
-from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -64,8 +64,8 @@ from urllib.parse import urljoin, urlsplit
 from sparqlqa.errors import QueryError, SparqlSyntaxError, UpdateRefused
 from sparqlqa.query.limits import current
 
-__all__ = ["READ_FORMS", "QueryReading", "ServiceCall", "UnreadableQuery", "clear_cache", "query_with_prefixes",
-           "read_query", "with_default_prefixes"]
+__all__ = ["READ_FORMS", "QueryReading", "ServiceCall", "UnreadableQuery", "clear_cache", "declare_prefixes",
+           "missing_prefixes", "query_with_prefixes", "read_query", "with_default_prefixes"]
 
 READ_FORMS = ("SELECT", "ASK", "CONSTRUCT", "DESCRIBE")
 _FORMS = {"SelectQuery": "SELECT", "AskQuery": "ASK", "ConstructQuery": "CONSTRUCT", "DescribeQuery": "DESCRIBE"}
@@ -127,11 +127,12 @@ def read_query(text: str) -> QueryReading:
     memory limit, not the caller's process (rdflib's parser spends ~0.3 s of CPU refusing a query nested
     6,000 groups deep).  Outside a scope (a KB's own scans, tests, library calls) it is read here.  Either way
     a text read once is remembered (:data:`CACHE_SIZE` readings) and not read again."""
-    with _readings_lock:
-        reading = _readings.get(text)
-        if reading is not None:
-            _readings.move_to_end(text)
-            return reading
+    return _remembered_reading(text)
+
+
+@functools.lru_cache(maxsize=CACHE_SIZE)
+def _remembered_reading(text: str) -> QueryReading:
+    """:func:`read_query`'s work, remembered by text (what cannot be read is not remembered)."""
     scope = current()
     if scope is None:
         reading = _read(text)
@@ -139,21 +140,12 @@ def read_query(text: str) -> QueryReading:
         from sparqlqa.query.query_pool import read_untrusted
 
         reading = read_untrusted(text, scope)
-    with _readings_lock:
-        _readings[text] = reading
-        if len(_readings) > CACHE_SIZE:
-            _readings.popitem(last=False)
     return reading
-
-
-_readings: OrderedDict[str, QueryReading] = OrderedDict()
-_readings_lock = threading.Lock()
 
 
 def clear_cache() -> None:
     """Forget every reading (benchmarks and tests that time or count parses)."""
-    with _readings_lock:
-        _readings.clear()
+    _remembered_reading.cache_clear()
 
 
 def _read(text: str) -> QueryReading:
@@ -170,8 +162,6 @@ def _read(text: str) -> QueryReading:
 #: a large stack and this recursion limit (about 400 nested groups); deeper is refused
 PARSE_RECURSION = 12_000
 _PARSE_STACK = 512 << 20
-_parser: Any = None
-_parser_pid = 0
 _parser_lock = threading.Lock()
 _THREAD = "sparql-reading"
 
@@ -202,21 +192,24 @@ def _tree_only_services() -> None:
 
 def _parse_on_big_stack(grammar: Any, text: str) -> Any:
     """``grammar.parse_string(text)`` on the parser thread (started once, with a 512 MiB stack)."""
-    global _parser, _parser_pid
     with _parser_lock:
-        if _parser is None or _parser_pid != os.getpid():  # a forked child has no parser thread
-            _parser_pid = os.getpid()
-            from concurrent.futures import ThreadPoolExecutor
+        parser = _parser_thread(os.getpid())  # a forked child has no parser thread: its own pid starts one
+    return parser.submit(grammar.parse_string, text, parse_all=True).result()
 
-            _tree_only_services()
 
-            previous = threading.stack_size(_PARSE_STACK)
-            try:
-                _parser = ThreadPoolExecutor(max_workers=1, thread_name_prefix=_THREAD)
-                _parser.submit(sys.setrecursionlimit, max(sys.getrecursionlimit(), PARSE_RECURSION)).result()
-            finally:
-                threading.stack_size(previous)
-    return _parser.submit(grammar.parse_string, text, parse_all=True).result()
+@functools.cache
+def _parser_thread(pid: int) -> Any:
+    """The parser thread of process ``pid`` (a one-worker executor), started on its first parse."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    _tree_only_services()
+    previous = threading.stack_size(_PARSE_STACK)
+    try:
+        parser = ThreadPoolExecutor(max_workers=1, thread_name_prefix=_THREAD)
+        parser.submit(sys.setrecursionlimit, max(sys.getrecursionlimit(), PARSE_RECURSION)).result()
+    finally:
+        threading.stack_size(previous)
+    return parser
 
 
 def _parse(text: str) -> Any:
@@ -421,14 +414,26 @@ def with_default_prefixes(query: str, prefixes: Mapping[str, str]) -> str:
     >>> with_default_prefixes("SELECT * WHERE { ?s ?p 'rdfs:label' }", {"rdfs": RDFS_NS}).splitlines()[0]
     "SELECT * WHERE { ?s ?p 'rdfs:label' }"
     """
+    return declare_prefixes(query, missing_prefixes(query, prefixes))
+
+
+def missing_prefixes(query: str, prefixes: Mapping[str, str]) -> dict[str, str]:
+    """Those of ``prefixes`` the query uses but does not declare (all of them when it cannot be read, so its
+    error is the real one; none for an update)."""
     try:
         reading = read_query(query)
         used, declared = reading.used_prefixes, reading.declared
     except UpdateRefused:
-        return query
-    except QueryError:  # unreadable: declare them all (unused ones mean nothing), so its error is the real one
+        return {}
+    except QueryError:
         used, declared = frozenset(prefixes), frozenset()
-    lines = [f"PREFIX {name}: <{iri}>" for name, iri in prefixes.items() if name in used and name not in declared]
+    return {name: iri for name, iri in prefixes.items() if name in used and name not in declared}
+
+
+def declare_prefixes(query: str, added: Mapping[str, str]) -> str:
+    """``query`` after one ``PREFIX`` line per entry of ``added``, in its order (what
+    :func:`~sparqlqa.query.query_errors.syntax_error` is told as ``added``)."""
+    lines = [f"PREFIX {name}: <{iri}>" for name, iri in added.items()]
     return "\n".join([*lines, query]) if lines else query
 
 
@@ -437,12 +442,12 @@ def query_with_prefixes(run: Callable[[str], T], query: str, prefixes: Mapping[s
     the query as written (its lines, not those of the added declarations)."""
     from sparqlqa.query.query_errors import parser_position, syntax_error
 
-    full = with_default_prefixes(query, prefixes)
+    added = missing_prefixes(query, prefixes)
+    full = declare_prefixes(query, added)
     try:
         return run(full)
     except SparqlSyntaxError as exc:
-        added = full.count("\n") - query.count("\n")
-        if added == 0 or exc.line == 0 or parser_position(exc.parser_message) is None:
+        if not added or exc.line == 0 or parser_position(exc.parser_message) is None:
             raise
-        located = syntax_error(full, exc.parser_message, skip_lines=added)
+        located = syntax_error(full, exc.parser_message, added=tuple(added))
         raise (_unsure(located) if isinstance(exc, UnreadableQuery) else located) from None

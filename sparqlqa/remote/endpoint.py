@@ -7,7 +7,8 @@ unchanged.  It is polite, bounded and read-only:
 
 * only SELECT, ASK, CONSTRUCT and DESCRIBE are ever sent: :meth:`Store.query` refuses updates
   before ``_execute``, which checks the form again, so an update can never leave;
-* every SELECT without a top-level ``LIMIT`` gets one (``max_rows``);
+* every SELECT without a top-level ``LIMIT`` gets one (``max_rows``): on a built query's structure, else
+  found lexically in the text;
 * **one deadline per query**: ``timeout`` seconds bound the whole call — every attempt, redirect
   and backoff wait included (a wait that would pass the deadline fails at once, saying so).
   ``--timeout`` on the commands that talk to an endpoint replaces every store's own value, and
@@ -56,6 +57,7 @@ from sparqlqa.net import (
     excerpt,
     parse_retry_after,
 )
+from sparqlqa.query.built_query import BuiltQuery
 from sparqlqa.query.sparql_guard import READ_FORMS, query_form
 from sparqlqa.query.sparql_text import sparql_tokens
 from sparqlqa.remote.results import json_term, parse_graph, parse_json_results
@@ -213,15 +215,23 @@ class EndpointStore(Store):
 
     # -- running a query ------------------------------------------------------------------
 
+    def _prepared(self, sparql: str | BuiltQuery, form: str) -> str:
+        """A SELECT gets ``LIMIT max_rows`` when it has no top-level LIMIT: set on a built query's structure,
+        else found in the text (:func:`ensure_limit`)."""
+        if form != "SELECT":
+            return str(sparql)
+        if not isinstance(sparql, BuiltQuery) or sparql.structure is None:
+            return ensure_limit(str(sparql), self.config.max_rows)
+        return sparql.text if sparql.structure.limit is not None else sparql.with_limit(self.config.max_rows).text
+
     def _execute(self, sparql: str, form: str) -> QueryResult:
         if form not in READ_FORMS or query_form(sparql) != form:
             raise UpdateRefused(form)
-        text = ensure_limit(sparql, self.config.max_rows) if form == "SELECT" else sparql
         cfg = self.config
         deadline = Deadline(self.timeout)
         policy = RetryPolicy(backoff_base=cfg.backoff, backoff_max=cfg.backoff_cap, retry_after_cap=None,
                              max_retry_after=cfg.max_retry_after, jitter=False)
-        return call_with_retries(lambda: self._attempt(text, form, deadline), max_retries=cfg.max_retries,
+        return call_with_retries(lambda: self._attempt(sparql, form, deadline), max_retries=cfg.max_retries,
                                  policy=policy, deadline=deadline, sleep=self.sleep, give_up=self._give_up)
 
     def _give_up(self, stop: GiveUp) -> EndpointError:

@@ -21,14 +21,13 @@ Linking picks this class for KBs whose store kind is ``"endpoint"``: :func:`look
 from __future__ import annotations
 
 import re
-import weakref
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from pyoxigraph import Literal, NamedNode
 
 from sparqlqa.english import FREE_TEXT_STOPWORDS
-from sparqlqa.kb.labels import FUZZY_CUTOFF, LabelIndex, NodeLookup, NodeMatch, normalize_label
+from sparqlqa.kb.labels import CONTAINMENT_MIN_SCORE, FUZZY_CUTOFF, LabelIndex, NodeLookup, NodeMatch, normalize_label
 from sparqlqa.kb.profile import Profile
 from sparqlqa.kb.store import Store, Term
 from sparqlqa.kb.vocab import META_CLASSES
@@ -40,8 +39,6 @@ if TYPE_CHECKING:
 
 __all__ = ["RemoteLabelLookup", "bif_contains_expression", "lookup_for_kb", "name_variants"]
 
-#: labels that merely contain the words must be at least this similar (as in linking)
-CONTAINMENT_MIN_SCORE = 0.5
 MAX_NGRAM = 6
 #: name variants per :meth:`RemoteLabelLookup.prime` query (each sent plain and language-tagged)
 PRIME_CHUNK = 200
@@ -176,11 +173,11 @@ class RemoteLabelLookup(NodeLookup):
     @classmethod
     def for_kb(cls, kb: KnowledgeBase) -> RemoteLabelLookup:
         """One lookup per open KB (its caches live as long as the KB object)."""
-        found = _CACHE.get(kb)
-        if found is None:
+        def build() -> RemoteLabelLookup:
             skip = {t.iri for t in kb.schema.types} | {r.iri for r in kb.schema.relations}
-            found = _CACHE[kb] = cls(kb.store, kb.profile, skip=skip)
-        return found
+            return cls(kb.store, kb.profile, skip=skip)
+
+        return kb.remember("remote label lookup", build)
 
     # -- query building ---------------------------------------------------------------------
 
@@ -384,5 +381,3 @@ class RemoteLabelLookup(NodeLookup):
         kept.sort(key=lambda pair: (-pair[1], self._labels.get(pair[0], ""), pair[0]))
         return [NodeMatch(iri, self._labels.get(iri, iri), s, method) for iri, s in kept]
 
-
-_CACHE: weakref.WeakKeyDictionary[Any, RemoteLabelLookup] = weakref.WeakKeyDictionary()

@@ -23,13 +23,12 @@ from typing import Any
 from pyoxigraph import BlankNode, Literal, NamedNode, RdfFormat, Triple, parse
 
 from sparqlqa.kb.store import QueryResult, Term
+from sparqlqa.kb.vocab import TEXT_DATATYPES
 from sparqlqa.net import CallFailure, excerpt
 from sparqlqa.query.sparql_guard import projected_variables
 
 __all__ = ["json_term", "parse_graph", "parse_json_results", "received"]
 
-XSD_STRING = "http://www.w3.org/2001/XMLSchema#string"
-RDF_LANG_STRING = "http://www.w3.org/1999/02/22-rdf-syntax-ns#langString"
 ENDPOINT_HINT = "check that the URL is a SPARQL endpoint (a proxy, login page or cache may answer in its place)"
 
 
@@ -79,7 +78,7 @@ def _literal(value: dict[str, Any]) -> Literal:
         except ValueError:
             return Literal(text)
     datatype = value.get("datatype")
-    if datatype and datatype not in (XSD_STRING, RDF_LANG_STRING):
+    if datatype and datatype not in TEXT_DATATYPES:
         return Literal(text, datatype=_named(str(datatype)))
     return Literal(text)
 

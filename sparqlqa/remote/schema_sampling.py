@@ -93,8 +93,12 @@ def _predicate_filter(variable: str, profile: Profile) -> str:
     return " ".join(clauses)
 
 
-def _edges(store: Store, sparql: str) -> list[Edge]:
-    """Rows ``?p ?o ?ts ?to`` → edges (IRI-less predicates dropped)."""
+def _edges(store: Store, profile: Profile, edges_where: str, limit: int) -> list[Edge]:
+    """The edges ``?s ?p ?o`` that the patterns ``edges_where`` bind, with the types of both ends (``?ts``,
+    ``?to``), at most ``limit`` rows; IRI-less predicates dropped."""
+    t = NamedNode(profile.type_predicate)
+    sparql = (f"SELECT ?p ?o ?ts ?to WHERE {{ {edges_where} "
+              f"OPTIONAL {{ ?s {t} ?ts }} OPTIONAL {{ ?o {t} ?to }} }} LIMIT {limit}")
     edges = []
     for row in store.select(BuiltQuery.select(sparql)).rows:
         p, o, ts, to = (list(row) + [None] * 4)[:4]
@@ -106,11 +110,8 @@ def _edges(store: Store, sparql: str) -> list[Edge]:
 
 def _store_edges(store: Store, profile: Profile, opts: SampleOptions) -> list[Edge]:
     """The first triples of the store, with the types of both ends."""
-    t = NamedNode(profile.type_predicate)
-    query = (f"SELECT ?p ?o ?ts ?to WHERE {{ {{ SELECT ?s ?p ?o WHERE {{ ?s ?p ?o "
-             f"{_predicate_filter('p', profile)} }} LIMIT {opts.edge_sample} }} "
-             f"OPTIONAL {{ ?s {t} ?ts }} OPTIONAL {{ ?o {t} ?to }} }} LIMIT {opts.edge_sample * 4}")
-    return _edges(store, query)
+    first = f"{{ SELECT ?s ?p ?o WHERE {{ ?s ?p ?o {_predicate_filter('p', profile)} }} LIMIT {opts.edge_sample} }}"
+    return _edges(store, profile, first, opts.edge_sample * 4)
 
 
 def _type_counts(store: Store, profile: Profile, opts: SampleOptions) -> Counter[str]:
@@ -127,24 +128,19 @@ def _type_counts(store: Store, profile: Profile, opts: SampleOptions) -> Counter
 def _type_edges(store: Store, profile: Profile, type_iri: str, opts: SampleOptions) -> list[Edge]:
     """Edges of a few members of ``type_iri`` (their other types and the objects' types too)."""
     t, wanted = NamedNode(profile.type_predicate), NamedNode(type_iri)
-    query = (f"SELECT ?p ?o ?ts ?to WHERE {{ {{ SELECT ?s WHERE {{ ?s {t} {wanted} }} "
-             f"LIMIT {opts.subjects_per_type} }} ?s ?p ?o {_predicate_filter('p', profile)} "
-             f"OPTIONAL {{ ?s {t} ?ts }} OPTIONAL {{ ?o {t} ?to }} }} LIMIT {opts.rows_per_type}")
-    return _edges(store, query)
+    members = (f"{{ SELECT ?s WHERE {{ ?s {t} {wanted} }} LIMIT {opts.subjects_per_type} }} "
+               f"?s ?p ?o {_predicate_filter('p', profile)}")
+    return _edges(store, profile, members, opts.rows_per_type)
 
 
 def _declared_edges(store: Store, profile: Profile, opts: SampleOptions) -> list[Edge]:
     """A few edges of each relation the profile declares (absent ones find nothing)."""
-    t = NamedNode(profile.type_predicate)
     declared = [iri for iri in profile.relations if _is_relation(iri, profile)]
     edges: list[Edge] = []
     for start in range(0, len(declared), 20):
         parts = [f"{{ {{ SELECT ?s ?o WHERE {{ ?s {NamedNode(iri)} ?o }} LIMIT {opts.per_relation} }} "
                  f"BIND({NamedNode(iri)} AS ?p) }}" for iri in declared[start : start + 20]]
-        query = (f"SELECT ?p ?o ?ts ?to WHERE {{ {' UNION '.join(parts)} "
-                 f"OPTIONAL {{ ?s {t} ?ts }} OPTIONAL {{ ?o {t} ?to }} }} "
-                 f"LIMIT {opts.per_relation * 20 * 4}")
-        edges.extend(_edges(store, query))
+        edges.extend(_edges(store, profile, " UNION ".join(parts), opts.per_relation * 20 * 4))
     return edges
 
 

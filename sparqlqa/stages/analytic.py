@@ -29,9 +29,10 @@ from typing import TYPE_CHECKING
 from pyoxigraph import Literal, NamedNode
 
 from sparqlqa.errors import QueryError
+from sparqlqa.kb import vocab
 from sparqlqa.kb.labels import resolve_type
 from sparqlqa.stages.compile import variable_name
-from sparqlqa.stages.forms import XSD, Aggregate, filter_expression
+from sparqlqa.stages.forms import Aggregate, filter_expression
 
 if TYPE_CHECKING:
     from sparqlqa.kb.schema import Schema
@@ -40,7 +41,7 @@ if TYPE_CHECKING:
 
 __all__ = ["AnalyticQuery", "compile_analytic", "wants_analytic"]
 
-DECIMAL = NamedNode(XSD + "decimal")
+DECIMAL = vocab.XSD.decimal
 #: most linked nodes a constant's VALUES holds
 MAX_NODES = 5
 #: one answer column: its variable name and its aggregate (None: the variable's own values)

@@ -27,6 +27,7 @@ from typing import Any
 
 from pyoxigraph import Literal, NamedNode
 
+from sparqlqa.query.prefixes import WELL_KNOWN_PREFIXES
 from sparqlqa.stages.modes import FORMS, Form, values
 
 __all__ = ["AGGREGATES", "FORM_EXAMPLE", "FORM_RULE", "FORM_SCHEMA", "OPERATORS",
@@ -35,7 +36,8 @@ __all__ = ["AGGREGATES", "FORM_EXAMPLE", "FORM_RULE", "FORM_SCHEMA", "OPERATORS"
            "filter_expression", "form_from_data", "form_from_lines", "is_date_type", "is_numeric_type",
            "order_keys"]
 
-XSD = "http://www.w3.org/2001/XMLSchema#"
+#: the XML Schema namespace, as text
+XSD = WELL_KNOWN_PREFIXES["xsd"]
 #: the aggregate functions an analytical form may ask for (over a value variable, or COUNT of nodes)
 AGGREGATES = ("count", "avg", "sum", "max", "min")
 #: comparison operators a filter may use (anything else is dropped with a note)

@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 from sparqlqa.kb.naming import display_name
 from sparqlqa.kb.terms import is_blank_key, is_node_key, is_value_key, term_key, value_text
+from sparqlqa.kb.vocab import XSD_BOOLEAN, XSD_INTEGER
 from sparqlqa.stages.modes import Form
 
 if TYPE_CHECKING:
@@ -39,8 +40,6 @@ __all__ = ["COLUMN_KINDS", "Column", "Table"]
 
 #: what a column holds: nodes (IRIs), values (literals), aggregates (a COUNT, AVG, … of the query)
 COLUMN_KINDS = ("node", "value", "aggregate")
-XSD_INTEGER = "http://www.w3.org/2001/XMLSchema#integer"
-XSD_BOOLEAN = "http://www.w3.org/2001/XMLSchema#boolean"
 
 
 @dataclass(frozen=True)

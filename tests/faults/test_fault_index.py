@@ -47,7 +47,7 @@ def _answers(output: str) -> list[tuple[str, float]]:
 
 def _fresh_process() -> None:
     """Forget every index this process holds, as a new ``sparqlqa`` process would."""
-    embedders_mod._loaded.clear()  # each CLI call opens its KB anew; the loaded models are per process
+    embedders_mod._loaded_embedder.cache_clear()  # each CLI call opens its KB anew; the loaded models are per process
 
 
 def _folder(home: Path) -> Path:

@@ -35,7 +35,7 @@ def _snapshot(folder: Path) -> dict[str, bytes]:
 
 def _fresh_process() -> None:
     """Forget loaded embedders, as a new ``sparqlqa`` process would (open KBs are reopened per command)."""
-    embedders_mod._loaded.clear()
+    embedders_mod._loaded_embedder.cache_clear()
 
 
 @pytest.fixture

@@ -265,3 +265,25 @@ def test_the_process_wide_override_and_cap() -> None:
     assert store.timeout == 30
     with pytest.raises(ConfigError, match="positive"), timeout_override(0):
         pass
+
+
+def test_a_built_query_gets_its_limit_on_its_structure(server: FakeSparqlServer,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    from pyoxigraph import Variable
+
+    from sparqlqa.query.built_query import BuiltQuery
+    from sparqlqa.query.sparql_model import SparqlQuery
+    from sparqlqa.query.sparql_model import Triple as Pattern
+
+    def no_text_reading(sparql: str, max_rows: int) -> str:
+        raise AssertionError("a built query's text was read for its LIMIT")
+
+    monkeypatch.setattr("sparqlqa.remote.endpoint.ensure_limit", no_text_reading)
+    s = Variable("s")
+    pattern = Pattern(s, NamedNode("http://e/p"), Literal("LIMIT 3"))
+    server.script(Scripted(body=SELECT_BODY), Scripted(body=SELECT_BODY))
+    store, _ = make_store(server.url, max_rows=77)
+    store.query(BuiltQuery.of(SparqlQuery("SELECT", (pattern,), projection=(s,)), one_line=True))
+    store.query(BuiltQuery.of(SparqlQuery("SELECT", (pattern,), projection=(s,), limit=5)))
+    assert server.seen[0].params()["query"] == ['SELECT ?s WHERE { ?s <http://e/p> "LIMIT 3" . } LIMIT 77']
+    assert server.seen[1].params()["query"] == ['SELECT ?s WHERE {\n  ?s <http://e/p> "LIMIT 3" .\n}\nLIMIT 5']

@@ -25,7 +25,7 @@ from pyoxigraph import Literal, NamedNode
 from sparqlqa.kb.data_names import stored_data_names
 from sparqlqa.kb.node_text import label_predicates
 from sparqlqa.kb.schema import relation_names
-from sparqlqa.kb.vocab import XSD, kb_prefixes, prefixed_name
+from sparqlqa.kb.vocab import TEXT_DATATYPES, XSD, kb_prefixes, prefixed_name
 from sparqlqa.language import prompt_note
 from sparqlqa.query.built_query import BuiltQuery
 from sparqlqa.stages.modes import Form, values
@@ -99,7 +99,7 @@ EXAMPLE_CHARS = 40
 _NUMERIC = frozenset(XSD[name].value for name in (
     "decimal", "double", "float", "integer", "int", "long", "short", "byte", "nonNegativeInteger",
     "positiveInteger", "negativeInteger", "nonPositiveInteger", "unsignedInt", "unsignedLong"))
-_TEXT = frozenset({XSD.string.value, "http://www.w3.org/1999/02/22-rdf-syntax-ns#langString"})
+
 
 
 def vocabulary(schema: Schema, schema_text: str, prefixes: dict[str, str], name_predicate: str | None,
@@ -154,7 +154,7 @@ def _example_text(value: Literal, written: Callable[[str], str]) -> str:
     datatype = value.datatype.value
     if value.language:
         kind = f"text @{value.language}"
-    elif datatype in _TEXT:
+    elif datatype in TEXT_DATATYPES:
         kind = "plain text"
     else:
         kind = written(datatype)

@@ -28,9 +28,10 @@ from typing import Any
 from pyoxigraph import Literal, NamedNode
 
 from sparqlqa.errors import QueryError, SparqlSyntaxError
+from sparqlqa.kb.vocab import TEXT_DATATYPES
 from sparqlqa.query.query_errors import syntax_error
 from sparqlqa.query.service_guard import check_service
-from sparqlqa.query.sparql_reading import query_with_prefixes, with_default_prefixes
+from sparqlqa.query.sparql_reading import declare_prefixes, missing_prefixes, query_with_prefixes
 from sparqlqa.query.sparql_reading import read_query as read_sparql
 from sparqlqa.query.sparql_text import Token, tokens
 
@@ -39,7 +40,6 @@ __all__ = ["ReadQuery", "TermKey", "add_filter", "constant_keys", "counted_items
 
 #: what a constant is known by while rewriting: ("iri", value) or ("literal", lexical, language, datatype)
 TermKey = tuple[str, ...]
-XSD_STRING = "http://www.w3.org/2001/XMLSchema#string"
 _ESCAPES = {"t": "\t", "b": "\b", "n": "\n", "r": "\r", "f": "\f", '"': '"', "'": "'", "\\": "\\"}
 _PN_ESCAPE = re.compile(r"\\(.)")
 _ECHAR = re.compile(r"\\(.)", re.DOTALL)
@@ -76,7 +76,8 @@ def read_query(raw: str, prefixes: Mapping[str, str]) -> ReadQuery:
     """Check and read the LLM's query.  :class:`~sparqlqa.errors.UpdateRefused`,
     :class:`~sparqlqa.errors.ServiceRefused`, :class:`~sparqlqa.errors.SparqlSyntaxError` or
     :class:`~sparqlqa.errors.QueryError` (not a SELECT or ASK) when it cannot run."""
-    text = with_default_prefixes(raw.strip(), dict(prefixes))
+    added = missing_prefixes(raw.strip(), prefixes)
+    text = declare_prefixes(raw.strip(), added)
     # refuses updates, and what the guard cannot read, before Oxigraph sees the text; errors located as written
     reading = query_with_prefixes(read_sparql, raw.strip(), prefixes)
     form = reading.form
@@ -84,11 +85,11 @@ def read_query(raw: str, prefixes: Mapping[str, str]) -> ReadQuery:
         raise QueryError(f"a {form} query returns no answers: expected SELECT or ASK",
                          hint="write a SELECT (or an ASK for a yes/no question)")
     check_service(reading, frozenset())  # no SERVICE ever: the query reads this KB only
-    _check_syntax(text, added=text.count("\n") - raw.strip().count("\n"))
+    _check_syntax(text, added=tuple(added))
     return _algebra(text, form)
 
 
-def _check_syntax(text: str, *, added: int) -> None:
+def _check_syntax(text: str, *, added: tuple[str, ...]) -> None:
     """Oxigraph's parser on the query, in a worker (an empty store without network, the current scope's
     deadline and memory): a crash, a runaway or a SERVICE there is a :class:`QueryError` here."""
     from sparqlqa.query.query_pool import check_query
@@ -96,9 +97,9 @@ def _check_syntax(text: str, *, added: int) -> None:
     try:
         check_query(text)
     except SparqlSyntaxError as exc:
-        if added == 0 or exc.line == 0:
+        if not added or exc.line == 0:
             raise
-        raise syntax_error(text, exc.parser_message, skip_lines=added) from None
+        raise syntax_error(text, exc.parser_message, added=added) from None
 
 
 def _algebra(text: str, form: str) -> ReadQuery:
@@ -316,7 +317,7 @@ def literal_key(term: Any) -> TermKey:
     language = getattr(term, "language", None)
     datatype = getattr(term, "datatype", None)
     datatype_iri = str(getattr(datatype, "value", datatype)) if datatype is not None else ""
-    if language or datatype_iri in (XSD_STRING, "http://www.w3.org/1999/02/22-rdf-syntax-ns#langString"):
+    if language or datatype_iri in TEXT_DATATYPES:
         datatype_iri = ""
     return ("literal", str(getattr(term, "value", term)), (language or "").lower(), datatype_iri)
 

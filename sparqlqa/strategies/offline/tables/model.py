@@ -26,13 +26,13 @@ from sparqlqa.kb.data_names import mapped_from_tables, stored_data_names
 from sparqlqa.kb.labels import normalize_label
 from sparqlqa.kb.schema import humanize, local_name
 from sparqlqa.query.built_query import BuiltQuery
+from sparqlqa.stages.forms import XSD
 
 if TYPE_CHECKING:
     from sparqlqa.kb.knowledge_base import KnowledgeBase
 
 __all__ = ["Column", "Link", "TableModel", "build_table_model", "column_phrases", "words_of"]
 
-XSD = "http://www.w3.org/2001/XMLSchema#"
 NUMERIC_TYPES = frozenset(f"{XSD}{t}" for t in ("integer", "decimal", "double", "float", "int", "long", "short",
                                                 "nonNegativeInteger", "positiveInteger"))
 #: text values longer than this are prose, not constants a question quotes

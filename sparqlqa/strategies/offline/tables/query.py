@@ -12,13 +12,14 @@ from dataclasses import dataclass, field
 
 from pyoxigraph import Literal, NamedNode
 
+from sparqlqa.kb.vocab import XSD
 from sparqlqa.strategies.offline.tables.model import Column, TableModel
 
 __all__ = ["QueryBuilder", "TableQuery"]
 
 #: links a join may follow from the classes reached to a class the question names
 MAX_HOPS = 3
-DECIMAL = NamedNode("http://www.w3.org/2001/XMLSchema#decimal")
+DECIMAL = XSD.decimal
 INTEGER = NamedNode("http://www.w3.org/2001/XMLSchema#integer")
 
 
