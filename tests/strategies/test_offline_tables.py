@@ -134,7 +134,7 @@ def test_ingest_builds_what_the_first_ask_opens_and_an_older_kb_still_builds_it(
     assert set(saved) == {"labels/index.json", "offline/table-model.json", "offline/value-relations.json"}
     question = "What is the capacity of Central Library?"
 
-    def rows(kb: KnowledgeBase) -> list[list[str]]:
+    def rows(kb: KnowledgeBase) -> list[list[str | None]]:
         table = ask(kb, question, strategy="offline", rerank="none").table
         assert table is not None
         return table.lexical_rows()
