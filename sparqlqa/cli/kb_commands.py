@@ -8,7 +8,18 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from sparqlqa.cli.output import KB_NAME, CleanText, byte_progress, cell, console, count_progress, note, print_json, safe
+from sparqlqa.cli.output import (
+    KB_NAME,
+    CleanText,
+    byte_progress,
+    cell,
+    console,
+    count_progress,
+    note,
+    print_json,
+    safe,
+    warning,
+)
 from sparqlqa.cli.remote_options import ADD_HELP, endpoint_timeout_option
 from sparqlqa.errors import ConfigError
 from sparqlqa.query.limits import DEFAULT_MAX_MEMORY_MB, DEFAULT_MAX_ROWS, DEFAULT_TIMEOUT_S, QueryLimits
@@ -102,10 +113,15 @@ def ingest(sources: tuple[str, ...], kb_name: str, fmt: str | None, sep: str | N
 def _build_artifacts(kb: KnowledgeBase) -> list[BuiltArtifact]:
     """What the first ask would build (label index, table model, value samples), built now with a progress
     display: the first ask only opens them (issue 36)."""
+    from sparqlqa.errors import SparqlqaError
     from sparqlqa.strategies.kb_artifacts import build_kb_artifacts
 
-    with count_progress("preparing the KB's indexes", verb="prepared", unit="indexes") as progress:
-        return build_kb_artifacts(kb, progress)
+    try:
+        with count_progress("preparing the KB's indexes", verb="prepared", unit="indexes") as progress:
+            return build_kb_artifacts(kb, progress)
+    except SparqlqaError as exc:  # the KB is built and usable: its first question builds what is missing
+        warning(f"KB {kb.name} is built, but preparing its indexes failed ({exc}); its first question builds them")
+        return []
 
 
 def _note_names(kb: Any) -> None:

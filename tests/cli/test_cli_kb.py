@@ -7,6 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from sparqlqa.cli import main
@@ -103,3 +104,22 @@ def test_ingest_prepares_the_first_asks_indexes_and_reports_them() -> None:
         assert (artifacts / "offline" / "value-relations.json").is_file()
     finally:
         kb.close()
+
+
+def test_ingest_keeps_the_kb_when_preparing_its_indexes_fails(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The KB is built before its indexes: a failure there is a warning, and the first ask builds them."""
+    from sparqlqa.errors import QueryError
+    from sparqlqa.kb.labels import LabelIndex
+
+    def fail(*_: object) -> None:
+        raise QueryError("the scan failed")
+
+    graph = Path(__file__).resolve().parents[1] / "fixtures" / "library_db.nt"
+    with monkeypatch.context() as patched:
+        patched.setattr(LabelIndex, "build", fail)
+        result = CliRunner().invoke(main, ["ingest", str(graph), "--kb", "library", "--json"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["artifacts"] == []
+    assert "preparing its indexes failed (the scan failed)" in " ".join(result.stderr.split())
+    code, out, _ = run("ask", "library", "What is the capacity of Central Library?", "--json")
+    assert code == 0 and "120000" in out
