@@ -8,7 +8,18 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from sparqlqa.cli.output import KB_NAME, CleanText, byte_progress, cell, console, note, print_json, safe
+from sparqlqa.cli.output import (
+    KB_NAME,
+    CleanText,
+    byte_progress,
+    cell,
+    console,
+    count_progress,
+    note,
+    print_json,
+    safe,
+    warning,
+)
 from sparqlqa.cli.remote_options import ADD_HELP, endpoint_timeout_option
 from sparqlqa.errors import ConfigError
 from sparqlqa.query.limits import DEFAULT_MAX_MEMORY_MB, DEFAULT_MAX_ROWS, DEFAULT_TIMEOUT_S, QueryLimits
@@ -16,6 +27,8 @@ from sparqlqa.text_input import CODE
 
 if TYPE_CHECKING:
     from sparqlqa.kb.groups import SavedGroup
+    from sparqlqa.kb.knowledge_base import KnowledgeBase
+    from sparqlqa.strategies.kb_artifacts import BuiltArtifact
 
 __all__ = ["ingest", "kbs", "kbs_add", "kbs_annotate", "kbs_group", "kbs_group_add", "kbs_group_remove", "kbs_remove",
            "samples", "schema", "sparql"]
@@ -81,19 +94,34 @@ def ingest(sources: tuple[str, ...], kb_name: str, fmt: str | None, sep: str | N
         kb = run_ingest(list(sources), kb=kb_name, format=fmt, replace=replace, options=options,
                         base_iri=base_iri, ontologies=[Path(o) for o in ontologies], progress=progress,
                         profile=profile, force=force)
+    built = _build_artifacts(kb)
     if build_index:
         from sparqlqa.cli.ask_commands import ensure_index
         from sparqlqa.embed.embedders import get_embedder
 
         ensure_index(kb, get_embedder(), ahead=False)
     if as_json:
-        print_json(kb.manifest.to_dict())
+        print_json({**kb.manifest.to_dict(), "artifacts": [b.to_dict() for b in built]})
         return
     counts = kb.manifest.counts
     console().print(f"[bold green]built[/] KB [bold]{kb.name}[/]: {counts.get('triples', 0):,} triples, "
                     f"{counts.get('nodes', 0):,} nodes, {counts.get('types', 0)} types, "
                     f"{counts.get('relations', 0)} relations")
     _note_names(kb)
+
+
+def _build_artifacts(kb: KnowledgeBase) -> list[BuiltArtifact]:
+    """What the first ask would build (label index, table model, value samples), built now with a progress
+    display: the first ask only opens them (issue 36)."""
+    from sparqlqa.errors import SparqlqaError
+    from sparqlqa.strategies.kb_artifacts import build_kb_artifacts
+
+    try:
+        with count_progress("preparing the KB's indexes", verb="prepared", unit="indexes") as progress:
+            return build_kb_artifacts(kb, progress)
+    except SparqlqaError as exc:  # the KB is built and usable: its first question builds what is missing
+        warning(f"KB {kb.name} is built, but preparing its indexes failed ({exc}); its first question builds them")
+        return []
 
 
 def _note_names(kb: Any) -> None:

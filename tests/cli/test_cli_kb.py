@@ -7,6 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from sparqlqa.cli import main
@@ -81,3 +82,44 @@ def test_kb_names_are_read_in_their_canonical_spelling(movies_kb, movies_ttl: Pa
                             ("movies+ti ny", "invalid knowledge base name 'ti ny'")]:
         code, _, err = run("schema", spelling)
         assert code == 1 and words in err and "hint:" in err and "Traceback" not in err, err
+
+
+def test_ingest_prepares_the_first_asks_indexes_and_reports_them() -> None:
+    """Issue 36: ``ingest`` builds the label index, the table model and the value samples (with a progress
+    display; ``--json`` gives their seconds), so the first ``ask`` only opens them."""
+    graph = Path(__file__).resolve().parents[1] / "fixtures" / "library_db.nt"
+    result = CliRunner().invoke(main, ["ingest", str(graph), "--kb", "library", "--json"])
+    assert result.exit_code == 0, result.output
+    built = json.loads(result.stdout)["artifacts"]
+    assert [b["name"] for b in built] == ["label index", "table model", "value relations"]
+    assert all(isinstance(b["seconds"], float) and b["seconds"] >= 0 for b in built)
+    assert "prepared 3/3 indexes (100%)" in result.stderr
+    from sparqlqa.kb.knowledge_base import open_kb
+
+    kb = open_kb("library")
+    try:
+        artifacts = kb.directory / "artifacts"  # type: ignore[operator]
+        assert (artifacts / "labels" / "index.json").is_file()
+        assert (artifacts / "offline" / "table-model.json").is_file()
+        assert (artifacts / "offline" / "value-relations.json").is_file()
+    finally:
+        kb.close()
+
+
+def test_ingest_keeps_the_kb_when_preparing_its_indexes_fails(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The KB is built before its indexes: a failure there is a warning, and the first ask builds them."""
+    from sparqlqa.errors import QueryError
+    from sparqlqa.kb.labels import LabelIndex
+
+    def fail(*_: object) -> None:
+        raise QueryError("the scan failed")
+
+    graph = Path(__file__).resolve().parents[1] / "fixtures" / "library_db.nt"
+    with monkeypatch.context() as patched:
+        patched.setattr(LabelIndex, "build", fail)
+        result = CliRunner().invoke(main, ["ingest", str(graph), "--kb", "library", "--json"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["artifacts"] == []
+    assert "preparing its indexes failed (the scan failed)" in " ".join(result.stderr.split())
+    code, out, _ = run("ask", "library", "What is the capacity of Central Library?", "--json")
+    assert code == 0 and "120000" in out

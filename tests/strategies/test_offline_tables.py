@@ -108,3 +108,53 @@ def test_the_table_model_is_built_once_per_generation(library: KnowledgeBase, mo
     stored = (folder / model_file.FILE).read_text("utf-8")
     (folder / model_file.FILE).write_text(stored.replace('"source":"', '"source":"other', 1), "utf-8")
     assert reopened() == built and builds == ["library", "library"]  # built from other data names: stale
+
+
+def test_ingest_builds_what_the_first_ask_opens_and_an_older_kb_still_builds_it(
+        library: KnowledgeBase, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 36: the artefacts built at ingest are the ones an ask opens (nothing is built again), and a KB
+    without them (ingested by an older version) builds them on its first ask, answering the same."""
+    import shutil
+
+    from sparqlqa.kb.knowledge_base import open_kb
+    from sparqlqa.kb.labels import LabelIndex
+    from sparqlqa.strategies.kb_artifacts import build_kb_artifacts
+    from sparqlqa.strategies.offline.tables import model_file
+
+    artifacts = library.directory / "artifacts"  # type: ignore[operator]
+    assert not (artifacts / "labels" / "index.json").exists()  # the library's ingest() builds none
+    built = build_kb_artifacts(library)
+    assert [b.name for b in built] == ["label index", "table model", "value relations"]
+
+    def derived() -> dict[str, bytes]:  # the text vectors of an ask are not built at ingest
+        return {p.relative_to(artifacts).as_posix(): p.read_bytes() for p in artifacts.rglob("*")
+                if p.is_file() and p.parent.name in ("labels", "offline")}
+
+    saved = derived()
+    assert set(saved) == {"labels/index.json", "offline/table-model.json", "offline/value-relations.json"}
+    question = "What is the capacity of Central Library?"
+
+    def rows(kb: KnowledgeBase) -> list[list[str | None]]:
+        table = ask(kb, question, strategy="offline", rerank="none").table
+        assert table is not None
+        return table.lexical_rows()
+
+    with monkeypatch.context() as patched:
+        patched.setattr(LabelIndex, "build", lambda *_: pytest.fail("the label index was built again"))
+        patched.setattr(model_file, "build_table_model", lambda *_: pytest.fail("the table model was built again"))
+        opened = open_kb("library")
+        try:
+            assert rows(opened) == [["120000"]]
+        finally:
+            opened.close()
+    assert derived() == saved
+    shutil.rmtree(artifacts)
+    older = open_kb("library")
+    try:
+        assert rows(older) == [["120000"]]
+        rebuilt = derived()  # what this question used (a table reading needs no label index), as at ingest
+        assert "offline/table-model.json" in rebuilt and rebuilt.items() <= saved.items()
+        build_kb_artifacts(older)
+    finally:
+        older.close()
+    assert derived() == saved

@@ -126,7 +126,9 @@ def column_phrases(column: Column, cls_words: tuple[str, ...] = ()) -> list[tupl
 
 TYPED_LITERALS = """SELECT ?c ?p (MIN(DATATYPE(?o)) AS ?t) (MAX(DATATYPE(?o)) AS ?u) (SAMPLE(?o) AS ?x)
 WHERE {{ ?s {type} ?c . ?s ?p ?o . FILTER(isLiteral(?o)) }} GROUP BY ?c ?p"""
-LINKS = """SELECT DISTINCT ?c ?p ?d WHERE {{ ?s {type} ?c . ?s ?p ?o . ?o {type} ?d . FILTER(isIRI(?o)) }}"""
+#: the edges first, then their ends' types: Oxigraph joins in the order written, and this order reads the graph
+#: half as long as typing the subjects first (400K triples: 1.9 → 1.0 s CPU; the same rows)
+LINKS = """SELECT DISTINCT ?c ?p ?d WHERE {{ ?s ?p ?o . FILTER(isIRI(?o)) ?o {type} ?d . ?s {type} ?c }}"""
 TEXT_VALUES = """SELECT DISTINCT ?c ?p ?o WHERE {{ ?s {type} ?c . ?s ?p ?o . FILTER(isLiteral(?o)
   && STRLEN(STR(?o)) <= {most} && DATATYPE(?o) = <{XSD}string>) }} LIMIT {limit}"""
 
@@ -174,7 +176,9 @@ def build_table_model(kb: KnowledgeBase) -> TableModel | None:
         names.setdefault(data_name.kind, set()).add(data_name.predicate)
     type_p = NamedNode(kb.schema.type_predicate)
     columns = _columns(kb, type_p, names)
-    links = [Link(p.value, c.value, d.value) for c, p, d in kb.query(BuiltQuery.select(LINKS.format(type=type_p))).rows
+    rows = kb.query(BuiltQuery.select(LINKS.format(type=type_p))).rows
+    links = [Link(p.value, c.value, d.value) for c, p, d in rows
              if isinstance(c, NamedNode) and isinstance(p, NamedNode) and isinstance(d, NamedNode)]
+    links.sort(key=lambda link: (link.iri, link.head, link.tail))  # not the query plan's order
     classes = {cls: words_of(cls) for cls in {c.cls for c in columns} | {link.head for link in links}}
     return TableModel(classes, columns, links, _values(kb, type_p))
