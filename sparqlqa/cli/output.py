@@ -230,11 +230,17 @@ class PlainProgress:
             return f"{self.verb} {self.size(done)}{unit}"
         text = f"{self.verb} {self.size(done)}/{self.size(total)}{unit} ({100 * done // total}%)"
         rate = self.estimator.rate()
-        if done >= total:  # the whole run's average and duration
-            return f"{text}, {self.size(done / elapsed)}{unit}/s, {human_seconds(elapsed)}" if elapsed >= 0.5 else text
+        if done >= total:  # the whole run's average (when at least one a second) and duration
+            if elapsed < 0.5:
+                return text
+            return f"{text}, {self._per_second(done / elapsed, unit)}{human_seconds(elapsed)}"
         if rate is not None and rate > 0:
-            text += f", {self.size(rate)}{unit}/s, ETA {human_seconds((total - done) / rate)}"
+            text += f", {self._per_second(rate, unit)}ETA {human_seconds((total - done) / rate)}"
         return text
+
+    def _per_second(self, rate: float, unit: str) -> str:
+        """``40 nodes/s, `` — nothing below one a second (3 slow steps are not "0 steps/s")."""
+        return f"{self.size(rate)}{unit}/s, " if rate >= 1 else ""
 
 
 def eta_text(estimator: EtaEstimator, total: int | None) -> str:

@@ -52,6 +52,16 @@ def test_plain_progress_line_has_rate_and_eta(capsys: pytest.CaptureFixture[str]
     assert lines[-1] == "indexed 12,288/42,718 nodes (28%), 290 nodes/s, ETA 2m"
 
 
+def test_a_slow_run_of_few_steps_shows_no_rate_below_one_a_second(capsys: pytest.CaptureFixture[str]) -> None:
+    clock = FakeClock()
+    progress = PlainProgress("prepared", "indexes", every=0, clock=clock)
+    for clock.now, done in [(0.0, 0), (2.7, 1), (6.8, 2), (6.9, 3)]:
+        progress.update(done, 3)
+    lines = capsys.readouterr().err.splitlines()
+    assert lines[-1] == "prepared 3/3 indexes (100%), 7s", lines
+    assert not any("0 indexes/s" in line for line in lines)
+
+
 def test_the_eta_ignores_the_warm_up_and_follows_the_measured_rate() -> None:
     clock = FakeClock()
     estimator = EtaEstimator(clock=clock)
