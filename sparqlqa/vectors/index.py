@@ -65,9 +65,9 @@ from sparqlqa.vectors.index_files import (
 )
 from sparqlqa.vectors.member_vectors import prefill_from_members
 
-__all__ = ["CHUNK_SIZE", "EXACT_TYPE_ROWS", "INDEX_ON_FIRST_USE", "PROGRESS_BATCH", "SCAN_FROM", "IndexSummary",
-           "NodeIndex", "build_index", "built_index", "embed_query", "ensure_index", "index_at_hand", "index_nodes",
-           "index_status", "index_supported", "load_index"]
+__all__ = ["CHUNK_SIZE", "EXACT_TYPE_ROWS", "INDEX_ON_FIRST_USE", "PROGRESS_BATCH", "SCAN_FROM", "SCAN_WINDOW",
+           "IndexSummary", "NodeIndex", "build_index", "built_index", "embed_query", "ensure_index", "index_at_hand",
+           "index_nodes", "index_status", "index_supported", "load_index"]
 
 CHUNK_SIZE = 1024
 #: a fast embedder's chunks (``Embedder.fast``: a chunk takes about a second, not minutes, to redo)
@@ -77,6 +77,9 @@ PROGRESS_BATCH = 256
 #: from this many nodes left to embed, their labels, types and documents are read by one scan each of the
 #: KB rather than by ``VALUES`` lookups per chunk (1M nodes: ~1 min against ~6; benchmarks/RESULTS.md)
 SCAN_FROM = 20_000
+#: the nodes whose labels, types and documents one scan keeps (rounded down to whole chunks, at least one):
+#: a bigger KB is scanned once per window, so the texts' memory stays that of a window (issue 36)
+SCAN_WINDOW = 131_072
 #: a KB of at most this many nodes is indexed when a question first needs it (a couple of seconds with the
 #: default embedder on 2 cores); a bigger one only by ``sparqlqa index`` or a ``vss`` question (issue 36)
 INDEX_ON_FIRST_USE = 200
@@ -328,9 +331,11 @@ class _DiskBuild:
 
     def _embed_chunks(self, record: BuildRecord, ids: list[str]) -> None:
         """Embed each chunk whose file is missing or damaged (a damaged one after a warning); from
-        :data:`SCAN_FROM` nodes to embed, their labels, types and documents are read by one scan each."""
+        :data:`SCAN_FROM` nodes to embed, their labels, types and documents are read by one scan each, per
+        window of :data:`SCAN_WINDOW` nodes (the window's basics released before the next one's scan)."""
         size, total = record.chunk_size, len(ids)
         basics: NodeBasics | None = None
+        window_end = 0  # the end (a row) of the window whose basics ``basics`` holds
         for number in range(record.chunks):
             start, end = number * size, min((number + 1) * size, total)
             path = chunk_path(self.folder, number)
@@ -338,8 +343,10 @@ class _DiskBuild:
             if problem is not None:
                 if path.exists():
                     self._say(problem, f"re-embedding its {end - start:,} nodes")
-                if basics is None and total - start >= SCAN_FROM:
-                    basics = scan_basics(self.kb, set(ids[start:]), types=self.types)
+                if start >= window_end:  # the last window's basics released before the next scan
+                    basics, window_end = None, min(total, start + max(size, SCAN_WINDOW // size * size))
+                    if total - start >= SCAN_FROM:  # else ``VALUES`` lookups per chunk (as below SCAN_FROM)
+                        basics = scan_basics(self.kb, set(ids[start:window_end]), types=self.types)
                 vectors = _embed_rows(self.kb, self.embedder, ids[start:end],
                                       _offset_report(self.progress, start, total), basics)
                 files.save_array(path, vectors)
