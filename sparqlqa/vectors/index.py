@@ -48,9 +48,10 @@ from sparqlqa.errors import ConfigError, NodeIndexDamaged, NodeIndexError, NodeI
 from sparqlqa.kb.identity import identity_of
 from sparqlqa.kb.knowledge_base import KnowledgeBase
 from sparqlqa.kb.naming import unnamed_nodes
-from sparqlqa.kb.node_text import NodeBasics, index_texts, label_predicates, run_query, scan_basics
+from sparqlqa.kb.node_text import NodeBasics, index_texts, label_predicates, scan_basics
 from sparqlqa.kb.vocab import META_CLASSES
 from sparqlqa.paths import atomic_write_json, atomic_write_text, exclusive_lock, make_folder
+from sparqlqa.query.built_query import BuiltQuery
 from sparqlqa.vectors import index_files as files
 from sparqlqa.vectors.ann import ANN_THRESHOLD, OVERSAMPLE, AnnIndex
 from sparqlqa.vectors.index_files import (
@@ -190,12 +191,13 @@ def index_nodes(kb: KnowledgeBase) -> tuple[list[str], dict[str, list[str]]]:
     excluded = schema.type_iris | {r.iri for r in schema.relations}
     type_p = NamedNode(schema.type_predicate)
     types: dict[str, list[str]] = {}
-    for s, t in run_query(kb, f"SELECT ?s ?t WHERE {{ ?s {type_p} ?t FILTER(isIRI(?s)) }}", None):
+    for s, t in kb.store.scan_rows(BuiltQuery.select(f"SELECT ?s ?t WHERE {{ ?s {type_p} ?t FILTER(isIRI(?s)) }}")):
         kinds = types.setdefault(s.value, [])
         if isinstance(t, NamedNode):
             kinds.append(t.value)
     branches = " UNION ".join(f"{{ ?s {NamedNode(p)} ?l }}" for p in label_predicates(kb))
-    nodes = {row[0].value for row in run_query(kb, f"SELECT ?s WHERE {{ {branches} FILTER(isIRI(?s)) }}", None)}
+    labelled = BuiltQuery.select(f"SELECT ?s WHERE {{ {branches} FILTER(isIRI(?s)) }}")
+    nodes = {row[0].value for row in kb.store.scan_rows(labelled)}  # rows streamed, not all held (issue 36)
     nodes.update(types)  # labelled or typed (one scan each: no DISTINCT over their union)
     nodes.update(unnamed_nodes(kb, nodes, typed_known=True))
     meta_only = {s for s, ts in types.items() if ts and all(t in META_CLASSES for t in ts)}
