@@ -145,25 +145,26 @@ class NodeBasics:
     texts: dict[str, list[str]] = field(default_factory=dict)
 
 
-def scan_basics(kb: KnowledgeBase, keep: set[str], *, types: dict[str, list[str]] | None = None,
-                sink: QuerySink | None = None) -> NodeBasics:
+def scan_basics(kb: KnowledgeBase, keep: set[str], *, types: dict[str, list[str]] | None = None) -> NodeBasics:
     """Labels, types and documents of the IRIs ``keep``, read by one scan each of the KB's labels, types and
     documents: for a whole KB's index far cheaper than lookups by ``VALUES`` (benchmarks/RESULTS.md
     "Static embedder"); the same choices as :func:`fetch_labels` and the document lookup.  ``types``:
-    the nodes' types (not meta-classes) when already read."""
+    the nodes' types (not meta-classes) when already read.  The scans' rows are streamed
+    (:meth:`~sparqlqa.kb.store.Store.scan_rows`): what is held is what ``keep`` asks for, not the KB's."""
     picker, basics = _LabelPicker(kb), NodeBasics(types=types if types is not None else {})
     names = _each_predicate("?s", picker.predicates, "?l", "?lp")
-    for s, label, predicate in run_query(kb, f"SELECT ?s ?l ?lp WHERE {{ {names} }}", sink):
+    for s, label, predicate in kb.store.scan_rows(BuiltQuery.select(f"SELECT ?s ?l ?lp WHERE {{ {names} }}")):
         if s is not None and s.value in keep:
             picker.offer(s.value, label, predicate)
     basics.labels = picker.labels
-    type_query = f"SELECT ?s ?t WHERE {{ ?s {NamedNode(kb.schema.type_predicate)} ?t }}"
-    for s, kind in run_query(kb, type_query, sink) if types is None else ():
+    type_query = BuiltQuery.select(f"SELECT ?s ?t WHERE {{ ?s {NamedNode(kb.schema.type_predicate)} ?t }}")
+    for s, kind in kb.store.scan_rows(type_query) if types is None else ():
         if s is not None and s.value in keep:
             _add_type(basics.types, s.value, kind)
     if kb.schema.text_predicates:
         documents = _each_predicate("?s", list(kb.schema.text_predicates), "?t")
-        for s, text in run_query(kb, f"SELECT ?s ?t WHERE {{ {{ {documents} }} FILTER(isLiteral(?t)) }}", sink):
+        text_query = BuiltQuery.select(f"SELECT ?s ?t WHERE {{ {{ {documents} }} FILTER(isLiteral(?t)) }}")
+        for s, text in kb.store.scan_rows(text_query):
             if s is not None and text is not None and s.value in keep:
                 basics.texts.setdefault(s.value, []).append(text.value)
     return basics

@@ -126,6 +126,12 @@ class Store(ABC):
             raise QueryError(f"expected a SELECT query, got {result.form}")
         return result
 
+    def scan_rows(self, sparql: BuiltQuery) -> Iterator[tuple[Any, ...]]:
+        """The rows of one of sparqlqa's own ``SELECT`` scans of the whole KB, read one at a time where the
+        store can stream them (:class:`OxigraphStore` outside a bounded scope: the rows are never all held);
+        elsewhere those of :meth:`query`."""
+        yield from self.select(sparql).rows
+
     @abstractmethod
     def _execute(self, sparql: str, form: str) -> QueryResult:
         """Run ``sparql`` (already known to be a read query of ``form``)."""
@@ -238,14 +244,33 @@ class OxigraphStore(Store):
             self._pool = QueryPool(path, self.query_workers)
         return self._pool
 
-    def _execute_here(self, sparql: str, form: str) -> QueryResult:
-        """Unbounded, in this process: the KB's own scans (indexes, schema), never a client's query."""
+    def scan_rows(self, sparql: BuiltQuery) -> Iterator[tuple[Any, ...]]:
+        reading = reading_of(sparql)
+        if current() is not None or reading.form != "SELECT":
+            yield from super().scan_rows(sparql)
+            return
+        check_service(reading, self.allow_service)
+        raw = self._run_here(str(sparql))
+        assert isinstance(raw, QuerySolutions)
+        width = len(raw.variables)
         try:
-            raw = self.oxstore.query(sparql, use_default_graph_as_union=True)
+            for solution in raw:
+                yield tuple(solution[i] for i in range(width))
+        except OSError as exc:
+            raise QueryError(f"the query failed in Oxigraph: {exc}") from exc
+
+    def _run_here(self, sparql: str) -> Any:
+        """Oxigraph's lazy answer to ``sparql``, unbounded, in this process."""
+        try:
+            return self.oxstore.query(sparql, use_default_graph_as_union=True)
         except SyntaxError as exc:
             raise syntax_error(sparql, exc) from exc
         except OSError as exc:
             raise QueryError(f"the query failed in Oxigraph: {exc}") from exc
+
+    def _execute_here(self, sparql: str, form: str) -> QueryResult:
+        """Unbounded, in this process: the KB's own scans (indexes, schema), never a client's query."""
+        raw = self._run_here(sparql)
         if isinstance(raw, QueryBoolean):
             return QueryResult(query=sparql, form=form, boolean=bool(raw))
         if isinstance(raw, QuerySolutions):

@@ -48,9 +48,10 @@ from sparqlqa.errors import ConfigError, NodeIndexDamaged, NodeIndexError, NodeI
 from sparqlqa.kb.identity import identity_of
 from sparqlqa.kb.knowledge_base import KnowledgeBase
 from sparqlqa.kb.naming import unnamed_nodes
-from sparqlqa.kb.node_text import NodeBasics, index_texts, label_predicates, run_query, scan_basics
+from sparqlqa.kb.node_text import NodeBasics, index_texts, label_predicates, scan_basics
 from sparqlqa.kb.vocab import META_CLASSES
 from sparqlqa.paths import atomic_write_json, atomic_write_text, exclusive_lock, make_folder
+from sparqlqa.query.built_query import BuiltQuery
 from sparqlqa.vectors import index_files as files
 from sparqlqa.vectors.ann import ANN_THRESHOLD, OVERSAMPLE, AnnIndex
 from sparqlqa.vectors.index_files import (
@@ -65,9 +66,9 @@ from sparqlqa.vectors.index_files import (
 )
 from sparqlqa.vectors.member_vectors import prefill_from_members
 
-__all__ = ["CHUNK_SIZE", "EXACT_TYPE_ROWS", "INDEX_ON_FIRST_USE", "PROGRESS_BATCH", "SCAN_FROM", "IndexSummary",
-           "NodeIndex", "build_index", "built_index", "embed_query", "ensure_index", "index_at_hand", "index_nodes",
-           "index_status", "index_supported", "load_index"]
+__all__ = ["CHUNK_SIZE", "EXACT_TYPE_ROWS", "INDEX_ON_FIRST_USE", "PROGRESS_BATCH", "SCAN_FROM", "SCAN_WINDOW",
+           "IndexSummary", "NodeIndex", "build_index", "built_index", "embed_query", "ensure_index", "index_at_hand",
+           "index_nodes", "index_status", "index_supported", "load_index"]
 
 CHUNK_SIZE = 1024
 #: a fast embedder's chunks (``Embedder.fast``: a chunk takes about a second, not minutes, to redo)
@@ -77,6 +78,9 @@ PROGRESS_BATCH = 256
 #: from this many nodes left to embed, their labels, types and documents are read by one scan each of the
 #: KB rather than by ``VALUES`` lookups per chunk (1M nodes: ~1 min against ~6; benchmarks/RESULTS.md)
 SCAN_FROM = 20_000
+#: the nodes whose labels, types and documents one scan keeps (rounded down to whole chunks, at least one):
+#: a bigger KB is scanned once per window, so the texts' memory stays that of a window (issue 36)
+SCAN_WINDOW = 131_072
 #: a KB of at most this many nodes is indexed when a question first needs it (a couple of seconds with the
 #: default embedder on 2 cores); a bigger one only by ``sparqlqa index`` or a ``vss`` question (issue 36)
 INDEX_ON_FIRST_USE = 200
@@ -187,12 +191,13 @@ def index_nodes(kb: KnowledgeBase) -> tuple[list[str], dict[str, list[str]]]:
     excluded = schema.type_iris | {r.iri for r in schema.relations}
     type_p = NamedNode(schema.type_predicate)
     types: dict[str, list[str]] = {}
-    for s, t in run_query(kb, f"SELECT ?s ?t WHERE {{ ?s {type_p} ?t FILTER(isIRI(?s)) }}", None):
+    for s, t in kb.store.scan_rows(BuiltQuery.select(f"SELECT ?s ?t WHERE {{ ?s {type_p} ?t FILTER(isIRI(?s)) }}")):
         kinds = types.setdefault(s.value, [])
         if isinstance(t, NamedNode):
             kinds.append(t.value)
     branches = " UNION ".join(f"{{ ?s {NamedNode(p)} ?l }}" for p in label_predicates(kb))
-    nodes = {row[0].value for row in run_query(kb, f"SELECT ?s WHERE {{ {branches} FILTER(isIRI(?s)) }}", None)}
+    labelled = BuiltQuery.select(f"SELECT ?s WHERE {{ {branches} FILTER(isIRI(?s)) }}")
+    nodes = {row[0].value for row in kb.store.scan_rows(labelled)}  # rows streamed, not all held (issue 36)
     nodes.update(types)  # labelled or typed (one scan each: no DISTINCT over their union)
     nodes.update(unnamed_nodes(kb, nodes, typed_known=True))
     meta_only = {s for s, ts in types.items() if ts and all(t in META_CLASSES for t in ts)}
@@ -328,9 +333,11 @@ class _DiskBuild:
 
     def _embed_chunks(self, record: BuildRecord, ids: list[str]) -> None:
         """Embed each chunk whose file is missing or damaged (a damaged one after a warning); from
-        :data:`SCAN_FROM` nodes to embed, their labels, types and documents are read by one scan each."""
+        :data:`SCAN_FROM` nodes to embed, their labels, types and documents are read by one scan each, per
+        window of :data:`SCAN_WINDOW` nodes (the window's basics released before the next one's scan)."""
         size, total = record.chunk_size, len(ids)
         basics: NodeBasics | None = None
+        window_end = 0  # the end (a row) of the window whose basics ``basics`` holds
         for number in range(record.chunks):
             start, end = number * size, min((number + 1) * size, total)
             path = chunk_path(self.folder, number)
@@ -338,8 +345,10 @@ class _DiskBuild:
             if problem is not None:
                 if path.exists():
                     self._say(problem, f"re-embedding its {end - start:,} nodes")
-                if basics is None and total - start >= SCAN_FROM:
-                    basics = scan_basics(self.kb, set(ids[start:]), types=self.types)
+                if start >= window_end:  # the last window's basics released before the next scan
+                    basics, window_end = None, min(total, start + max(size, SCAN_WINDOW // size * size))
+                    if total - start >= SCAN_FROM:  # else ``VALUES`` lookups per chunk (as below SCAN_FROM)
+                        basics = scan_basics(self.kb, set(ids[start:window_end]), types=self.types)
                 vectors = _embed_rows(self.kb, self.embedder, ids[start:end],
                                       _offset_report(self.progress, start, total), basics)
                 files.save_array(path, vectors)

@@ -23,6 +23,7 @@ BUILDERS = {
     "strategies/offline/paths.py",
     "strategies/offline/strategy.py", "strategies/offline/foreign.py", "strategies/offline/tables/answer.py",
     "strategies/offline/tables/model.py", "strategies/text2sparql/grounding.py", "strategies/text2sparql/prompts.py",
+    "vectors/index.py",
 }
 #: where untrusted text (a user's, an LLM's, a profile's query) enters: no BuiltQuery there at all
 UNTRUSTED = {

@@ -47,3 +47,29 @@ def test_a_scanned_build_gives_the_same_vectors(kb: Any, monkeypatch: pytest.Mon
     assert calls == [1]  # one scan for the whole build, not one per chunk
     assert scanned.ids == looked_up.ids
     assert np.array_equal(np.asarray(scanned.vectors), vectors)
+
+
+def test_a_windowed_build_gives_the_same_vectors(kb: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A KB bigger than one window is scanned once per window, each scan keeping only its window's nodes;
+    the vectors are those of a one-window build, byte for byte."""
+    total = len(index_mod.index_nodes(kb)[0])
+    chunk = max(1, total // 10)  # about five windows of two chunks
+    monkeypatch.setattr(index_mod, "SCAN_FROM", 1)
+    one_window = index_mod.build_index(kb, FakeEmbedder(), chunk_size=chunk)
+    vectors = np.array(one_window.vectors)
+    kept: list[int] = []
+    real = index_mod.scan_basics
+
+    def counted(kb_: Any, keep: set[str], **kwargs: Any) -> Any:
+        kept.append(len(keep))
+        basics = real(kb_, keep, **kwargs)
+        assert set(basics.labels) <= keep and set(basics.texts) <= keep  # only the window's nodes
+        return basics
+
+    monkeypatch.setattr(index_mod, "SCAN_WINDOW", 3 * chunk - 1)  # rounded down to two chunks
+    monkeypatch.setattr(index_mod, "scan_basics", counted)
+    windowed = index_mod.build_index(kb, FakeEmbedder(), chunk_size=chunk, rebuild=True)
+    window = 2 * chunk
+    assert total > 2 * window and kept == [min(window, total - start) for start in range(0, total, window)]
+    assert windowed.ids == one_window.ids
+    assert np.array_equal(np.asarray(windowed.vectors), vectors)
