@@ -3,18 +3,15 @@ group with a remote member answer — the questions code outside the KB classes 
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from pyoxigraph import RdfFormat, parse, serialize
 from virtuoso import OxigraphSparqlServer
 
 from sparqlqa.ingest import ingest
 from sparqlqa.kb.knowledge_base import KnowledgeBase, open_kb
 from sparqlqa.kb.labels import LabelIndex
 from sparqlqa.kb.store import OxigraphStore
-from sparqlqa.remote import add_remote_kb
 from sparqlqa.remote.labels import GroupLookup, RemoteLabelLookup, lookup_for_kb
 from sparqlqa.vectors.index import index_supported
 
@@ -23,16 +20,9 @@ EX = "http://example.org/"
 
 
 @pytest.fixture
-def people_url(tmp_path: Path) -> Iterator[str]:
-    """A stand-in endpoint holding the people half, registered as the remote KB ``people``; the films
-    half ingested as the local KB ``films``."""
-    people = tmp_path / "group_people.nt"
-    with people.open("wb") as out:
-        serialize(parse(path=str(FIXTURES / "group_people.ttl"), format=RdfFormat.TURTLE), out, RdfFormat.N_TRIPLES)
-    ingest([FIXTURES / "group_films.ttl"], kb="films")
-    with OxigraphSparqlServer([people]) as server:
-        add_remote_kb("people", server.sparql_url, "generic", timeout=30)
-        yield server.sparql_url
+def people_url(people_server: OxigraphSparqlServer) -> str:
+    """The stand-in endpoint's URL (the people half; the films half is the local KB ``films``)."""
+    return str(people_server.sparql_url)
 
 
 def test_a_local_kb_may_be_scanned_and_joins_no_others() -> None:

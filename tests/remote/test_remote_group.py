@@ -86,22 +86,16 @@ def test_a_service_to_any_other_host_is_still_refused(remote_group: str) -> None
         group.query("SELECT * WHERE { SERVICE <http://169.254.169.254/sparql> { ?s ?p ?o } }")
 
 
-def test_the_remote_part_goes_through_sparqlqas_own_transport(tmp_path: Path) -> None:
+def test_the_remote_part_goes_through_sparqlqas_own_transport(people_server: OxigraphSparqlServer) -> None:
     """Everywhere (no Virtuoso needed): the stand-in endpoint sees sparqlqa's User-Agent on every request,
     so no query was sent by Oxigraph's own SERVICE client, and the answer needs both KBs."""
     from sparqlqa.remote.endpoint import default_user_agent
 
-    people = tmp_path / "group_people.nt"
-    with people.open("wb") as out:
-        serialize(parse(path=str(FIXTURES / "group_people.ttl"), format=RdfFormat.TURTLE), out, RdfFormat.N_TRIPLES)
-    ingest([FIXTURES / "group_films.ttl"], kb="films")
-    with OxigraphSparqlServer([people]) as server:
-        add_remote_kb("people", server.sparql_url, "generic", timeout=30)
-        server.queries.clear()
-        with open_kb("films+people") as group:
-            arrow = "film |?1| -> directed by -> person |?2|; person |?2| -> born in -> city 'South Shields'"
-            linked = parse_arrow_triplets(arrow, "q", group.schema)
-            found = find_candidates(linked, link_constants(linked, group), group)
+    server = people_server
+    with open_kb("films+people") as group:
+        arrow = "film |?1| -> directed by -> person |?2|; person |?2| -> born in -> city 'South Shields'"
+        linked = parse_arrow_triplets(arrow, "q", group.schema)
+        found = find_candidates(linked, link_constants(linked, group), group)
     assert sorted(found.iris(0)) == [f"{EX}Alien", f"{EX}Gladiator"]
     assert server.queries and all(query_form(q) == "SELECT" and "SERVICE" not in q for q in server.queries)
     assert set(server.user_agents) == {default_user_agent()}
@@ -151,19 +145,12 @@ def test_ask_4step_on_a_group_with_a_remote_member(people_endpoint: tuple[str, l
     assert sent and all(query_form(q) in ("SELECT", "ASK") and "SERVICE" not in q for q in sent)  # reads only
 
 
-def test_a_query_text_calling_the_remote_member_meets_the_service_guard(tmp_path: Path) -> None:
+def test_a_query_text_calling_the_remote_member_meets_the_service_guard(people_server: OxigraphSparqlServer) -> None:
     """Only a query sparqlqa compiled (its structure at hand) has its remote blocks run by the member's store;
     a query text from outside (a user's, a saved ``.rq``) is read by the parser like any other, so its SERVICE
     to the member is refused as on any KB, and nothing reaches the endpoint."""
     from sparqlqa.errors import ServiceRefused
 
-    people = tmp_path / "group_people.nt"
-    with people.open("wb") as out:
-        serialize(parse(path=str(FIXTURES / "group_people.ttl"), format=RdfFormat.TURTLE), out, RdfFormat.N_TRIPLES)
-    ingest([FIXTURES / "group_films.ttl"], kb="films")
-    with OxigraphSparqlServer([people]) as server:
-        add_remote_kb("people", server.sparql_url, "generic", timeout=30)
-        server.queries.clear()
-        with open_kb("films+people") as group, pytest.raises(ServiceRefused):
-            group.query(f"SELECT * WHERE {{\n  SERVICE <{server.sparql_url}> {{ ?s <{EX}bornIn> ?o . }}\n}}")
-        assert server.queries == []
+    with open_kb("films+people") as group, pytest.raises(ServiceRefused):
+        group.query(f"SELECT * WHERE {{\n  SERVICE <{people_server.sparql_url}> {{ ?s <{EX}bornIn> ?o . }}\n}}")
+    assert people_server.queries == []
