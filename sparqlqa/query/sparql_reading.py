@@ -110,6 +110,14 @@ class QueryReading:
     used_prefixes: frozenset[str] = frozenset()
     #: a SELECT's projected variables without ``?``; ``None`` for ``SELECT *`` and the other forms
     variables: tuple[str, ...] | None = None
+    #: the top-level ``LIMIT`` (``None``: none; a sub-query's does not count)
+    limit: int | None = None
+    #: the query ends with a top-level ``VALUES`` block (after its modifiers)
+    values_last: bool = False
+    #: a digest of the parse tree with prefixed names expanded, blank nodes numbered in order, the prologue and
+    #: the top-level LIMIT left out: two texts with the same ``meaning`` (and ``limit``) are the same query,
+    #: however their IRIs are written (what :mod:`sparqlqa.query.sparql_rewrite` checks its rewrites against)
+    meaning: str = ""
 
     @property
     def declared(self) -> frozenset[str]:
@@ -153,9 +161,13 @@ def _read(text: str) -> QueryReading:
     prologue, body = parsed[0], parsed[1]
     prefixes, base_used = _prologue(prologue)
     names = dict(prefixes)
+    limits = _get(body, "limitoffset")
+    limit = _get(limits, "limit") if limits is not None else None
     return QueryReading(form=_FORMS[body.name], services=tuple(_services(body, names, base_used)),
                         prefixes=tuple(prefixes), used_prefixes=frozenset(_used_prefixes(body)),
-                        variables=_projection(body))
+                        variables=_projection(body), limit=None if limit is None else int(limit),
+                        values_last=_get(body, "valuesClause") is not None,
+                        meaning=_meaning(body, names, base_used))
 
 
 #: rdflib's grammar recurses ~25 Python frames per nested group: the parse runs on a thread of its own with
@@ -389,6 +401,56 @@ def _services(body: Any, prefixes: dict[str, str], needed_base: set[str]) -> Ite
         else:  # a prefixed name
             written = f"{_get(term, 'prefix') or ''}:{_get(term, 'localname') or ''}"
             yield ServiceCall(written, _pname_iri(term, prefixes, needed_base), silent)
+
+
+def _meaning(body: Any, prefixes: dict[str, str], needed_base: set[str]) -> str:
+    """:attr:`QueryReading.meaning` of ``body``: its top-level LIMIT left out (an OFFSET stays)."""
+    import hashlib
+
+    from rdflib.plugins.sparql.parserutils import CompValue
+
+    digest, blanks = hashlib.blake2b(digest_size=16), {}  # type: ignore[var-annotated]
+    limits = _get(body, "limitoffset")
+    top = [(key, value) for key, value in dict.items(body) if key != "limitoffset"]
+    stack: list[Any] = [")", *(x for key, value in reversed(top) for x in (value, f"={key}")), f"({body.name}"]
+    if limits is not None and _get(limits, "offset") is not None:
+        stack[1:1] = [_get(limits, "offset"), "=offset"]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, CompValue) and node.name == "pname":
+            token = f"I{_pname_iri(node, prefixes, needed_base) or _written(node)}"
+        elif isinstance(node, CompValue):
+            token = f"({node.name}"
+            stack.append(")")
+            for key, value in reversed(list(dict.items(node))):
+                stack.extend((value, f"={key}"))
+        elif isinstance(node, (list, tuple)) or type(node).__name__ == "ParseResults":
+            stack.append("]")
+            stack.extend(reversed(list(node)))
+            token = "["
+        else:
+            token = _leaf(node, blanks)
+        digest.update(token.encode("utf-8", "surrogatepass") + b"\x00")
+    return digest.hexdigest()
+
+
+def _leaf(node: Any, blanks: dict[Any, int]) -> str:
+    """A leaf of the parse tree as one token of :func:`_meaning` (blank nodes numbered as they come)."""
+    from rdflib.term import BNode, Literal, URIRef, Variable
+
+    if isinstance(node, URIRef):
+        return f"I{node}"
+    if isinstance(node, Literal):
+        return f"L{node}\x01{node.datatype or ''}\x01{node.language or ''}"
+    if isinstance(node, Variable):
+        return f"V{node}"
+    if isinstance(node, BNode):
+        return f"B{blanks.setdefault(node, len(blanks))}"
+    return f"S{node}" if isinstance(node, str) else f"O{node!r}"
+
+
+def _written(node: Any) -> str:
+    return f"{_get(node, 'prefix') or ''}:{_get(node, 'localname') or ''}"
 
 
 def _used_prefixes(body: Any) -> Iterator[str]:

@@ -1,10 +1,12 @@
 """Lexical helpers that show or rewrite query text: never used to decide what a query does.
 
 What a query does (form, SERVICE, prefixes) is decided by :mod:`sparqlqa.query.sparql_reading` only.
-The token splitters here keep text as written where sparqlqa rewrites or explains it: a syntax
-error's hints (:mod:`sparqlqa.query.query_errors`), IRIs compacted in a saved ``.rq``
-(:func:`compact_iris`), a LIMIT added for an endpoint, the constants text2sparql swaps for KB
-nodes (:func:`tokens`).  Every text they produce is read again by the guard before it runs.
+The token splitters here read text the parser could not read, or that is not sparqlqa's: a syntax
+error's hints (:mod:`sparqlqa.query.query_errors`: a text that failed to parse has no reading), and the
+constants text2sparql swaps for KB nodes in an LLM's query (:func:`tokens`).  Every text they produce is
+read again by the guard before it runs.  Rewrites of a readable query (a LIMIT added, IRIs compacted) are
+checked against its reading instead (:mod:`sparqlqa.query.sparql_rewrite`); no lexer reads the queries
+sparqlqa writes.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from typing import NamedTuple
 
 from sparqlqa.errors import QueryError
 
-__all__ = ["Token", "compact_iris", "sparql_tokens", "tokens"]
+__all__ = ["Token", "sparql_tokens", "tokens"]
 
 #: the patterns below are compiled on first use (:func:`_pattern`): a process that never shows or rewrites a
 #: query (a cold ``ask``) does not pay the 0.04 s their compilation costs (issue 36)
@@ -42,38 +44,6 @@ def _pattern(source: str) -> re.Pattern[str]:
 def sparql_tokens(query: str) -> Iterator[re.Match[str]]:
     """Lexical tokens of ``query``; ``match.lastgroup`` is ws, comment, string, iri, var, word or other."""
     return _pattern(_DISPLAY_TOKEN).finditer(query)
-
-
-#: a local name safe to write after a prefix (a conservative PN_LOCAL: no dots, escapes or colons)
-_SAFE_LOCAL = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
-
-
-def compact_iris(query: str, prefixes: dict[str, str]) -> tuple[str, dict[str, str]]:
-    """``query`` with each full IRI ``<ns + local>`` written ``prefix:local`` where ``ns`` is one of
-    ``prefixes`` (the longest namespace wins) and ``local`` is a plain name, and the prefixes it used.
-    Only IRI tokens change: strings, comments and variables are left exactly as they were, so the
-    query means the same once the PREFIX lines are put before it.
-
-    >>> compact_iris('SELECT ?f WHERE { ?f <http://dbpedia.org/ontology/director> "<http://dbpedia.org/ontology/x>" }',
-    ...              {"dbo": "http://dbpedia.org/ontology/"})
-    ('SELECT ?f WHERE { ?f dbo:director "<http://dbpedia.org/ontology/x>" }', {'dbo': 'http://dbpedia.org/ontology/'})
-    """
-    by_length = sorted(((iri, name) for name, iri in prefixes.items() if iri), key=lambda pair: -len(pair[0]))
-    used: dict[str, str] = {}
-    found = list(sparql_tokens(query))
-    if any(m.lastgroup == "word" and m.group().upper() in ("PREFIX", "BASE") for m in found):
-        return query, used  # its own declarations could shadow ours: leave it as written
-    parts: list[str] = []
-    for match in found:
-        text = match.group()
-        if match.lastgroup == "iri":
-            for namespace, name in by_length:
-                local = text[1:-1][len(namespace):]
-                if text[1:-1].startswith(namespace) and _SAFE_LOCAL.fullmatch(local):
-                    text, used[name] = f"{name}:{local}", namespace
-                    break
-        parts.append(text)
-    return "".join(parts), used
 
 
 # -- tokens as Oxigraph splits them (text2sparql rewrites constants with these) ------------------

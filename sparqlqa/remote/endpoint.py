@@ -8,7 +8,7 @@ unchanged.  It is polite, bounded and read-only:
 * only SELECT, ASK, CONSTRUCT and DESCRIBE are ever sent: :meth:`Store.query` refuses updates
   before ``_execute``, which checks the form again, so an update can never leave;
 * every SELECT without a top-level ``LIMIT`` gets one (``max_rows``): on a built query's structure, else
-  found lexically in the text;
+  where the one reading agrees it is the query's own (:func:`~sparqlqa.query.sparql_rewrite.with_limit`);
 * **one deadline per query**: ``timeout`` seconds bound the whole call — every attempt, redirect
   and backoff wait included (a wait that would pass the deadline fails at once, saying so).
   ``--timeout`` on the commands that talk to an endpoint replaces every store's own value, and
@@ -26,8 +26,6 @@ A KB manifest opens one with its ``store`` entry::
 >>> store = EndpointStore("http://127.0.0.1:9/sparql", max_retries=0, timeout=0.5)
 >>> store.describe()
 'endpoint:http://127.0.0.1:9/sparql'
->>> ensure_limit("SELECT ?s WHERE { ?s ?p ?o }", 100)
-'SELECT ?s WHERE { ?s ?p ?o }\\nLIMIT 100'
 """
 
 from __future__ import annotations
@@ -59,12 +57,12 @@ from sparqlqa.net import (
 )
 from sparqlqa.query.built_query import BuiltQuery
 from sparqlqa.query.sparql_guard import READ_FORMS, query_form
-from sparqlqa.query.sparql_text import sparql_tokens
+from sparqlqa.query.sparql_rewrite import with_limit
 from sparqlqa.remote.results import json_term, parse_graph, parse_json_results
 from sparqlqa.version import __version__
 
-__all__ = ["EndpointConfig", "EndpointStore", "Timeouts", "default_user_agent", "effective_timeout", "ensure_limit",
-           "json_term", "timeout_override"]
+__all__ = ["EndpointConfig", "EndpointStore", "Timeouts", "default_user_agent", "effective_timeout", "json_term",
+           "timeout_override"]
 
 #: HTTP statuses worth another try (after waiting)
 RETRY_STATUSES = frozenset({429, 502, 503, 504})
@@ -217,11 +215,12 @@ class EndpointStore(Store):
 
     def _prepared(self, sparql: str | BuiltQuery, form: str) -> str:
         """A SELECT gets ``LIMIT max_rows`` when it has no top-level LIMIT: set on a built query's structure,
-        else found in the text (:func:`ensure_limit`)."""
+        else placed where the parser reads it as
+        the query's own (:func:`~sparqlqa.query.sparql_rewrite.with_limit`)."""
         if form != "SELECT":
             return str(sparql)
         if not isinstance(sparql, BuiltQuery) or sparql.structure is None:
-            return ensure_limit(str(sparql), self.config.max_rows)
+            return with_limit(str(sparql), self.config.max_rows)
         return sparql.text if sparql.structure.limit is not None else sparql.with_limit(self.config.max_rows).text
 
     def _execute(self, sparql: str, form: str) -> QueryResult:
@@ -322,35 +321,3 @@ def _status_failure(response: Response) -> CallFailure | None:
     text, hint = _STATUS_TEXTS.get(status, (response.reason, "the endpoint refused the request; check its URL "
                                             "and access rules"))
     return CallFailure(f"HTTP {status}: {text}{detail}", retryable=False, hint=hint)
-
-
-
-# -- queries ----------------------------------------------------------------------------------
-
-
-def ensure_limit(sparql: str, max_rows: int) -> str:
-    """``sparql`` with ``LIMIT max_rows`` added when it has no top-level LIMIT.
-
-    The check is lexical (comments, strings and IRIs are skipped); a LIMIT inside a
-    sub-query does not count.  A trailing ``VALUES`` block stays last.
-
-    >>> ensure_limit("SELECT * { { SELECT ?s { ?s ?p ?o } LIMIT 5 } }", 10).endswith("LIMIT 10")
-    True
-    >>> ensure_limit("SELECT * { ?s ?p ?o } LIMIT 3", 10).endswith("LIMIT 3")
-    True
-    """
-    depth = 0
-    values_at: int | None = None
-    for match in sparql_tokens(sparql):
-        token = match.group()
-        if match.lastgroup == "other":
-            depth += {"{": 1, "}": -1}.get(token, 0)
-        elif match.lastgroup == "word" and depth == 0:
-            upper = token.upper()
-            if upper == "LIMIT":
-                return sparql
-            if upper == "VALUES" and values_at is None:
-                values_at = match.start()
-    if values_at is not None:
-        return f"{sparql[:values_at]}LIMIT {int(max_rows)}\n{sparql[values_at:]}"
-    return f"{sparql.rstrip()}\nLIMIT {int(max_rows)}"

@@ -24,7 +24,7 @@ from typing import Any
 
 from sparqlqa.kb.records import QueryRecord
 from sparqlqa.paths import atomic_write_text, make_folder
-from sparqlqa.query.sparql_text import compact_iris
+from sparqlqa.query.sparql_rewrite import compact_iris
 from sparqlqa.stages.answer import Answer
 
 __all__ = ["save_sparql", "triplet_lines"]

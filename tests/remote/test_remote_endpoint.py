@@ -13,7 +13,8 @@ from pyoxigraph import BlankNode, Literal, NamedNode, Triple
 from sparqlqa.errors import EndpointError, UpdateRefused
 from sparqlqa.kb.store import stores
 from sparqlqa.net import parse_retry_after
-from sparqlqa.remote.endpoint import EndpointStore, ensure_limit, json_term
+from sparqlqa.query.sparql_rewrite import with_limit
+from sparqlqa.remote.endpoint import EndpointStore, json_term
 
 SELECT_BODY = {
     "head": {"vars": ["s", "l", "n", "b", "d"]},
@@ -231,10 +232,10 @@ def test_bad_config_is_a_clear_error(config: dict[str, Any]) -> None:
 
 
 def test_ensure_limit_only_at_top_level() -> None:
-    assert ensure_limit("SELECT * { ?s ?p ?o } LIMIT 5", 10).endswith("LIMIT 5")
-    assert ensure_limit("SELECT * { ?s ?p 'LIMIT 3' } # LIMIT 4", 10).endswith("LIMIT 10")
-    assert ensure_limit("SELECT * { { SELECT ?s { ?s ?p ?o } LIMIT 5 } }", 10).endswith("LIMIT 10")
-    with_values = ensure_limit("SELECT ?s { ?s ?p ?o } VALUES ?s { <http://a> }", 10)
+    assert with_limit("SELECT * { ?s ?p ?o } LIMIT 5", 10).endswith("LIMIT 5")
+    assert with_limit("SELECT * { ?s ?p 'LIMIT 3' } # LIMIT 4", 10).endswith("LIMIT 10")
+    assert with_limit("SELECT * { { SELECT ?s { ?s ?p ?o } LIMIT 5 } }", 10).endswith("LIMIT 10")
+    with_values = with_limit("SELECT ?s { ?s ?p ?o } VALUES ?s { <http://a> }", 10)
     assert with_values == "SELECT ?s { ?s ?p ?o } LIMIT 10\nVALUES ?s { <http://a> }"
 
 
@@ -278,7 +279,7 @@ def test_a_built_query_gets_its_limit_on_its_structure(server: FakeSparqlServer,
     def no_text_reading(sparql: str, max_rows: int) -> str:
         raise AssertionError("a built query's text was read for its LIMIT")
 
-    monkeypatch.setattr("sparqlqa.remote.endpoint.ensure_limit", no_text_reading)
+    monkeypatch.setattr("sparqlqa.remote.endpoint.with_limit", no_text_reading)
     s = Variable("s")
     pattern = Pattern(s, NamedNode("http://e/p"), Literal("LIMIT 3"))
     server.script(Scripted(body=SELECT_BODY), Scripted(body=SELECT_BODY))
