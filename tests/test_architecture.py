@@ -18,7 +18,7 @@ PACKAGE = ROOT / "sparqlqa"
 
 #: each unit's layer: a unit may import units of lower layers only (and itself)
 LAYERS: dict[str, int] = {
-    "errors": 0,
+    "errors": 0, "deadlines": 0,  # deadlines: the time limits in force, one ContextVar (imports nothing of sparqlqa)
     "registry": 1, "net": 1, "paths": 1, "version": 1, "samples": 1, "text_input": 1, "english": 1, "language": 1,
     "llm": 2, "embed": 2, "query": 2,  # query: the read path (guards, pool, worker, limits); kb imports it
     "kb": 3,

@@ -4,9 +4,9 @@ One query to an endpoint gets one deadline, every retry, redirect and backoff wa
 (:mod:`sparqlqa.remote.endpoint`).  Without the option a KB keeps its own setting: the timeout
 given to ``kbs add --timeout``, else ``timeout`` under ``[endpoint]`` in its profile, else 60 s.
 ``serve`` and ``mcp`` cap every endpoint query at 90% of their own ``--timeout`` (a request's limit):
-``endpoint_timeout(seconds, cap=True)``.  Both live in a ContextVar for the ``with`` block
-(:func:`sparqlqa.remote.endpoint.timeout_override`): worker threads see them when they run in a copy
-of the context, as serve's and eval's pools do.
+``endpoint_timeout(seconds, cap=True)``.  Both are fields of the time limits in force for the ``with`` block
+(:func:`sparqlqa.remote.endpoint.timeout_override`; :mod:`sparqlqa.deadlines`, one ContextVar): worker threads
+see them when they run in a copy of the context, as serve's and eval's pools do.
 """
 
 from __future__ import annotations

@@ -1,10 +1,10 @@
-"""One outgoing call: its :class:`Deadline`, the ContextVar that carries it, and :class:`CallFailure`.
+"""One outgoing call: its :class:`Deadline`, the block it is current in, and :class:`CallFailure`.
 
 A call (one query to an endpoint, one LLM request) has one wall-clock deadline for everything it does:
 connecting, sending, waiting, reading, every redirect hop, every retry and every wait between tries.
-:func:`within` makes a deadline the current one for the block (a :class:`~contextvars.ContextVar`, so
-threads and tasks each see their own); the transport's network layer reads it on every socket
-operation (:mod:`sparqlqa.net.transport`).
+:func:`within` makes a deadline the current one for the block (the ``call`` field of the time limits in
+force, :mod:`sparqlqa.deadlines`: one ContextVar, so threads and tasks each see their own); the transport's
+network layer reads it on every socket operation (:mod:`sparqlqa.net.transport`).
 
 >>> Deadline(5).remaining() <= 5
 True
@@ -17,26 +17,13 @@ True
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from contextvars import ContextVar
+from dataclasses import replace
+
+from sparqlqa.deadlines import Deadline, applying, in_force
 
 __all__ = ["CallFailure", "Deadline", "current", "within"]
-
-
-class Deadline:
-    """A point in time (monotonic clock) ``seconds`` from now; one per call, retries included."""
-
-    def __init__(self, seconds: float) -> None:
-        self.seconds = float(seconds)
-        self.end = time.monotonic() + self.seconds
-
-    def remaining(self) -> float:
-        return self.end - time.monotonic()
-
-    def expired(self) -> bool:
-        return self.remaining() <= 0
 
 
 class CallFailure(Exception):
@@ -51,19 +38,13 @@ class CallFailure(Exception):
         self.retry_after = retry_after
 
 
-_DEADLINE: ContextVar[Deadline | None] = ContextVar("sparqlqa_call_deadline", default=None)
-
-
 def current() -> Deadline | None:
     """The deadline of the call running in this thread or task (``None`` outside any)."""
-    return _DEADLINE.get()
+    return in_force().call
 
 
 @contextmanager
 def within(deadline: Deadline) -> Iterator[Deadline]:
     """Make ``deadline`` the current one for the block (the previous one comes back after)."""
-    token = _DEADLINE.set(deadline)
-    try:
+    with applying(replace(in_force(), call=deadline)):
         yield deadline
-    finally:
-        _DEADLINE.reset(token)

@@ -6,7 +6,8 @@ reads the innermost scope (:func:`current`) and hands it to the store, which sto
 bound (see :mod:`sparqlqa.query.query_pool` for how an on-disk Oxigraph store really stops).  A scope
 has one deadline for everything run inside it: a pipeline of twenty queries shares the request's
 time, it does not get twenty timeouts.  Outside any scope queries are not bounded: that is how the
-KB's own derived data (label index, node index, schema) is built, over every node.
+KB's own derived data (label index, node index, schema) is built, over every node.  The scope is the
+``query`` field of the time limits in force (:mod:`sparqlqa.deadlines`, the one ContextVar of them).
 
 >>> with bounded(QueryLimits(timeout_s=30, max_rows=10)) as scope:
 ...     current() is scope, scope.limits.max_rows, 0 < scope.remaining() <= 30
@@ -24,9 +25,9 @@ from __future__ import annotations
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from contextvars import ContextVar
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
+from sparqlqa.deadlines import applying, in_force
 from sparqlqa.errors import ConfigError
 
 __all__ = ["ASK_TIMEOUT_S", "DEFAULT_MAX_MEMORY_MB", "DEFAULT_MAX_ROWS", "DEFAULT_TIMEOUT_S", "QueryLimits", "Scope",
@@ -81,12 +82,11 @@ class Scope:
         return max(0.0, self.deadline - time.monotonic())
 
 
-_SCOPE: ContextVar[Scope | None] = ContextVar("sparqlqa_query_limits", default=None)
-
-
 def current() -> Scope | None:
     """The innermost :func:`bounded` scope of this thread or task, ``None`` outside any."""
-    return _SCOPE.get()
+    scope = in_force().query
+    assert scope is None or isinstance(scope, Scope)  # only bounded() sets it
+    return scope
 
 
 @contextmanager
@@ -95,25 +95,19 @@ def bounded(limits: QueryLimits, *, deadline: float | None = None) -> Iterator[S
     e.g. when a request arrived + its timeout) or now + ``limits.timeout_s``.  Nested in another scope,
     the earlier deadline and the smaller row and memory limits win (a callee cannot widen its caller's)."""
     deadline = time.monotonic() + limits.timeout_s if deadline is None else deadline
-    outer = _SCOPE.get()
+    outer = current()
     if outer is not None:
         deadline = min(deadline, outer.deadline)
         limits = QueryLimits(timeout_s=limits.timeout_s, max_rows=min(limits.max_rows, outer.limits.max_rows),
                              max_memory_mb=min(limits.max_memory_mb, outer.limits.max_memory_mb),
                              truncate=limits.truncate)
     scope = Scope(limits, deadline)
-    token = _SCOPE.set(scope)
-    try:
+    with applying(replace(in_force(), query=scope)):
         yield scope
-    finally:
-        _SCOPE.reset(token)
 
 
 @contextmanager
 def unbounded() -> Iterator[None]:
     """Leave any scope for the block: for building a KB's derived data (every node), never for a client's query."""
-    token = _SCOPE.set(None)
-    try:
+    with applying(replace(in_force(), query=None)):
         yield
-    finally:
-        _SCOPE.reset(token)

@@ -12,8 +12,8 @@ unchanged.  It is polite, bounded and read-only:
 * **one deadline per query**: ``timeout`` seconds bound the whole call — every attempt, redirect
   and backoff wait included (a wait that would pass the deadline fails at once, saying so).
   ``--timeout`` on the commands that talk to an endpoint replaces every store's own value, and
-  ``serve``/``mcp`` cap it by their request timeout, both for a block (:func:`timeout_override`, a
-  :class:`~contextvars.ContextVar`);
+  ``serve``/``mcp`` cap it by their request timeout, both for a block (:func:`timeout_override`: two
+  fields of the time limits in force, :mod:`sparqlqa.deadlines`);
 * bounded retries with exponential backoff (capped) on 429/502/503/504, refused connections and
   answers cut short, honouring ``Retry-After``; redirects only within the endpoint's host;
 * a descriptive User-Agent (Wikimedia requires one), GET or POST as needed.
@@ -35,12 +35,12 @@ import platform
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from contextvars import ContextVar
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, ClassVar
 from urllib.parse import urlencode
 
+from sparqlqa.deadlines import applying, in_force
 from sparqlqa.errors import ConfigError, EndpointError, UpdateRefused
 from sparqlqa.kb.store import QueryResult, Store, stores
 from sparqlqa.net import (
@@ -61,7 +61,7 @@ from sparqlqa.query.sparql_rewrite import with_limit
 from sparqlqa.remote.results import json_term, parse_graph, parse_json_results
 from sparqlqa.version import __version__
 
-__all__ = ["EndpointConfig", "EndpointStore", "Timeouts", "default_user_agent", "effective_timeout", "json_term",
+__all__ = ["EndpointConfig", "EndpointStore", "default_user_agent", "effective_timeout", "json_term",
            "timeout_override"]
 
 #: HTTP statuses worth another try (after waiting)
@@ -73,17 +73,6 @@ GRAPH_ACCEPT = "application/n-triples, text/turtle;q=0.9, application/rdf+xml;q=
 #: default cap on one answer's size; reading stops there, so memory stays bounded
 MAX_RESPONSE_BYTES = 64 * 1024 * 1024
 TIMEOUT_HINT = "raise the timeout (--timeout SECONDS, or timeout under [endpoint] in the KB's profile)"
-
-@dataclass(frozen=True)
-class Timeouts:
-    """The endpoint timeouts in force: ``override`` replaces each store's own timeout, ``cap`` bounds it."""
-
-    override: float | None = None
-    cap: float | None = None
-
-
-#: the timeouts of this thread or task (``--timeout``, ``serve``'s cap); a thread pool must copy the context
-_TIMEOUTS: ContextVar[Timeouts | None] = ContextVar("sparqlqa_endpoint_timeouts", default=None)
 
 
 def _positive(seconds: float | None) -> float | None:
@@ -98,19 +87,17 @@ def timeout_override(seconds: float | None, *, cap: bool = False) -> Iterator[No
     ``seconds``); the previous setting comes back after.  ``None`` changes nothing.
 
     What ``--timeout`` sets on ``ask``, ``eval``, ``sparql`` and ``kbs add``, and ``serve``/``mcp``'s cap.
-    The setting lives in a :class:`~contextvars.ContextVar`: threads started inside the block see it
+    The setting is the ``endpoint_timeout`` or ``endpoint_cap`` of the time limits in force
+    (:mod:`sparqlqa.deadlines`, a :class:`~contextvars.ContextVar`): threads started inside the block see it
     when they run in a copy of the context (``contextvars.copy_context().run``; Starlette and anyio's
     thread pools do that).
     """
-    now = _TIMEOUTS.get() or Timeouts()
+    now = in_force()
     chosen = _positive(seconds)
     if chosen is not None:
-        now = Timeouts(now.override, chosen) if cap else Timeouts(chosen, now.cap)
-    token = _TIMEOUTS.set(now)
-    try:
+        now = replace(now, endpoint_cap=chosen) if cap else replace(now, endpoint_timeout=chosen)
+    with applying(now):
         yield
-    finally:
-        _TIMEOUTS.reset(token)
 
 
 def effective_timeout(configured: float) -> float:
@@ -122,9 +109,9 @@ def effective_timeout(configured: float) -> float:
     ...     effective_timeout(60.0)
     2.0
     """
-    timeouts = _TIMEOUTS.get() or Timeouts()
-    chosen = timeouts.override or configured
-    return min(chosen, timeouts.cap) if timeouts.cap else chosen
+    limits = in_force()
+    chosen = limits.endpoint_timeout or configured
+    return min(chosen, limits.endpoint_cap) if limits.endpoint_cap else chosen
 
 
 def default_user_agent() -> str:
