@@ -101,7 +101,8 @@ def timeout_override(seconds: float | None, *, cap: bool = False) -> Iterator[No
 
 
 def effective_timeout(configured: float) -> float:
-    """The deadline a query gets: the override if set, else ``configured``; never above the cap.
+    """The deadline a query gets: the override if set, else ``configured``; never above the cap, nor past the
+    deadline of the :func:`~sparqlqa.query.limits.bounded` scope it runs in (one deadline for all its queries).
 
     >>> effective_timeout(60.0)
     60.0
@@ -111,7 +112,8 @@ def effective_timeout(configured: float) -> float:
     """
     limits = in_force()
     chosen = limits.endpoint_timeout or configured
-    return min(chosen, limits.endpoint_cap) if limits.endpoint_cap else chosen
+    chosen = min(chosen, limits.endpoint_cap) if limits.endpoint_cap else chosen
+    return chosen if limits.query is None else min(chosen, max(0.0, limits.query.deadline - time.monotonic()))
 
 
 def default_user_agent() -> str:

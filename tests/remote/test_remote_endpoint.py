@@ -268,6 +268,16 @@ def test_the_process_wide_override_and_cap() -> None:
         pass
 
 
+def test_an_endpoint_query_ends_with_the_scope_it_runs_in() -> None:
+    from sparqlqa.query.limits import QueryLimits, bounded
+
+    store = EndpointStore("http://127.0.0.1:1/sparql", timeout=30)
+    with bounded(QueryLimits(timeout_s=4)):
+        assert 3 < store.timeout <= 4  # the scope's deadline, not the store's 30 s
+    with bounded(QueryLimits(timeout_s=300)):
+        assert store.timeout == 30
+
+
 def test_a_built_query_gets_its_limit_on_its_structure(server: FakeSparqlServer,
                                                        monkeypatch: pytest.MonkeyPatch) -> None:
     from pyoxigraph import Variable
