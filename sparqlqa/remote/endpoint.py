@@ -30,6 +30,7 @@ A KB manifest opens one with its ``store`` entry::
 
 from __future__ import annotations
 
+import math
 import os
 import platform
 import time
@@ -102,7 +103,8 @@ def timeout_override(seconds: float | None, *, cap: bool = False) -> Iterator[No
 
 def effective_timeout(configured: float) -> float:
     """The deadline a query gets: the override if set, else ``configured``; never above the cap, nor past the
-    deadline of the :func:`~sparqlqa.query.limits.bounded` scope it runs in (one deadline for all its queries).
+    deadline of the :func:`~sparqlqa.query.limits.bounded` scope it runs in (one deadline for all its queries;
+    the time it has left, to a tenth of a second up).
 
     >>> effective_timeout(60.0)
     60.0
@@ -113,7 +115,10 @@ def effective_timeout(configured: float) -> float:
     limits = in_force()
     chosen = limits.endpoint_timeout or configured
     chosen = min(chosen, limits.endpoint_cap) if limits.endpoint_cap else chosen
-    return chosen if limits.query is None else min(chosen, max(0.0, limits.query.deadline - time.monotonic()))
+    if limits.query is None:
+        return chosen
+    left = max(0.0, limits.query.deadline - time.monotonic())
+    return min(chosen, math.ceil(left * 10) / 10)  # to a tenth of a second up: the timeout a message names
 
 
 def default_user_agent() -> str:
