@@ -40,7 +40,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 from urllib.parse import urlencode
 
 from sparqlqa.errors import ConfigError, EndpointError, UpdateRefused
@@ -182,8 +182,6 @@ class EndpointConfig:
 @stores.register("endpoint")
 class EndpointStore(Store):
     """A SPARQL 1.1 endpoint reached over HTTP (read-only; one deadline per query)."""
-
-    kind: ClassVar[str] = "endpoint"
 
     def __init__(self, url: str | EndpointConfig, **options: Any) -> None:
         self.config = url if isinstance(url, EndpointConfig) else EndpointConfig(url=url, **options)
