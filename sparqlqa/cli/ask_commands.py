@@ -38,7 +38,7 @@ if TYPE_CHECKING:
     from sparqlqa.vectors.index import IndexSummary
 
 __all__ = ["NO_NODE_EXIT", "answer_rows", "answers_table", "answers_tsv", "ask", "delimited", "ensure_index", "index",
-           "needs_index", "print_sparql", "show_answer", "table_view"]
+           "needs_index", "prepare_index", "print_sparql", "show_answer", "table_view"]
 
 
 #: ``ask --format``: the answer's table as comma- or tab-separated rows
