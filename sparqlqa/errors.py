@@ -390,11 +390,15 @@ class LLMAuthError(LLMError):
     pass
 
 
-class LLMRateLimited(LLMError):
+class LLMUnavailable(LLMError):
+    """The LLM could not answer now (rate limit, overload, timeout, no connection): a later call may."""
+
+
+class LLMRateLimited(LLMUnavailable):
     pass
 
 
-class LLMOverloaded(LLMError):
+class LLMOverloaded(LLMUnavailable):
     pass
 
 
@@ -402,11 +406,11 @@ class LLMBadRequest(LLMError):
     pass
 
 
-class LLMTimeout(LLMError):
+class LLMTimeout(LLMUnavailable):
     pass
 
 
-class LLMConnectionError(LLMError):
+class LLMConnectionError(LLMUnavailable):
     pass
 
 

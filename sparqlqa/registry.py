@@ -5,15 +5,17 @@ at import time of their module.  A registry may know a built-in's name and modul
 path before importing it (``lazy={"name": "module.path"}``): asking whether a name
 is there costs no import, and getting one imports that module only.  Third-party
 packages can also expose an entry point in the group ``sparqlqa.<kind>`` pointing
-at a module to import.
+at a module to import.  A registry made with ``name_attribute`` gives each class it registers its name
+in that class attribute (``LLM.backend_name``, ``Strategy.name``): a backend states its name once, in
+its ``register`` line.
 
 >>> from sparqlqa.registry import Registry
->>> colours = Registry("colour")
+>>> colours = Registry("colour", name_attribute="name")
 >>> @colours.register("red")
 ... class Red:
 ...     pass
->>> colours.get("red") is Red
-True
+>>> colours.get("red") is Red, Red.name
+(True, 'red')
 >>> colours.names()
 ['red']
 >>> shapes = Registry("shape", lazy={"square": "no.such.module"})
@@ -40,16 +42,18 @@ class Registry(Generic[T]):
     ``builtin_modules`` are imported on first lookup so that registering a
     built-in costs nothing until it is needed (heavy backends stay lazy);
     ``lazy`` names built-ins by module path: each module is imported when its
-    own name is first got, never to answer ``name in registry``.
+    own name is first got, never to answer ``name in registry``.  ``name_attribute``: the class
+    attribute a registered class is given its name in, unless the class sets that attribute itself.
     """
 
     def __init__(self, kind: str, builtin_modules: tuple[str, ...] = (),
-                 lazy: Mapping[str, str] | None = None) -> None:
+                 lazy: Mapping[str, str] | None = None, *, name_attribute: str | None = None) -> None:
         self.kind = kind
         self._entries: dict[str, T] = {}
         self._builtin_modules = builtin_modules
         self._lazy = dict(lazy or {})
         self._loaded = False
+        self._name_attribute = name_attribute
 
     def register(self, name: str, *, replace: bool = False) -> Callable[[T], T]:
         """Decorator registering ``obj`` under ``name``."""
@@ -58,6 +62,8 @@ class Registry(Generic[T]):
             if name in self._entries and not replace and self._entries[name] is not obj:
                 raise ConfigError(f"{self.kind} {name!r} is registered twice")
             self._entries[name] = obj
+            if self._name_attribute is not None and isinstance(obj, type) and self._name_attribute not in vars(obj):
+                setattr(obj, self._name_attribute, name)
             return obj
 
         return decorate

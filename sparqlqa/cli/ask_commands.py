@@ -27,7 +27,7 @@ from sparqlqa.cli.output import (
 from sparqlqa.cli.remote_options import endpoint_timeout, endpoint_timeout_option
 from sparqlqa.english import plural
 from sparqlqa.kb.vocab import kb_prefixes
-from sparqlqa.stages.modes import Form, ItemSource, RerankMode, TopicMode, values
+from sparqlqa.stages.modes import ColumnKind, Form, ItemSource, RerankMode, TopicMode, values
 
 if TYPE_CHECKING:
     from sparqlqa.embed.embedders import Embedder
@@ -38,7 +38,7 @@ if TYPE_CHECKING:
     from sparqlqa.vectors.index import IndexSummary
 
 __all__ = ["NO_NODE_EXIT", "answer_rows", "answers_table", "answers_tsv", "ask", "delimited", "ensure_index", "index",
-           "needs_index", "print_sparql", "show_answer", "table_view"]
+           "needs_index", "prepare_index", "print_sparql", "show_answer", "table_view"]
 
 
 #: ``ask --format``: the answer's table as comma- or tab-separated rows
@@ -376,7 +376,7 @@ def _header(table: Table) -> list[str]:
     header: list[str] = []
     for column in table.columns:
         header.append(column.name)
-        if column.kind == "node":
+        if column.kind == ColumnKind.NODE:
             header.append(_free_name(f"{column.name}_name", names + header))
     return header
 
@@ -387,7 +387,7 @@ def _fields(table: Table) -> list[list[str]]:
         fields: list[str] = []
         for column, key, value in zip(table.columns, keys, lexical):
             fields.append(value or "")
-            if column.kind == "node":
+            if column.kind == ColumnKind.NODE:
                 fields.append(table.text(key))
         rows.append(fields)
     return rows

@@ -49,6 +49,7 @@ DEVICE_ENV = "SPARQLQA_DEVICE"
 class Embedder(ABC):
     """Turns texts into unit vectors.  ``name`` identifies the model (used in cache paths)."""
 
+    #: the name the embedder is registered under in :data:`embedders` (the registry sets it)
     name: ClassVar[str] = "abstract"
     #: whether the constructor takes ``device=`` (torch embedders); the others run on the CPU
     takes_device: ClassVar[bool] = False
@@ -144,7 +145,8 @@ class VectorCache:
 embedders: Registry[type[Embedder]] = Registry(
     "embedder", ("sparqlqa.embed.embedders", "sparqlqa.embed.onnx", "sparqlqa.embed.static"),
     lazy={"onnx": "sparqlqa.embed.onnx", "onnx-int8": "sparqlqa.embed.onnx", "static": "sparqlqa.embed.static",
-          "fake": "sparqlqa.embed.embedders", "sentence-transformers": "sparqlqa.embed.embedders"})
+          "fake": "sparqlqa.embed.embedders", "sentence-transformers": "sparqlqa.embed.embedders"},
+    name_attribute="name")
 
 
 def get_embedder(spec: str | None = None, *, device: str | None = None) -> Embedder:
@@ -190,8 +192,6 @@ def check_device(device: str | None) -> None:
 @embedders.register("fake")
 class FakeEmbedder(Embedder):
     """Deterministic bag-of-words hashing embedder for tests: shared words → similar vectors."""
-
-    name = "fake"
 
     def __init__(self, model: str | None = None, dimension: int = 64) -> None:
         self.dimension = int(model) if model and model.isdigit() else dimension
@@ -276,7 +276,6 @@ class SentenceTransformerEmbedder(Embedder):
     Other model names load from the Hugging Face hub as usual (needs network on first use).
     """
 
-    name = "sentence-transformers"
     takes_device = True
 
     def __init__(self, model: str | None = None, device: str | None = None) -> None:

@@ -247,7 +247,6 @@ def _batches(order: list[int], lengths: list[int], rows: int) -> list[list[int]]
 class OnnxEmbedder(Embedder):
     """all-MiniLM-L6-v2 on ONNX Runtime (float32); ``onnx-int8`` is its int8-quantised twin."""
 
-    name = "onnx"
     int8 = False
 
     def __init__(self, model: str | None = None, threads: int | None = None) -> None:
@@ -315,5 +314,4 @@ class OnnxEmbedder(Embedder):
 class OnnxInt8Embedder(OnnxEmbedder):
     """The onnx embedder with dynamically int8-quantised weights (faster, slightly less exact)."""
 
-    name = "onnx-int8"
     int8 = True

@@ -118,7 +118,6 @@ def ensure_static_model(model: str) -> Path:
 class StaticEmbedder(Embedder):
     """Mean of distilled token vectors (model2vec's static embeddings of all-MiniLM-L6-v2)."""
 
-    name = "static"
     fast = True
 
     def __init__(self, model: str | None = None) -> None:

@@ -69,6 +69,7 @@ class Question:
 class Dataset(ABC):
     """One benchmark format.  Options (``base_iri``, ``split``, ``test_ratio``) come to the constructor."""
 
+    #: the name the format is registered under in :data:`datasets` (the registry sets it)
     name: ClassVar[str] = ""
     #: "retrieval" (STaRK metrics), "kgqa" (Hits@1, F1) or "execution" (the answer's rows against the gold's)
     kind: ClassVar[str] = "kgqa"
@@ -98,7 +99,8 @@ class Dataset(ABC):
         return questions[: int(len(questions) * self.test_ratio)]
 
 
-datasets: Registry[type[Dataset]] = Registry("dataset", ("sparqlqa.evaluation.datasets",))
+datasets: Registry[type[Dataset]] = Registry("dataset", ("sparqlqa.evaluation.datasets",),
+                                               name_attribute="name")
 
 
 def load_questions(name: str, source: str | Path, **options: Any) -> list[Question]:
@@ -243,19 +245,16 @@ class StarkDataset(Dataset):
 
 @datasets.register("stark-prime")
 class StarkPrime(StarkDataset):
-    name = "stark-prime"
     folders = ("prime", "primekg")
 
 
 @datasets.register("stark-mag")
 class StarkMag(StarkDataset):
-    name = "stark-mag"
     folders = ("mag",)
 
 
 @datasets.register("stark-amazon")
 class StarkAmazon(StarkDataset):
-    name = "stark-amazon"
     folders = ("amazon",)
 
 
@@ -274,7 +273,6 @@ class MetaQA(Dataset):
     ``meta["qtype"]`` (``actor_to_movie``), from which ``eval`` finds the answerable subset.
     """
 
-    name = "metaqa"
     topic = TopicMode.EXCLUDE
 
     def load(self, source: Path) -> list[Question]:
@@ -379,7 +377,6 @@ class PathQuestion(TabbedPathDataset):
     """PathQuestion PQ / PQL: the gold keeps the topic entity when the path leads back to it, so the
     answers do too when the query returns only it (``topic = "auto"``)."""
 
-    name = "pathquestion"
 
 
 @datasets.register("wc2014")
@@ -397,8 +394,6 @@ class WorldCup2014(TabbedPathDataset):
     >>> sorted(q.gold_labels), q.meta["example"]
     (['Alan_PULIDO', 'Oribe_PERALTA'], 'Alan_PULIDO')
     """
-
-    name = "wc2014"
 
     def _gold(self, fields: list[str], labels: frozenset[str], meta: dict[str, Any],
               ) -> tuple[frozenset[str], dict[str, Any]]:
@@ -425,8 +420,6 @@ class JsonlDataset(Dataset):
     ``id`` defaults to the line number; answers that are absolute IRIs are
     matched by IRI, the others by label.
     """
-
-    name = "jsonl"
 
     def load(self, source: Path) -> list[Question]:
         path = _pick_file(source, [f"{self.split}.jsonl"] if self.split else [], "JSONL question")
@@ -476,7 +469,6 @@ class Spider4Sparql(Dataset):
     ('concert', (('6',),), False, 'count', False)
     """
 
-    name = "spider4sparql"
     kind = "execution"
     default_k = 1000
 

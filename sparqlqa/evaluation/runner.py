@@ -32,10 +32,7 @@ from sparqlqa.errors import (
     ConfigError,
     DatasetError,
     LLMAuthError,
-    LLMConnectionError,
-    LLMOverloaded,
-    LLMRateLimited,
-    LLMTimeout,
+    LLMUnavailable,
     NotInCache,
     SparqlqaError,
     StorageError,
@@ -64,7 +61,7 @@ AskFunction = Callable[..., Any]
 RESULTS_FILE = "questions.jsonl"
 RUN_FILE = "run.json"
 #: errors that a later run may not see again (rate limits, network): the pair is left for the rerun
-TRANSIENT_ERRORS = (LLMRateLimited, LLMOverloaded, LLMTimeout, LLMConnectionError, ConnectionError, TimeoutError)
+TRANSIENT_ERRORS = (LLMUnavailable, ConnectionError, TimeoutError)
 #: stop when this many pairs failed or crashed and none succeeded
 FAILURE_FUSE = 5
 

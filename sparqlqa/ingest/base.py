@@ -101,6 +101,7 @@ class SourceReport:
 class IngestFormat(ABC):
     """One input format.  Options come as keyword arguments of the constructor."""
 
+    #: the name the format is registered under in :data:`ingest_formats` (the registry sets it)
     name: ClassVar[str] = ""
     #: file name endings (after any .gz/.bz2) this format recognises
     suffixes: ClassVar[tuple[str, ...]] = ()
@@ -125,6 +126,7 @@ class IngestFormat(ABC):
 ingest_formats: Registry[type[IngestFormat]] = Registry(
     "ingest format",
     ("sparqlqa.ingest.rdf", "sparqlqa.ingest.delimited", "sparqlqa.ingest.stark"),
+    name_attribute="name",
 )
 
 

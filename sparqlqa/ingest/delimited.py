@@ -35,7 +35,6 @@ def _guess_separator(first_line: str) -> str:
 class DelimitedTriples(IngestFormat):
     """Option ``sep``: the field separator (default: tab or ``|``, guessed from line 1)."""
 
-    name = "triples"
     suffixes: ClassVar[tuple[str, ...]] = (".tsv", ".txt", ".psv")
 
     def _quads(self, source: Path, target: IngestTarget, lines: Iterator[tuple[int, str]],

@@ -128,7 +128,6 @@ class RdfFileFormat(IngestFormat):
     Option ``syntax``: one of :data:`RDF_FORMAT_NAMES` (default: from the file name).
     """
 
-    name = "rdf"
     suffixes: ClassVar[tuple[str, ...]] = tuple(RDF_SUFFIXES)
 
     def load(self, source: Path, target: IngestTarget) -> dict[str, Any]:

@@ -454,7 +454,6 @@ class StarkSKB(IngestFormat):
     """Options: ``dataset`` (prime|mag|amazon; guessed when absent), ``add_rel`` (default true)
     and ``compact`` (default false), the ``get_doc_info`` flags for ``sqa:text``."""
 
-    name = "stark"
     suffixes: ClassVar[tuple[str, ...]] = ()
 
     @classmethod

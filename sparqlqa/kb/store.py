@@ -73,6 +73,7 @@ class QueryResult:
 class Store(ABC):
     """A SPARQL 1.1 query engine.  Only read queries ever reach it."""
 
+    #: the name the store is registered under in :data:`stores` (the registry sets it)
     kind: ClassVar[str] = "abstract"
     #: hosts a query's SERVICE may call (``HOST`` or ``HOST:PORT``, see :mod:`sparqlqa.query.service_guard`);
     #: empty: every SERVICE is refused
@@ -159,7 +160,7 @@ def _cap(result: QueryResult, scope: Scope) -> None:
 
 #: ``endpoint`` by module path: getting it imports the endpoint store alone (no entry-point scan)
 stores: Registry[type[Store]] = Registry("store", ("sparqlqa.kb.store", "sparqlqa.remote.endpoint"),
-                                         lazy={"endpoint": "sparqlqa.remote.endpoint"})
+                                         lazy={"endpoint": "sparqlqa.remote.endpoint"}, name_attribute="kind")
 
 
 @stores.register("oxigraph")
@@ -173,7 +174,6 @@ class OxigraphStore(Store):
     the network, :mod:`sparqlqa.query.sandbox`).
     """
 
-    kind = "oxigraph"
     fetches_every_service = True
 
     def __init__(self, oxstore: OxStore | None, *, path: Path | None = None) -> None:

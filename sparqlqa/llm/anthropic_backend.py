@@ -65,7 +65,6 @@ _WRAP_KEY = "value"
 class AnthropicLLM(NetworkedLLM):
     """The Anthropic backend.  ``retry`` tunes backoff (tests use tiny delays)."""
 
-    backend_name: ClassVar[str] = "anthropic"
     default_model: ClassVar[str | None] = DEFAULT_ANTHROPIC_MODEL
     key_hint: ClassVar[str] = KEY_HINT
 

@@ -129,6 +129,7 @@ class LLM(ABC):
     is ``use`` (default), ``only`` or ``off``, else ``$SPARQLQA_LLM_CACHE``.
     """
 
+    #: the name the backend is registered under in :data:`llms` (the registry sets it)
     backend_name: ClassVar[str] = "llm"
     default_model: ClassVar[str | None] = None
 
@@ -311,7 +312,8 @@ def resolve_cache_mode(mode: str | None) -> CacheMode:
 # --- backends by spec -----------------------------------------------------------------
 
 llms: Registry[type[LLM]] = Registry("llm", lazy={"anthropic": "sparqlqa.llm.anthropic_backend",
-                                                  "openai": "sparqlqa.llm.openai_backend", "fake": "sparqlqa.llm.fake"})
+                                                  "openai": "sparqlqa.llm.openai_backend", "fake": "sparqlqa.llm.fake"},
+                                  name_attribute="backend_name")
 
 
 def get_llm(spec: str, *, cache_mode: str | None = None, cache: LLMCache | None = None) -> LLM:

@@ -35,7 +35,7 @@ import threading
 import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -126,7 +126,10 @@ class CachedAnswer:
 
 @dataclass
 class ImportReport:
-    """What :meth:`LLMCache.import_answers` did, line by line problems in ``errors``."""
+    """What :meth:`LLMCache.import_answers` did with the answers file's lines: ``imported`` (cached now),
+    ``invalid`` (not a JSON object with a string ``id``, or an answer its prompt's schema refuses),
+    ``unknown`` (the id is not a pending prompt of this cache), ``unanswered`` (no response given: left
+    pending); each invalid or unknown line's problem, located, in ``errors``."""
 
     imported: int = 0
     invalid: int = 0
@@ -135,8 +138,7 @@ class ImportReport:
     errors: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"imported": self.imported, "invalid": self.invalid, "unknown": self.unknown,
-                "unanswered": self.unanswered, "errors": list(self.errors)}
+        return asdict(self)
 
 
 class LLMCache:

@@ -34,7 +34,6 @@ FakeAnswer = str | dict[str, Any] | list[Any] | Callable[[LLMRequest], Any] | Ba
 class FakeLLM(LLM):
     """Answers from a queue; counts words as tokens so accounting can be tested."""
 
-    backend_name: ClassVar[str] = "fake"
     test_only: ClassVar[bool] = True  # not offered in hints
     default_model: ClassVar[str | None] = "fake"
 

@@ -47,7 +47,6 @@ SCHEMA_INSTRUCTION = "Reply with one JSON value that matches this JSON schema, a
 class OpenAICompatibleLLM(NetworkedLLM):
     """A chat-completions server, reached through its own :class:`~sparqlqa.net.Transport` (a test may pass one)."""
 
-    backend_name: ClassVar[str] = "openai"
     default_model: ClassVar[str | None] = None
     key_hint: ClassVar[str] = KEY_HINT
 

@@ -38,7 +38,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 from urllib.parse import urlencode
 
 from sparqlqa.deadlines import applying, in_force
@@ -174,8 +174,6 @@ class EndpointConfig:
 @stores.register("endpoint")
 class EndpointStore(Store):
     """A SPARQL 1.1 endpoint reached over HTTP (read-only; one deadline per query)."""
-
-    kind: ClassVar[str] = "endpoint"
 
     def __init__(self, url: str | EndpointConfig, **options: Any) -> None:
         self.config = url if isinstance(url, EndpointConfig) else EndpointConfig(url=url, **options)

@@ -62,8 +62,8 @@ if TYPE_CHECKING:
     from sparqlqa.stages.linking import LinkedConstants
     from sparqlqa.stages.triplets import Term, Triplets
 
-__all__ = ["CompiledQuery", "ExecuteOptions", "Pattern", "Plan", "Slot", "compile_form", "compile_query", "component",
-           "label_lookup_query", "prepare", "reliability", "variable_name"]
+__all__ = ["CompiledQuery", "ExecuteOptions", "Pattern", "Plan", "Slot", "alias_names", "compile_form", "compile_query",
+           "component", "label_lookup_query", "prepare", "variable_name"]
 
 
 @dataclass
@@ -202,13 +202,13 @@ def _iri(value: str | None) -> NamedNode | None:
         return None
 
 
-def reliability(matches: list[NodeMatch], flags: list[str], options: ExecuteOptions) -> float:
+def _reliability(matches: list[NodeMatch], flags: list[str], options: ExecuteOptions) -> float:
     """How much a triplet is trusted: strong, unambiguous links and known relations score high.
 
     >>> exact = NodeMatch("http://x/a", "A", 1.0, "exact")
-    >>> reliability([exact], [], ExecuteOptions()) > reliability([exact, exact], [], ExecuteOptions())
+    >>> _reliability([exact], [], ExecuteOptions()) > _reliability([exact, exact], [], ExecuteOptions())
     True
-    >>> reliability([exact], ["unknown-relation"], ExecuteOptions())
+    >>> _reliability([exact], ["unknown-relation"], ExecuteOptions())
     0.5
     """
     score = 1.0 if matches else 0.95  # variable-variable triplets
@@ -276,7 +276,7 @@ def prepare(triplets: Triplets, linked: LinkedConstants, schema: Schema, options
             plan.notes.append(f"triplet {index}: relation IRI is not a valid IRI; matching any predicate")
         matches = (head.nodes or []) + (tail.nodes or [])
         plan.patterns[index] = Pattern(index, head, tail, predicate,
-                                       reliability(matches, triplet.flags, options))
+                                       _reliability(matches, triplet.flags, options))
     names = {t.text: (variable_name(t.text) if t.is_variable else constants.get(t.text, ""))
              for tr in triplets.triplets for t in (tr.head, tr.tail)}
     plan.distinct = [(names[a], names[b]) for a, b in triplets.distinct

@@ -1,6 +1,7 @@
 """The named choices of an answer, each defined once: its forms, where its items come from, the rerank and
-topic modes.  Each is a :class:`~enum.StrEnum`: a member *is* its string (``RerankMode.LISTWISE ==
-"listwise"``), so the JSON, the CLI's choices and the prompts read the same words as before.
+topic modes, what a table's column holds.  Each is a :class:`~enum.StrEnum`: a member *is* its string
+(``RerankMode.LISTWISE == "listwise"``), so the JSON, the CLI's choices and the prompts read the same words
+as before.
 
 >>> Form.COUNT == "count", f"{ItemSource.FILTERED}", [m.value for m in RerankMode]
 (True, 'filtered', ['listwise', 'pointwise', 'none'])
@@ -21,7 +22,7 @@ else:  # pragma: no cover - Python 3.10 has no StrEnum: the same behaviour, spel
         def __str__(self) -> str:
             return str(self.value)
 
-__all__ = ["FORMS", "Form", "ItemSource", "RerankMode", "TopicMode", "values"]
+__all__ = ["FORMS", "ColumnKind", "Form", "ItemSource", "RerankMode", "TopicMode", "values"]
 
 
 class Form(StrEnum):
@@ -63,6 +64,15 @@ class TopicMode(StrEnum):
     AUTO = "auto"
     EXCLUDE = "exclude"
     KEEP = "keep"
+
+
+class ColumnKind(StrEnum):
+    """What a column of an answer's :class:`~sparqlqa.stages.table.Table` holds: nodes (IRIs), values
+    (literals), or aggregates (a COUNT, AVG, … of the query)."""
+
+    NODE = "node"
+    VALUE = "value"
+    AGGREGATE = "aggregate"
 
 
 def values(choices: type[StrEnum]) -> tuple[str, ...]:

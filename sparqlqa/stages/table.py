@@ -15,8 +15,8 @@ one-column table, a count a single cell, a yes/no a single boolean cell, so a sc
 >>> result = QueryResult(query="SELECT ?s ?age ...", form="SELECT", variables=["s", "age"],
 ...                      rows=[(NamedNode("http://x/joe"), Literal("52", datatype=NamedNode(XSD_INTEGER)))])
 >>> table = Table.from_result(result, aggregates={"age"})
->>> [(c.name, c.kind) for c in table.columns], table.rows
-([('s', 'node'), ('age', 'aggregate')], [['http://x/joe', '"52"^^<http://www.w3.org/2001/XMLSchema#integer>']])
+>>> [f"{c.name}: {c.kind}" for c in table.columns], table.rows
+(['s: node', 'age: aggregate'], [['http://x/joe', '"52"^^<http://www.w3.org/2001/XMLSchema#integer>']])
 >>> table.names["http://x/joe"] = "Joe"
 >>> table.text_rows(), table.to_dict()["rows"]
 ([['Joe', '52']], [['http://x/joe', '52']])
@@ -31,23 +31,23 @@ from typing import TYPE_CHECKING, Any
 from sparqlqa.kb.naming import display_name
 from sparqlqa.kb.terms import is_blank_key, is_node_key, is_value_key, term_key, value_text
 from sparqlqa.kb.vocab import XSD_BOOLEAN, XSD_INTEGER
-from sparqlqa.stages.modes import Form
+from sparqlqa.stages.modes import ColumnKind, Form
 
 if TYPE_CHECKING:
     from sparqlqa.kb.store import QueryResult
 
-__all__ = ["COLUMN_KINDS", "Column", "Table"]
-
-#: what a column holds: nodes (IRIs), values (literals), aggregates (a COUNT, AVG, … of the query)
-COLUMN_KINDS = ("node", "value", "aggregate")
-
+__all__ = ["Column", "Table"]
 
 @dataclass(frozen=True)
 class Column:
-    """One column: the query's variable (no ``?``) and what it holds (one of :data:`COLUMN_KINDS`)."""
+    """One column: the query's variable (no ``?``) and what it holds (a :class:`ColumnKind`; its plain
+    string is read as one)."""
 
     name: str
-    kind: str = "value"
+    kind: ColumnKind = ColumnKind.VALUE
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "kind", ColumnKind(self.kind))
 
     @property
     def heading(self) -> str:
@@ -82,17 +82,18 @@ class Table:
         the single boolean cell of an ASK.  A column is ``aggregate`` when named in ``aggregates``, else
         ``node`` when every bound cell is an IRI, else ``value``.  Blank nodes are left out (unbound)."""
         if result.form == "ASK":
-            return cls.single("answer", _boolean_key(bool(result.boolean)), kind="value", query=result.query)
+            return cls.single("answer", _boolean_key(bool(result.boolean)), kind=ColumnKind.VALUE, query=result.query)
         wanted = [v for v in (variables or result.variables) if v in result.variables]
         index = [result.variables.index(v) for v in wanted]
         rows = [[_cell(row[n]) for n in index] for row in result.rows]
         summed = set(aggregates)
-        columns = [Column(name, "aggregate" if name in summed else _kind(row[n] for row in rows))
+        columns = [Column(name, ColumnKind.AGGREGATE if name in summed else _kind(row[n] for row in rows))
                    for n, name in enumerate(wanted)]
         return cls(columns=columns, rows=rows, ordered=ordered, query=result.query, truncated=result.truncated)
 
     @classmethod
-    def single(cls, name: str, key: str, *, kind: str = "aggregate", query: str | None = None) -> Table:
+    def single(cls, name: str, key: str, *, kind: ColumnKind = ColumnKind.AGGREGATE,
+               query: str | None = None) -> Table:
         """One cell: a count (``kind="aggregate"``), a yes/no or one value."""
         return cls(columns=[Column(name, kind)], rows=[[key]], query=query)
 
@@ -104,7 +105,7 @@ class Table:
     @classmethod
     def of_boolean(cls, value: bool, query: str | None = None) -> Table:
         """A yes/no as a single ``answer`` cell."""
-        return cls.single("answer", _boolean_key(value), kind="value", query=query)
+        return cls.single("answer", _boolean_key(value), kind=ColumnKind.VALUE, query=query)
 
     @classmethod
     def of_keys(cls, name: str, keys: Sequence[str], *, ordered: bool = False, matched: bool = True) -> Table:
@@ -171,9 +172,9 @@ def _cell(term: object) -> str | None:
     return None if key is None or is_blank_key(key) else key
 
 
-def _kind(keys: Iterable[str | None]) -> str:
+def _kind(keys: Iterable[str | None]) -> ColumnKind:
     bound = [key for key in keys if key is not None]
-    return "node" if bound and all(is_node_key(key) for key in bound) else "value"
+    return ColumnKind.NODE if bound and all(is_node_key(key) for key in bound) else ColumnKind.VALUE
 
 
 def _boolean_key(value: bool) -> str:

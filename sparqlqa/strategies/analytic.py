@@ -15,6 +15,7 @@ from sparqlqa.errors import QueryError
 from sparqlqa.kb.data_names import stored_data_names
 from sparqlqa.query.built_query import BuiltQuery
 from sparqlqa.stages.analytic import compile_analytic, wants_analytic
+from sparqlqa.stages.modes import ColumnKind
 
 if TYPE_CHECKING:
     from sparqlqa.stages.answer import Answer
@@ -59,9 +60,9 @@ def analytic_answer(ctx: AskContext, triplets: Triplets, *, rerank: bool) -> Ans
     if table is None:
         return None
     form, value = table.form()
-    if form == "value" and table.columns[0].kind == "node":  # one node ("the library with the most books")
+    if form == "value" and table.columns[0].kind == ColumnKind.NODE:  # one node ("the library with the most books")
         form, value = "list", None
-    nodes = form == "list" and table.columns[0].kind == "node"
+    nodes = form == "list" and table.columns[0].kind == ColumnKind.NODE
     ranking, candidates = table_rows_ranking(ctx, table, form=form, value=value, ordered=compiled.ordered,
                                              target=compiled.columns[0])
     reranked = rerank_top(ctx, ranking, enabled=rerank and nodes)

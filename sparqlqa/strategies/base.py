@@ -65,6 +65,7 @@ class Strategy(ABC):
     ``needs_index``: its answers come from the node vector index alone (built first, with progress, by the
     CLI); the others rank SPARQL candidates and never wait for a whole-KB embedding."""
 
+    #: the name the strategy is registered under in :data:`strategies` (the registry sets it)
     name: ClassVar[str] = ""
     needs_llm: ClassVar[bool] = False
     needs_index: ClassVar[bool] = False
@@ -112,14 +113,14 @@ class StrategyRegistry(Registry[type[Strategy]]):
                 self._lazy = {name: path for name, path in self._lazy.items() if path != module}
 
 
-strategies = StrategyRegistry("strategy", ("sparqlqa.strategies.base",), lazy=OPTIONAL_STRATEGIES)
+strategies = StrategyRegistry("strategy", ("sparqlqa.strategies.base",), lazy=OPTIONAL_STRATEGIES,
+                              name_attribute="name")
 
 
 @strategies.register("4step")
 class FourStep(Strategy):
     """4StepFocus.  Subclasses swap the triplet step by overriding :meth:`make_triplets`."""
 
-    name = "4step"
     needs_llm = True
     #: whether stage 4 (LLM rerank) runs; it also needs an LLM and ``rerank != "none"``
     rerank_enabled: ClassVar[bool] = True
@@ -168,7 +169,6 @@ class FourStep(Strategy):
 class VectorSearch(Strategy):
     """Vector search only: the nodes whose text is closest to the question."""
 
-    name = "vss"
     needs_index = True
 
     def run(self, ctx: AskContext) -> Answer:
@@ -179,7 +179,6 @@ class VectorSearch(Strategy):
 class VectorSearchRerank(Strategy):
     """Vector search, then the LLM reranks the top ``k``."""
 
-    name = "vss+rerank"
     needs_index = True
     needs_llm = True
 

@@ -14,7 +14,15 @@ from typing import Any
 
 import pytest
 
-from sparqlqa.errors import ConfigError, DatasetError, LLMRateLimited, NotInCache, QueryError
+from sparqlqa.errors import (
+    ConfigError,
+    DatasetError,
+    LLMConnectionError,
+    LLMRateLimited,
+    LLMTimeout,
+    NotInCache,
+    QueryError,
+)
 from sparqlqa.evaluation import EvalError, EvalRun, Question, RunSettings, evaluate, select_questions
 from sparqlqa.evaluation.results import QuestionResult
 from sparqlqa.evaluation.runner import RESULTS_FILE, ResultsFile
@@ -163,6 +171,14 @@ def test_strategy_errors_count_as_misses_transient_ones_are_retried(tmp_path: Pa
     again = StandIn()
     EvalRun("kb", questions(5), settings(strategies=["good"]), tmp_path, ask=again).run()
     assert sorted(q for q, _ in again.calls) == ["question about g1", "question about g3"]
+
+
+def test_every_llm_unavailable_error_leaves_the_pair_for_the_rerun(tmp_path: Path) -> None:
+    ask = StandIn(fail={"question about g0": LLMTimeout("no answer in 60 s"),
+                        "question about g1": LLMConnectionError("cannot reach the server")})
+    stats = EvalRun("kb", questions(3), settings(strategies=["good"]), tmp_path, ask=ask).run()
+    assert (stats.done, stats.errors, stats.failed) == (1, 0, 2)
+    assert [r["id"] for r in read_rows(tmp_path)] == ["2"]
 
 
 class Flaky(StandIn):

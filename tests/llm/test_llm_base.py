@@ -140,3 +140,15 @@ def test_llm_options_decorator(llm_env: Path) -> None:
     result = runner.invoke(cmd, ["--llm", "fake"], env={"SPARQLQA_LLM_CACHE": "only"})
     assert result.output.strip() == "fake only fake:fake only"
     assert runner.invoke(cmd, ["--llm-cache", "bogus"]).exit_code == 2
+
+
+def test_the_llm_errors_a_later_call_may_not_meet_are_llm_unavailable() -> None:
+    """The error tree says which LLM failures are transient (the eval runner leaves those pairs for a rerun)."""
+    from sparqlqa import errors
+
+    def below(cls: type[LLMError]) -> set[type[LLMError]]:
+        return {cls}.union(*(below(sub) for sub in cls.__subclasses__()))
+
+    transient = {c.__name__ for c in below(LLMError) if issubclass(c, errors.LLMUnavailable)}
+    assert transient == {"LLMUnavailable", "LLMRateLimited", "LLMOverloaded", "LLMTimeout", "LLMConnectionError"}
+    assert not issubclass(errors.LLMAuthError, errors.LLMUnavailable)

@@ -125,6 +125,16 @@ def test_import_validates_against_the_schema(llm_cache: LLMCache, tmp_path: Path
     assert [p["id"] for p in llm_cache.pending()] == [keys[1]]
 
 
+def test_the_import_report_json_is_its_counters_and_problems(llm_cache: LLMCache, tmp_path: Path) -> None:
+    answers = tmp_path / "answers.jsonl"
+    answers.write_text(json.dumps({"id": "f" * 64, "response": "who?"}) + "\n" + json.dumps({"id": "e" * 64}) + "\n")
+    report = llm_cache.import_answers(answers).to_dict()
+    assert list(report) == ["imported", "invalid", "unknown", "unanswered", "errors"]
+    assert [report[k] for k in ("imported", "invalid", "unknown", "unanswered")] == [0, 0, 1, 1]
+    assert report["errors"] == [f"{answers}:1: id ffffffffffff is not a pending prompt (already imported, or "
+                                "exported from another cache)"]
+
+
 def test_stats(llm_cache: LLMCache) -> None:
     fake = FakeLLM(["one two", "three"], cache=llm_cache)
     fake.complete("hello world")

@@ -13,7 +13,7 @@ from sparqlqa.cli.ask_commands import ask as ask_command
 from sparqlqa.cli.eval_commands import eval_ as eval_command
 from sparqlqa.stages.answer import AnswerItem
 from sparqlqa.stages.forms import FORM_SCHEMA
-from sparqlqa.stages.modes import FORMS, Form, ItemSource, RerankMode, TopicMode, values
+from sparqlqa.stages.modes import FORMS, ColumnKind, Form, ItemSource, RerankMode, TopicMode, values
 from sparqlqa.strategies.text2sparql import prompts
 
 PACKAGE = Path(__file__).resolve().parents[2] / "sparqlqa"
@@ -54,7 +54,7 @@ def test_the_text2sparql_prompt_names_exactly_the_forms() -> None:
 
 def test_no_mode_or_form_tuple_is_defined_outside_the_enums() -> None:
     """A tuple of the words of an enum, written out again anywhere in the package, is a second definition."""
-    words = {frozenset(values(enum)) for enum in (Form, ItemSource, RerankMode, TopicMode)}
+    words = {frozenset(values(enum)) for enum in (ColumnKind, Form, ItemSource, RerankMode, TopicMode)}
     words.add(frozenset(f.value for f in FORMS))
     found = []
     for path in PACKAGE.rglob("*.py"):

@@ -47,7 +47,6 @@ STOP_TEXT = {"exhausted": "nothing new was found", "budget": "the call budget of
 class Fiske(Strategy):
     """FiSKE: stateful clue exploration with an LLM (budget: ``$SPARQLQA_FISKE_BUDGET``, default 30)."""
 
-    name = "fiske"
     needs_llm = True
 
     def __init__(self, settings: FiskeSettings | None = None) -> None:

@@ -446,7 +446,6 @@ def _named_type(kb: KnowledgeBase, question: str) -> str | None:
 class OfflineStrategy(FourStep):
     """4StepFocus with the offline triplet step and no LLM anywhere (no rerank)."""
 
-    name = "offline"
     needs_llm: ClassVar[bool] = False
     rerank_enabled: ClassVar[bool] = False
 

@@ -128,7 +128,6 @@ class Attempt:
 class TextToSparql(Strategy):
     """The LLM writes the whole SPARQL query from the schema; names linked, one repair round."""
 
-    name = "text2sparql"
     needs_llm = True
 
     def run(self, ctx: AskContext) -> Answer:
