@@ -11,14 +11,14 @@ so ``import sparqlqa`` stays light.  The package layout is described in ARCHITEC
 
 from __future__ import annotations
 
+__all__ = ["Answer", "AnswerItem", "AnswerMeta", "KnowledgeBase", "QueryRecord", "SparqlqaError", "__version__",
+           "ask", "open_kb"]
+
 from sparqlqa.version import __version__
 
 #: ``typing.TYPE_CHECKING`` without importing ``typing`` (0.006 s CPU of a query worker's start, which
 #: imports this package and little else); mypy reads any ``TYPE_CHECKING`` as true
 TYPE_CHECKING = False
-
-__all__ = ["Answer", "AnswerItem", "AnswerMeta", "KnowledgeBase", "QueryRecord", "SparqlqaError", "__version__",
-           "ask", "open_kb"]
 
 if TYPE_CHECKING:
     from typing import Any

@@ -28,14 +28,14 @@ True
 
 from __future__ import annotations
 
+__all__ = ["Deadline", "QueryScope", "TimeLimits", "applying", "in_force"]
+
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Protocol
-
-__all__ = ["Deadline", "QueryScope", "TimeLimits", "applying", "in_force"]
 
 
 class Deadline:

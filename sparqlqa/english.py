@@ -14,11 +14,6 @@ True
 
 from __future__ import annotations
 
-import re
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from types import MappingProxyType
-
 __all__ = ["AGGREGATE_WORDS", "ALTERNATIVE_MARGIN", "AVERAGE_WORDS", "BARE_COMPARATIVES", "BOOLEAN_STARTS",
            "CHOICE_WORD", "CLASSIFIERS", "COMPARED_NOUN_WORDS", "COMPARISON_COLUMNS", "COMPARISON_PHRASES",
            "COUNT_PATTERN", "COUNT_WORDS", "DATE_WORDS", "DESCENDING_WORDS", "DISTINCT_WORDS", "DO_WORDS",
@@ -29,6 +24,11 @@ __all__ = ["AGGREGATE_WORDS", "ALTERNATIVE_MARGIN", "AVERAGE_WORDS", "BARE_COMPA
            "STOPWORDS", "SUPERLATIVE_LEADS", "SUPERLATIVE_WORDS", "SURNAME_NODES", "SURNAME_SCORE", "TABLE_FILLER",
            "VALUE_COUNT_PATTERN", "VALUE_PREPOSITIONS", "VALUE_SUPERLATIVES", "WH_CLASSES", "WH_TYPES", "WH_WORDS",
            "ForeignCues", "ScoringSettings", "foreign_cues", "singular"]
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from types import MappingProxyType
 
 # --- word blocks ------------------------------------------------------------------------------------
 

@@ -13,12 +13,6 @@ carries a ``hint`` saying what to do.  The CLI turns these into clean exits
 
 from __future__ import annotations
 
-import errno
-import os
-from collections.abc import Mapping
-from os import PathLike
-from typing import Any
-
 __all__ = ["ConfigError", "DatasetError", "EndpointError", "GroupError", "GroupMemberNotFound", "IngestError",
            "InvalidKBName", "InvalidText", "KBBusy", "KBDamaged", "KBError", "KBExists", "KBNotFound", "LLMAuthError",
            "LLMBadRequest", "LLMCacheError", "LLMConnectionError", "LLMError", "LLMOverloaded", "LLMParseError",
@@ -26,6 +20,12 @@ __all__ = ["ConfigError", "DatasetError", "EndpointError", "GroupError", "GroupM
            "NodeIndexMismatch", "NotInCache", "QueryError", "QueryTimeout", "QueryTooLarge", "ServiceRefused",
            "SparqlSyntaxError", "SparqlqaError", "StorageError", "StoreUnavailable", "UnknownNameError",
            "UpdateRefused", "os_error_hint"]
+
+import errno
+import os
+from collections.abc import Mapping
+from os import PathLike
+from typing import Any
 
 
 class SparqlqaError(Exception):

@@ -17,6 +17,9 @@ stay byte-identical).
 
 from __future__ import annotations
 
+__all__ = ["LANGUAGES", "Language", "asked_in", "current_language", "detect_language", "in_kb_language",
+           "language_name", "prompt_note", "resolve_language"]
+
 import contextvars
 import functools
 import re
@@ -27,9 +30,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from sparqlqa.errors import ConfigError, MissingExtraError
-
-__all__ = ["LANGUAGES", "Language", "asked_in", "current_language", "detect_language", "in_kb_language",
-           "language_name", "prompt_note", "resolve_language"]
 
 #: the languages detection chooses among (ISO 639-1): Europe's large languages, the big Asian ones, Arabic,
 #: Hebrew, Hindi, Swahili.  Restricting the set is what makes short questions reliable (97 vs 88 of 100)

@@ -5,6 +5,9 @@
 
 from __future__ import annotations
 
+__all__ = ["atomic_write_bytes", "atomic_write_json", "atomic_write_text", "atomic_writer", "exclusive_lock", "kbs_dir",
+           "make_folder", "sparqlqa_home"]
+
 import errno
 import json
 import os
@@ -15,9 +18,6 @@ from pathlib import Path
 from typing import IO, Any
 
 from sparqlqa.errors import StorageError
-
-__all__ = ["atomic_write_bytes", "atomic_write_json", "atomic_write_text", "atomic_writer", "exclusive_lock", "kbs_dir",
-           "make_folder", "sparqlqa_home"]
 
 HOME_HINT = "set SPARQLQA_HOME to a folder you can write"
 

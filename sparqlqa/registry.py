@@ -25,13 +25,13 @@ its ``register`` line.
 
 from __future__ import annotations
 
+__all__ = ["Registry", "lazy_attribute"]
+
 import importlib
 from collections.abc import Callable, Mapping
 from typing import Any, Generic, TypeVar
 
 from sparqlqa.errors import ConfigError, UnknownNameError
-
-__all__ = ["Registry", "lazy_attribute"]
 
 T = TypeVar("T")
 

@@ -9,13 +9,13 @@ can build the demo KB without the repository.
 
 from __future__ import annotations
 
+__all__ = ["SAMPLES", "Sample", "sample_path"]
+
 import shlex
 from dataclasses import dataclass
 from pathlib import Path
 
 from sparqlqa.errors import UnknownNameError
-
-__all__ = ["SAMPLES", "Sample", "sample_path"]
 
 
 @dataclass(frozen=True)

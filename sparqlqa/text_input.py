@@ -26,6 +26,8 @@ sparqlqa.errors.InvalidText: question holds a NUL character (U+0000) at characte
 
 from __future__ import annotations
 
+__all__ = ["CODE", "DATASET", "NAME", "PROSE", "TextKind", "clean_json", "clean_text", "decode_utf8"]
+
 import re
 import unicodedata
 from collections.abc import Mapping
@@ -34,8 +36,6 @@ from dataclasses import field as dataclass_field
 from typing import Any
 
 from sparqlqa.errors import InvalidText
-
-__all__ = ["CODE", "DATASET", "NAME", "PROSE", "TextKind", "clean_json", "clean_text", "decode_utf8"]
 
 #: the byte-order mark some editors put first in a file
 BOM = "\ufeff"

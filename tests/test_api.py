@@ -129,6 +129,29 @@ def test_every_module_says_what_it_offers() -> None:
     assert unknown == []
 
 
+def _all_comes_first(tree: ast.Module) -> bool:
+    """Whether ``__all__`` is the first statement after the docstring and ``from __future__`` (PEP 8)."""
+    body = [node for node in tree.body if not (isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant))
+            and not (isinstance(node, ast.ImportFrom) and node.module == "__future__")]
+    first = body[0] if body else None
+    return isinstance(first, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "__all__" for t in first.targets)
+
+
+def test_every_module_says_what_it_offers_before_its_imports() -> None:
+    """PEP 8's place for ``__all__``: after the docstring, before the imports — where a reader meets the module's
+    face first (a computed ``__all__``, which needs names defined before it, may come later)."""
+    late = [name for name, path in sorted(modules().items())
+            if not _all_comes_first(tree := ast.parse(path.read_text(encoding="utf-8")))
+            and isinstance(_all_node(tree), ast.List)]
+    assert late == []
+    assert not _all_comes_first(ast.parse("import os\n__all__ = ['x']\nx = os"))
+
+
+def _all_node(tree: ast.Module) -> ast.expr | None:
+    return next((node.value for node in tree.body if isinstance(node, ast.Assign)
+                 and any(isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets)), None)
+
+
 def test_the_module_check_finds_a_missing_all() -> None:
     assert declared_all(ast.parse("x = 1")) is None
     assert declared_all(ast.parse("__all__ = ['x']\nx = 1")) == ["x"]

@@ -7,6 +7,8 @@ top so ``sparqlqa --help`` stays instant; heavy work is imported inside commands
 
 from __future__ import annotations
 
+__all__ = ["main"]
+
 import atexit
 import gc
 import importlib
@@ -19,8 +21,6 @@ import click
 
 from sparqlqa.errors import SparqlqaError, os_error_hint
 from sparqlqa.version import __version__
-
-__all__ = ["main"]
 
 #: (command name, module, attribute): each attribute is a click command or group, imported when its command
 #: is run or listed (``--help``): a command does not import every other command's module (issue 36)

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+__all__ = ["NO_NODE_EXIT", "answer_rows", "answers_table", "answers_tsv", "ask", "delimited", "ensure_index", "index",
+           "needs_index", "prepare_index", "print_sparql", "show_answer", "table_view"]
+
 import os
 import sys
 from collections.abc import Sequence
@@ -36,9 +39,6 @@ if TYPE_CHECKING:
     from sparqlqa.stages.answer import Answer
     from sparqlqa.stages.table import Table
     from sparqlqa.vectors.index import IndexSummary
-
-__all__ = ["NO_NODE_EXIT", "answer_rows", "answers_table", "answers_tsv", "ask", "delimited", "ensure_index", "index",
-           "needs_index", "prepare_index", "print_sparql", "show_answer", "table_view"]
 
 
 #: ``ask --format``: the answer's table as comma- or tab-separated rows

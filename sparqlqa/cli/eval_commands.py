@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+__all__ = ["eval_"]
+
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -23,8 +25,6 @@ from sparqlqa.cli.output import KB_NAME, PlainProgress, console, device_option, 
 from sparqlqa.cli.remote_options import endpoint_timeout, endpoint_timeout_option
 from sparqlqa.errors import ConfigError
 from sparqlqa.stages.modes import TopicMode, values
-
-__all__ = ["eval_"]
 
 #: eval's exit status when some answers failed (counted as misses; listed in report.md)
 EXIT_ERRORS = 1

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+__all__ = ["FORMATS", "export"]
+
 import sys
 from pathlib import Path
 
@@ -9,8 +11,6 @@ import click
 
 from sparqlqa.cli.output import KB_NAME, note, print_json
 from sparqlqa.errors import ConfigError
-
-__all__ = ["FORMATS", "export"]
 
 #: ``--format`` names (``sparqlqa.kb.export.EXPORT_FORMATS``, kept here so ``--help`` imports no store)
 FORMATS = ("turtle", "nt", "nq", "trig", "jsonld")

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+__all__ = ["ingest", "kbs", "kbs_add", "kbs_annotate", "kbs_group", "kbs_group_add", "kbs_group_remove", "kbs_remove",
+           "samples", "schema", "sparql"]
+
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -29,9 +32,6 @@ if TYPE_CHECKING:
     from sparqlqa.kb.groups import SavedGroup
     from sparqlqa.kb.knowledge_base import KnowledgeBase
     from sparqlqa.strategies.kb_artifacts import BuiltArtifact
-
-__all__ = ["ingest", "kbs", "kbs_add", "kbs_annotate", "kbs_group", "kbs_group_add", "kbs_group_remove", "kbs_remove",
-           "samples", "schema", "sparql"]
 
 
 def _parse_options(pairs: tuple[str, ...]) -> dict[str, Any]:

@@ -7,6 +7,9 @@ into an :class:`~sparqlqa.llm.LLM` (or None: use the offline strategy).
 
 from __future__ import annotations
 
+__all__ = ["export_pending", "import_", "keys", "keys_delete", "keys_list", "keys_set", "llm", "llm_from_options",
+           "llm_options", "pending", "stats"]
+
 import json
 from collections.abc import Callable
 from pathlib import Path
@@ -16,9 +19,6 @@ import click
 
 if TYPE_CHECKING:
     from sparqlqa.llm import LLM
-
-__all__ = ["export_pending", "import_", "keys", "keys_delete", "keys_list", "keys_set", "llm", "llm_from_options",
-           "llm_options", "pending", "stats"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 

@@ -3,6 +3,10 @@ otherwise)."""
 
 from __future__ import annotations
 
+__all__ = ["KB_NAME", "CleanText", "EtaEstimator", "PlainProgress", "byte_progress", "cell", "console",
+           "count_progress", "device_option", "err_console", "eta_text", "note", "print_json", "safe", "safe_field",
+           "warning"]
+
 import json
 import os
 import time
@@ -15,10 +19,6 @@ import click
 from rich.console import Console
 
 from sparqlqa.text_input import NAME, TextKind, clean_text
-
-__all__ = ["KB_NAME", "CleanText", "EtaEstimator", "PlainProgress", "byte_progress", "cell", "console",
-           "count_progress", "device_option", "err_console", "eta_text", "note", "print_json", "safe", "safe_field",
-           "warning"]
 
 _stdout: Console | None = None
 _stderr: Console | None = None

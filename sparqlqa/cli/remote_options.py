@@ -11,13 +11,13 @@ see them when they run in a copy of the context, as serve's and eval's pools do.
 
 from __future__ import annotations
 
+__all__ = ["ADD_HELP", "endpoint_timeout", "endpoint_timeout_option"]
+
 from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
 from typing import TypeVar
 
 import click
-
-__all__ = ["ADD_HELP", "endpoint_timeout", "endpoint_timeout_option"]
 
 F = TypeVar("F", bound=Callable[..., object])
 

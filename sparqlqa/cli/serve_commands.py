@@ -6,6 +6,8 @@ Both keep one process warm: KBs, their indexes and the embedder are loaded once.
 
 from __future__ import annotations
 
+__all__ = ["mcp", "serve"]
+
 import ipaddress
 import os
 import socket
@@ -22,8 +24,6 @@ from sparqlqa.serve.open_kbs import DEFAULT_MAX_OPEN_KBS
 
 if TYPE_CHECKING:
     from sparqlqa.serve.service import ServeSettings, Service
-
-__all__ = ["mcp", "serve"]
 
 TOKEN_ENV = "SPARQLQA_SERVE_TOKEN"
 #: open connections one client address may hold (``--max-connections-per-client``)

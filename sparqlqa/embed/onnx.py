@@ -12,6 +12,8 @@ benchmarks/RESULTS.md "Vectors").
 
 from __future__ import annotations
 
+__all__ = ["GraphStamp", "OnnxEmbedder", "OnnxInt8Embedder", "optimized_session"]
+
 import json
 import logging
 import os
@@ -27,8 +29,6 @@ import numpy as np
 from sparqlqa.embed.embedders import INSTALL, Embedder, embedders, model_tools, offline_model_path
 from sparqlqa.errors import ConfigError, MissingExtraError, StorageError
 from sparqlqa.paths import atomic_write_text, make_folder, sparqlqa_home
-
-__all__ = ["GraphStamp", "OnnxEmbedder", "OnnxInt8Embedder", "optimized_session"]
 
 #: rows of one model run, and its tokens (rows × longest text) at most: the run's activations (attention
 #: grows with rows × tokens²) stay small, so the peak memory of an index build does not depend on how long

@@ -16,6 +16,8 @@ before a re-distillation is never searched with the new table.
 
 from __future__ import annotations
 
+__all__ = ["DEFAULT_MODEL", "StaticEmbedder", "ensure_static_model", "hub_offline", "mean_rows", "static_cache_dir"]
+
 import hashlib
 import json
 import os
@@ -32,8 +34,6 @@ import numpy as np
 from sparqlqa.embed.embedders import INSTALL, Embedder, embedders, model_tools, offline_model_path
 from sparqlqa.errors import ConfigError, MissingExtraError, StorageError
 from sparqlqa.paths import make_folder, sparqlqa_home
-
-__all__ = ["DEFAULT_MODEL", "StaticEmbedder", "ensure_static_model", "hub_offline", "mean_rows", "static_cache_dir"]
 
 #: dimensions the distilled vectors keep (PCA); a model with fewer keeps its own
 PCA_DIMS = 256

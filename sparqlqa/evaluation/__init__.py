@@ -14,29 +14,6 @@ scored by execution accuracy) asks each question's own KB, ``kb_prefix + db``
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any
-
-from sparqlqa.errors import ConfigError, MissingExtraError
-from sparqlqa.evaluation.datasets import Dataset, Question, datasets, load_questions
-from sparqlqa.evaluation.graphs import GraphKBs, ingest_graphs
-from sparqlqa.evaluation.metrics import question_metrics
-from sparqlqa.evaluation.oracle import OracleSummary
-from sparqlqa.evaluation.report import EvalReport, StrategySummary, build_metrics, report_markdown, write_report
-from sparqlqa.evaluation.results import LLMUsage, QuestionResult
-from sparqlqa.evaluation.runner import (
-    AskFunction,
-    EvalError,
-    EvalRun,
-    LLMChoice,
-    Outcome,
-    RunSettings,
-    RunStats,
-    select_questions,
-)
-
 __all__ = [
     "LLM_STRATEGIES",
     "AskFunction",
@@ -59,6 +36,29 @@ __all__ = [
     "question_metrics",
     "select_questions",
 ]
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from sparqlqa.errors import ConfigError, MissingExtraError
+from sparqlqa.evaluation.datasets import Dataset, Question, datasets, load_questions
+from sparqlqa.evaluation.graphs import GraphKBs, ingest_graphs
+from sparqlqa.evaluation.metrics import question_metrics
+from sparqlqa.evaluation.oracle import OracleSummary
+from sparqlqa.evaluation.report import EvalReport, StrategySummary, build_metrics, report_markdown, write_report
+from sparqlqa.evaluation.results import LLMUsage, QuestionResult
+from sparqlqa.evaluation.runner import (
+    AskFunction,
+    EvalError,
+    EvalRun,
+    LLMChoice,
+    Outcome,
+    RunSettings,
+    RunStats,
+    select_questions,
+)
 
 #: strategies that call an LLM (an LLM object is built once and shared by the workers)
 LLM_STRATEGIES: frozenset[str] = frozenset({"4step", "vss+rerank"})

@@ -13,6 +13,10 @@ labels matched to nodes case-insensitively (MetaQA, PathQuestion, WC2014).
 
 from __future__ import annotations
 
+__all__ = ["APART_EMPTY", "APART_VOCABULARY", "Dataset", "JsonlDataset", "MetaQA", "PathQuestion", "Question",
+           "Spider4Sparql", "StarkAmazon", "StarkMag", "StarkPrime", "WorldCup2014", "datasets", "graph_files",
+           "load_questions", "parse_path_answers"]
+
 import ast
 import csv
 import json
@@ -28,10 +32,6 @@ from sparqlqa.errors import DatasetError
 from sparqlqa.registry import Registry
 from sparqlqa.stages.modes import TopicMode
 from sparqlqa.text_input import DATASET, clean_text
-
-__all__ = ["APART_EMPTY", "APART_VOCABULARY", "Dataset", "JsonlDataset", "MetaQA", "PathQuestion", "Question",
-           "Spider4Sparql", "StarkAmazon", "StarkMag", "StarkPrime", "WorldCup2014", "datasets", "graph_files",
-           "load_questions", "parse_path_answers"]
 
 #: the splits ``--split`` accepts (``human``: STaRK's human-generated set)
 SPLITS: tuple[str, ...] = ("test", "val", "dev", "train", "human", "all")

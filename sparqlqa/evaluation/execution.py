@@ -19,6 +19,8 @@ False
 
 from __future__ import annotations
 
+__all__ = ["MAX_PERMUTED_COLUMNS", "ExecutionScore", "cell_value", "rows_match", "score_rows"]
+
 import math
 from collections import Counter
 from collections.abc import Mapping, Sequence
@@ -27,8 +29,6 @@ from itertools import permutations
 from typing import Any
 
 from sparqlqa.kb.records import JsonRecord
-
-__all__ = ["MAX_PERMUTED_COLUMNS", "ExecutionScore", "cell_value", "rows_match", "score_rows"]
 
 #: tables wider than this are matched column by column in the gold's order only (no permutations)
 MAX_PERMUTED_COLUMNS = 6

@@ -13,14 +13,14 @@ says little (empty, or names no mapping produces) counted apart, outside the mai
 
 from __future__ import annotations
 
+__all__ = ["EXECUTION_SEMANTICS", "ExecutionFigures", "Tally", "execution_figures", "execution_markdown"]
+
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from sparqlqa.evaluation.results import QuestionResult
 from sparqlqa.kb.records import JsonRecord
-
-__all__ = ["EXECUTION_SEMANTICS", "ExecutionFigures", "Tally", "execution_figures", "execution_markdown"]
 
 #: what the figures mean (``metrics.json`` ``semantics``)
 EXECUTION_SEMANTICS = (

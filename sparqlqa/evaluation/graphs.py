@@ -6,6 +6,8 @@ KB a question asks is ``prefix + db`` (``--kb-prefix s4s_`` → ``s4s_concert_si
 
 from __future__ import annotations
 
+__all__ = ["GraphIngest", "GraphKBs", "ingest_graphs"]
+
 import threading
 import time
 from collections.abc import Callable, Iterable
@@ -17,8 +19,6 @@ from sparqlqa.evaluation.datasets import graph_files
 
 if TYPE_CHECKING:
     from sparqlqa.kb.knowledge_base import KnowledgeBase
-
-__all__ = ["GraphIngest", "GraphKBs", "ingest_graphs"]
 
 
 @dataclass

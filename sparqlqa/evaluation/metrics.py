@@ -41,15 +41,15 @@ and a strategy cannot gain by listing tied gold answers first.
 
 from __future__ import annotations
 
+__all__ = ["ALL_METRICS", "RETRIEVAL_METRICS", "RankedItem", "answer_f1", "answer_set", "apply_tie_rule", "gold_ranks",
+           "hit_at", "mean", "normalize_label", "percentile", "question_metrics", "recall_at", "reciprocal_rank"]
+
 import math
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from sparqlqa.stages.modes import ItemSource
-
-__all__ = ["ALL_METRICS", "RETRIEVAL_METRICS", "RankedItem", "answer_f1", "answer_set", "apply_tie_rule", "gold_ranks",
-           "hit_at", "mean", "normalize_label", "percentile", "question_metrics", "recall_at", "reciprocal_rank"]
 
 #: metric names in report order, for retrieval (STaRK) and KGQA datasets
 RETRIEVAL_METRICS: tuple[str, ...] = ("hit@1", "hit@5", "recall@20", "mrr")

@@ -15,6 +15,9 @@ GoldPath(topic='x', hops=(('spouse', True), ('nationality', True)))
 
 from __future__ import annotations
 
+__all__ = ["GoldPath", "OracleFigures", "OracleSummary", "answerable", "gold_path", "metaqa_path", "oracle_markdown",
+           "oracle_summary", "pathquestion_path"]
+
 import itertools
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -30,9 +33,6 @@ from sparqlqa.query.built_query import BuiltQuery
 
 if TYPE_CHECKING:
     from sparqlqa.kb.knowledge_base import KnowledgeBase
-
-__all__ = ["GoldPath", "OracleFigures", "OracleSummary", "answerable", "gold_path", "metaqa_path", "oracle_markdown",
-           "oracle_summary", "pathquestion_path"]
 
 #: MetaQA question-type words → the relation names of its KB
 METAQA_RELATIONS = {"actor": "starred_actors", "director": "directed_by", "writer": "written_by",

@@ -12,6 +12,9 @@ resumed run reports over all of its questions.
 
 from __future__ import annotations
 
+__all__ = ["EvalReport", "LLMPerQuestion", "LLMTotals", "LatencySummary", "ReportedError", "StrategySummary",
+           "build_metrics", "report_markdown", "write_report"]
+
 import io
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
@@ -31,9 +34,6 @@ from sparqlqa.evaluation.results import QuestionResult
 from sparqlqa.evaluation.runner import RunSettings, RunStats
 from sparqlqa.kb.records import JsonRecord
 from sparqlqa.paths import atomic_write_bytes, atomic_write_json, atomic_write_text
-
-__all__ = ["EvalReport", "LLMPerQuestion", "LLMTotals", "LatencySummary", "ReportedError", "StrategySummary",
-           "build_metrics", "report_markdown", "write_report"]
 
 METRICS_FILE = "metrics.json"
 TABLE_FILE = "report.md"

@@ -13,6 +13,8 @@ True
 
 from __future__ import annotations
 
+__all__ = ["LLMUsage", "QuestionResult", "TopItem"]
+
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -20,8 +22,6 @@ from typing import Any
 from sparqlqa.evaluation.execution import ExecutionScore
 from sparqlqa.evaluation.metrics import ALL_METRICS
 from sparqlqa.kb.records import JsonRecord
-
-__all__ = ["LLMUsage", "QuestionResult", "TopItem"]
 
 #: the per-question metric keys of a row, in the order they are written (:func:`question_metrics`)
 METRIC_KEYS: tuple[str, ...] = ("rank", "n_gold", *ALL_METRICS)

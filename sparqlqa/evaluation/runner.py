@@ -14,6 +14,9 @@ the harness with a stand-in; the default is :func:`sparqlqa.strategies.ask.ask`.
 
 from __future__ import annotations
 
+__all__ = ["RESULTS_FILE", "AskFunction", "EvalError", "EvalRun", "LLMChoice", "Outcome", "ResultsFile", "RunSettings",
+           "RunStats", "error_row", "execution_score", "select_questions"]
+
 import contextvars
 import json
 import os
@@ -48,9 +51,6 @@ from sparqlqa.stages.modes import TopicMode
 if TYPE_CHECKING:
     from sparqlqa.llm import LLM, LLMCall
     from sparqlqa.stages.answer import Answer
-
-__all__ = ["RESULTS_FILE", "AskFunction", "EvalError", "EvalRun", "LLMChoice", "Outcome", "ResultsFile", "RunSettings",
-           "RunStats", "error_row", "execution_score", "select_questions"]
 
 #: the ``llm=`` argument of ``ask`` for one strategy: an LLM object, ``"offline"``, or None (the default)
 LLMChoice: TypeAlias = "LLM | str | None"

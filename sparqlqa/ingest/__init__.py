@@ -15,6 +15,8 @@ rename).  A failure or a kill leaves the previous KB exactly as it was.
 
 from __future__ import annotations
 
+__all__ = ["IngestFormat", "IngestTarget", "check_replace", "ingest", "ingest_formats", "resolve_format"]
+
 import gc
 from collections.abc import Callable, Sequence
 from datetime import datetime, timezone
@@ -50,8 +52,6 @@ from sparqlqa.kb.store import OxigraphStore
 from sparqlqa.kb.vocab import default_base_iri
 from sparqlqa.paths import atomic_writer
 from sparqlqa.version import __version__
-
-__all__ = ["IngestFormat", "IngestTarget", "check_replace", "ingest", "ingest_formats", "resolve_format"]
 
 #: a replace keeping fewer than this share of the KB's data triples needs ``force``
 MIN_REPLACE_FRACTION = 0.5

@@ -6,6 +6,9 @@ name in :data:`ingest_formats` exactly as a plugin would.
 
 from __future__ import annotations
 
+__all__ = ["MAX_LINE_BYTES", "RDF_SYNTAXES", "IngestFormat", "IngestTarget", "SourceReport", "detect_format",
+           "format_choices", "ingest_formats", "open_source", "read_lines", "strip_compression"]
+
 import bz2
 import gzip
 import io
@@ -22,9 +25,6 @@ from pyoxigraph import Store as OxStore
 from sparqlqa.errors import IngestError
 from sparqlqa.kb.vocab import OWL, RDF, RDFS
 from sparqlqa.registry import Registry
-
-__all__ = ["MAX_LINE_BYTES", "RDF_SYNTAXES", "IngestFormat", "IngestTarget", "SourceReport", "detect_format",
-           "format_choices", "ingest_formats", "open_source", "read_lines", "strip_compression"]
 
 #: ``progress(bytes_done, bytes_total)`` for the source being loaded
 Progress = Callable[[int, int], None]

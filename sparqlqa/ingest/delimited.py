@@ -7,6 +7,8 @@ per relation name, labelled from it.  Names are kept exactly as given
 
 from __future__ import annotations
 
+__all__ = ["DelimitedTriples"]
+
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, ClassVar
@@ -16,8 +18,6 @@ from pyoxigraph import Literal, NamedNode, Quad
 from sparqlqa.errors import IngestError
 from sparqlqa.ingest.base import IngestFormat, IngestTarget, ingest_formats, open_source, read_lines
 from sparqlqa.kb.vocab import RDF, RDFS, SQA
-
-__all__ = ["DelimitedTriples"]
 
 BATCH = 50_000
 #: how many recent entity names :meth:`DelimitedTriples._quads` remembers (bounded memory)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+__all__ = ["RDF_FORMAT_NAMES", "RdfFileFormat"]
+
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -18,8 +20,6 @@ from sparqlqa.ingest.base import (
     read_lines,
     strip_compression,
 )
-
-__all__ = ["RDF_FORMAT_NAMES", "RdfFileFormat"]
 
 RDF_SUFFIXES: dict[str, RdfFormat] = {
     ".nt": RdfFormat.N_TRIPLES,

@@ -12,6 +12,8 @@ True
 
 from __future__ import annotations
 
+__all__ = ["ingest_graph", "kb_from_graph", "kb_to_graph"]
+
 import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -24,8 +26,6 @@ from sparqlqa.kb.store import OxigraphStore
 
 if TYPE_CHECKING:
     import rdflib
-
-__all__ = ["ingest_graph", "kb_from_graph", "kb_to_graph"]
 
 
 #: a pyoxigraph term as the equivalent rdflib term

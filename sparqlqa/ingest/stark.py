@@ -39,6 +39,11 @@ Pickles are read with an allow-list of classes (builtins, numpy, pandas data typ
 
 from __future__ import annotations
 
+__all__ = [
+    "Adjacency", "DocumentBuilder", "SkbData", "StarkSKB", "compact_text", "dataset_namespace", "download_skb",
+    "guess_dataset", "node_aliases", "node_iri", "node_label", "read_skb", "resolve_source",
+]
+
 import itertools
 import pickle
 import re
@@ -66,11 +71,6 @@ from sparqlqa.ingest.stark_docs import (
     node_label,
 )
 from sparqlqa.kb.vocab import OWL, RDF, RDFS, SKOS, SQA
-
-__all__ = [
-    "Adjacency", "DocumentBuilder", "SkbData", "StarkSKB", "compact_text", "dataset_namespace", "download_skb",
-    "guess_dataset", "node_aliases", "node_iri", "node_label", "read_skb", "resolve_source",
-]
 
 DATASETS = ("prime", "mag", "amazon")
 DATASET_ALIASES = {"primekg": "prime", "stark-prime": "prime", "stark-mag": "mag", "stark-amazon": "amazon"}

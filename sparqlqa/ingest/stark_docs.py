@@ -6,6 +6,8 @@ small.  Everything here works on :class:`SkbData`, STaRK's processed files in me
 
 from __future__ import annotations
 
+__all__ = ["Adjacency", "DocumentBuilder", "Ids", "SkbData", "compact_text", "node_aliases", "node_label"]
+
 import itertools
 import math
 import re
@@ -14,8 +16,6 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-
-__all__ = ["Adjacency", "DocumentBuilder", "Ids", "SkbData", "compact_text", "node_aliases", "node_label"]
 
 Ids = npt.NDArray[np.int64]
 

@@ -6,12 +6,12 @@ the rest of the package is reached by module (``sparqlqa.kb.store``, ``sparqlqa.
 
 from __future__ import annotations
 
+__all__ = ["BrokenKB", "KBScan", "KnowledgeBase", "Manifest", "canonical_kb_name", "kb_exists", "list_kbs", "open_kb",
+           "remove_kb", "scan_kbs", "validate_kb_name", "write_generation"]
+
 from typing import Any
 
 from sparqlqa.registry import lazy_attribute
-
-__all__ = ["BrokenKB", "KBScan", "KnowledgeBase", "Manifest", "canonical_kb_name", "kb_exists", "list_kbs", "open_kb",
-           "remove_kb", "scan_kbs", "validate_kb_name", "write_generation"]
 
 
 def __getattr__(name: str) -> Any:

@@ -30,6 +30,8 @@ A profile's ``name_predicates`` (``sparqlqa ingest --name-predicate IRI``) repla
 
 from __future__ import annotations
 
+__all__ = ["NAME_UNIQUE", "DataName", "find_data_names", "is_key_name", "name_rank", "with_data_names"]
+
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, replace
 from typing import TYPE_CHECKING, Any
@@ -45,8 +47,6 @@ if TYPE_CHECKING:
     from sparqlqa.kb.knowledge_base import KnowledgeBase
     from sparqlqa.kb.schema import Schema
     from sparqlqa.kb.store import Store
-
-__all__ = ["NAME_UNIQUE", "DataName", "find_data_names", "is_key_name", "name_rank", "with_data_names"]
 
 #: share of a class's nodes whose value of a naming predicate is their own (mostly unique text)
 NAME_UNIQUE = 0.5

@@ -21,6 +21,9 @@ e:a e:p "x" .
 
 from __future__ import annotations
 
+__all__ = ["ADDED_FILE", "EXPORT_FORMATS", "ExportReport", "export_prefixes", "ingest_additions", "oxigraph_of",
+           "rdflib_graph", "rdflib_term", "write_rdf"]
+
 from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -36,9 +39,6 @@ from sparqlqa.query.built_query import BuiltQuery
 
 if TYPE_CHECKING:
     import rdflib
-
-__all__ = ["ADDED_FILE", "EXPORT_FORMATS", "ExportReport", "export_prefixes", "ingest_additions", "oxigraph_of",
-           "rdflib_graph", "rdflib_term", "write_rdf"]
 
 #: the file in a KB generation listing the triples ingest added beside the sources (N-Triples)
 ADDED_FILE = "added.nt"

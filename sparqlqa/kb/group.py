@@ -37,6 +37,8 @@ index copies members' vectors where a node's text is unchanged (:mod:`sparqlqa.v
 
 from __future__ import annotations
 
+__all__ = ["GroupKB", "current_group", "fingerprint", "is_group", "merged_profile", "open_group", "tag_schema"]
+
 import gc
 import hashlib
 import json
@@ -420,6 +422,3 @@ def _merge_added(folder: Path, members: Sequence[KnowledgeBase]) -> list[tuple[A
 
 def is_group(kb: KnowledgeBase) -> bool:
     return isinstance(kb, GroupKB)
-
-
-__all__ = ["GroupKB", "current_group", "fingerprint", "is_group", "merged_profile", "open_group", "tag_schema"]

@@ -31,6 +31,9 @@ registered member's URL exactly are run this way; any other ``SERVICE`` stays in
 
 from __future__ import annotations
 
+__all__ = ["LocalRunner", "RemoteRunner", "local_bindings", "remote_query", "run_services", "service_blocks",
+           "values_table"]
+
 from collections.abc import Callable, Collection
 from dataclasses import replace
 
@@ -125,7 +128,3 @@ def run_services(query: SparqlQuery, endpoints: Collection[str], remote: RemoteR
         where[at] = values_table(result)
     kept = tuple(element for element in where if element is not None)
     return replace(query, where=kept), history
-
-
-__all__ = ["LocalRunner", "RemoteRunner", "local_bindings", "remote_query", "run_services", "service_blocks",
-           "values_table"]

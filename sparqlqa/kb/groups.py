@@ -17,6 +17,9 @@ True
 
 from __future__ import annotations
 
+__all__ = ["SEPARATOR", "SavedGroup", "broken_members", "groups_using", "load_groups", "remove_group", "save_group",
+           "saved_groups", "split_members"]
+
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,9 +29,6 @@ from sparqlqa.errors import GroupError, GroupMemberNotFound, KBError
 from sparqlqa.kb.kb_names import GROUP_SEPARATOR, canonical_kb_name, validate_kb_name
 from sparqlqa.kb.knowledge_base import kb_exists, kb_lock, kb_root
 from sparqlqa.paths import atomic_write_json, sparqlqa_home
-
-__all__ = ["SEPARATOR", "SavedGroup", "broken_members", "groups_using", "load_groups", "remove_group", "save_group",
-           "saved_groups", "split_members"]
 
 #: joins the members of an ad hoc group: ``films+people``
 SEPARATOR = GROUP_SEPARATOR

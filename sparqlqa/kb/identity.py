@@ -15,6 +15,8 @@ and an answer found through an alias is the canonical node (:mod:`sparqlqa.stage
 
 from __future__ import annotations
 
+__all__ = ["Identity", "identity_of"]
+
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -27,8 +29,6 @@ from sparqlqa.query.built_query import BuiltQuery
 
 if TYPE_CHECKING:
     from sparqlqa.kb.knowledge_base import KnowledgeBase
-
-__all__ = ["Identity", "identity_of"]
 
 #: a group's IRIs are sorted by this key; the first is the canonical node
 RankKey = Callable[[str], Any]

@@ -6,11 +6,11 @@ checks.  Below that edge every cache, lock and query worker is keyed on the cano
 
 from __future__ import annotations
 
+__all__ = ["GROUP_SEPARATOR", "canonical_kb_name", "validate_kb_name"]
+
 import re
 
 from sparqlqa.errors import GroupError, InvalidKBName
-
-__all__ = ["GROUP_SEPARATOR", "canonical_kb_name", "validate_kb_name"]
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 

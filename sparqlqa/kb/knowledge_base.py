@@ -11,6 +11,10 @@ derived artefacts such as label indexes and embeddings never go stale)::
 
 from __future__ import annotations
 
+__all__ = ["RETIRED", "BrokenKB", "KBScan", "KnowledgeBase", "Manifest", "acquire_lease", "current_generation",
+           "group_openers", "kb_exists", "kb_folder", "kb_lock", "kb_root", "list_kbs", "open_kb", "remove_kb",
+           "retire_generation", "scan_kbs", "sweep_retired", "write_generation"]
+
 import fcntl
 import json
 import os
@@ -48,10 +52,6 @@ from sparqlqa.registry import Registry
 
 if TYPE_CHECKING:
     import rdflib
-
-__all__ = ["RETIRED", "BrokenKB", "KBScan", "KnowledgeBase", "Manifest", "acquire_lease", "current_generation",
-           "group_openers", "kb_exists", "kb_folder", "kb_lock", "kb_root", "list_kbs", "open_kb", "remove_kb",
-           "retire_generation", "scan_kbs", "sweep_retired", "write_generation"]
 
 @dataclass
 class Manifest:

@@ -19,6 +19,10 @@ Each step is restricted to the stated node type when the type is known.
 
 from __future__ import annotations
 
+__all__ = [
+    "EMBEDDING_MIN_SCORE", "FUZZY_CUTOFF", "LabelIndex", "NodeLookup", "NodeMatch", "normalize_label", "resolve_type",
+]
+
 import json
 import re
 import unicodedata
@@ -41,10 +45,6 @@ from sparqlqa.query.built_query import BuiltQuery
 if TYPE_CHECKING:
     from sparqlqa.embed.embedders import Embedder
     from sparqlqa.kb.knowledge_base import KnowledgeBase
-
-__all__ = [
-    "EMBEDDING_MIN_SCORE", "FUZZY_CUTOFF", "LabelIndex", "NodeLookup", "NodeMatch", "normalize_label", "resolve_type",
-]
 
 #: the reference implementation's difflib cutoff, reused for rapidfuzz ``ratio``
 FUZZY_CUTOFF = 0.95

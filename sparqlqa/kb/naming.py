@@ -17,6 +17,9 @@ name from their IRI's last segment: percent-decoded, underscores as spaces.
 
 from __future__ import annotations
 
+__all__ = ["SELF_NAMING_FORMATS", "display_name", "language_rank", "name_from_iri", "names_language", "self_named",
+           "unnamed_nodes"]
+
 import re
 from typing import TYPE_CHECKING
 
@@ -30,9 +33,6 @@ from sparqlqa.query.built_query import BuiltQuery
 
 if TYPE_CHECKING:
     from sparqlqa.kb.knowledge_base import KnowledgeBase
-
-__all__ = ["SELF_NAMING_FORMATS", "display_name", "language_rank", "name_from_iri", "names_language", "self_named",
-           "unnamed_nodes"]
 
 #: how an unnamed intermediate node (a blank node) is shown
 BLANK_NAME = "(unnamed node)"

@@ -11,6 +11,9 @@ a value's text says which nodes hold it.
 
 from __future__ import annotations
 
+__all__ = ["MAX_TEXT_CHARS", "MAX_VALUES", "NodeBasics", "NodeFacts", "QuerySink", "fetch_facts", "fetch_labels",
+           "index_texts", "label_predicates", "node_texts", "run_query", "scan_basics", "verbalize"]
+
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -25,9 +28,6 @@ from sparqlqa.kb.terms import is_blank_key, term_from_key, term_key
 from sparqlqa.kb.vocab import META_CLASSES, RDFS, SQA, WELL_KNOWN_PREFIXES, prefixed_name
 from sparqlqa.language import current_language
 from sparqlqa.query.built_query import BuiltQuery
-
-__all__ = ["MAX_TEXT_CHARS", "MAX_VALUES", "NodeBasics", "NodeFacts", "QuerySink", "fetch_facts", "fetch_labels",
-           "index_texts", "label_predicates", "node_texts", "run_query", "scan_basics", "verbalize"]
 
 VALUES_BATCH = 500
 #: relation values listed per relation in a verbalisation, and its length cap

@@ -7,6 +7,8 @@ is a link to it, so a checkout reads them in place and a built wheel carries cop
 
 from __future__ import annotations
 
+__all__ = ["CORE", "annotate_kb", "load_ontology", "ontology_path"]
+
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -18,8 +20,6 @@ from sparqlqa.errors import ConfigError, IngestError
 
 if TYPE_CHECKING:
     from sparqlqa.kb.knowledge_base import KnowledgeBase
-
-__all__ = ["CORE", "annotate_kb", "load_ontology", "ontology_path"]
 
 CORE = "sparqlqa"
 

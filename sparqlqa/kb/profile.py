@@ -9,12 +9,12 @@ endpoints (Wikidata, Freebase on Virtuoso) bring their own profile.
 
 from __future__ import annotations
 
+__all__ = ["ALIAS_PREDICATES", "DEFAULT_PROFILE", "NAME_PREDICATES", "TEXT_PREDICATES", "Profile"]
+
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from sparqlqa.kb.vocab import DC, DCTERMS, FOAF, RDF, RDFS, SCHEMA, SCHEMA_HTTPS, SKOS, SQA
-
-__all__ = ["ALIAS_PREDICATES", "DEFAULT_PROFILE", "NAME_PREDICATES", "TEXT_PREDICATES", "Profile"]
 
 #: predicates that name a node in common vocabularies, most authoritative first; a KB keeps the ones
 #: its data uses (``Schema.label_predicates``), so a schema.org or FOAF dump is linkable as it comes

@@ -11,12 +11,12 @@ Public results are dataclasses read by attribute; ``to_dict()`` is their JSON fo
 
 from __future__ import annotations
 
+__all__ = ["JsonRecord", "QueryRecord"]
+
 import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from typing import Any
-
-__all__ = ["JsonRecord", "QueryRecord"]
 
 
 class JsonRecord:

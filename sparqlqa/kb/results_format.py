@@ -13,6 +13,9 @@ http://e/a,1
 
 from __future__ import annotations
 
+__all__ = ["FORMATTERS", "format_result", "shorten", "term_to_json", "to_csv", "to_json", "to_ntriples", "to_rdf",
+           "to_tsv"]
+
 import csv
 import io
 import json
@@ -24,9 +27,6 @@ from pyoxigraph import BlankNode, Literal, NamedNode, RdfFormat, Triple, seriali
 from sparqlqa.errors import ConfigError
 from sparqlqa.kb.store import QueryResult, Term
 from sparqlqa.kb.vocab import XSD_STRING
-
-__all__ = ["FORMATTERS", "format_result", "shorten", "term_to_json", "to_csv", "to_json", "to_ntriples", "to_rdf",
-           "to_tsv"]
 
 
 def term_to_json(term: Term) -> dict[str, Any]:

@@ -11,6 +11,10 @@ manifest, so nothing scans the store at question time.
 
 from __future__ import annotations
 
+__all__ = ["SCHEMA_PREDICATES", "RelationInfo", "Schema", "TypeInfo", "annotate_schema", "compute_schema",
+           "described_iris", "fold_reversed_facts", "folded_inverses", "humanize", "local_name", "relation_names",
+           "reversed_relation_labels"]
+
 import re
 from collections import Counter
 from collections.abc import Iterable
@@ -25,10 +29,6 @@ from sparqlqa.kb.profile import Profile
 from sparqlqa.kb.store import Store, Term
 from sparqlqa.kb.vocab import META_CLASSES, OWL, RDF, RDFS, SKOS
 from sparqlqa.query.built_query import BuiltQuery
-
-__all__ = ["SCHEMA_PREDICATES", "RelationInfo", "Schema", "TypeInfo", "annotate_schema", "compute_schema",
-           "described_iris", "fold_reversed_facts", "folded_inverses", "humanize", "local_name", "relation_names",
-           "reversed_relation_labels"]
 
 #: predicates that describe the schema itself, never listed as relations
 SCHEMA_PREDICATES: frozenset[str] = frozenset(

@@ -14,6 +14,8 @@ False
 
 from __future__ import annotations
 
+__all__ = ["OxigraphStore", "QueryResult", "Store", "Term", "stores"]
+
 import threading
 import time
 from abc import ABC, abstractmethod
@@ -33,8 +35,6 @@ from sparqlqa.query.query_errors import syntax_error
 from sparqlqa.query.query_pool import DEFAULT_WORKERS, Outcome, QueryPool, run_in_process
 from sparqlqa.query.service_guard import check_service
 from sparqlqa.registry import Registry
-
-__all__ = ["OxigraphStore", "QueryResult", "Store", "Term", "stores"]
 
 Term = NamedNode | BlankNode | Literal | Triple
 

@@ -21,15 +21,15 @@ True
 
 from __future__ import annotations
 
+__all__ = ["is_blank_key", "is_node_key", "is_value_key", "node_keys", "term_from_key", "term_key",
+           "value_datatype", "value_text"]
+
 from functools import lru_cache
 from typing import Any
 
 from pyoxigraph import BlankNode, Literal, NamedNode, RdfFormat, parse
 
 from sparqlqa.kb.vocab import TEXT_DATATYPES
-
-__all__ = ["is_blank_key", "is_node_key", "is_value_key", "node_keys", "term_from_key", "term_key",
-           "value_datatype", "value_text"]
 
 #: datatypes every literal without one has (``value_datatype`` reports None for them)
 _PLAIN = TEXT_DATATYPES

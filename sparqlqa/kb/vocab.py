@@ -8,16 +8,16 @@
 
 from __future__ import annotations
 
+__all__ = ["DC", "DCTERMS", "FOAF", "META_CLASSES", "OWL", "PREFIXES", "RDF", "RDFS", "RDF_LANG_STRING", "SCHEMA",
+           "SCHEMA_HTTPS", "SKOS", "SQA", "SQA_BASE", "TEXT_DATATYPES", "XSD", "XSD_BOOLEAN", "XSD_INTEGER",
+           "XSD_STRING", "Namespace", "default_base_iri", "kb_prefixes", "prefixed_name"]
+
 import re
 from typing import Any
 
 from pyoxigraph import NamedNode
 
 from sparqlqa.query.prefixes import WELL_KNOWN_PREFIXES
-
-__all__ = ["DC", "DCTERMS", "FOAF", "META_CLASSES", "OWL", "PREFIXES", "RDF", "RDFS", "RDF_LANG_STRING", "SCHEMA",
-           "SCHEMA_HTTPS", "SKOS", "SQA", "SQA_BASE", "TEXT_DATATYPES", "XSD", "XSD_BOOLEAN", "XSD_INTEGER",
-           "XSD_STRING", "Namespace", "default_base_iri", "kb_prefixes", "prefixed_name"]
 
 
 class Namespace:

@@ -14,6 +14,30 @@ import the ``anthropic`` SDK.
 
 from __future__ import annotations
 
+__all__ = [
+    "CACHE_MODES",
+    "DEFAULT_ANTHROPIC_MODEL",
+    "LLM",
+    "CachedAnswer",
+    "FakeLLM",
+    "ImportReport",
+    "LLMCache",
+    "LLMCall",
+    "LLMOptions",
+    "LLMRequest",
+    "LLMResponse",
+    "Message",
+    "RetryPolicy",
+    "cache_key",
+    "current_context",
+    "get_llm",
+    "llm_context",
+    "llms",
+    "parse_structured",
+    "resolve_cache_mode",
+    "resolve_llm_spec",
+]
+
 from typing import TYPE_CHECKING, Any
 
 from sparqlqa.registry import lazy_attribute
@@ -70,28 +94,3 @@ _HOME = {
 
 def __getattr__(name: str) -> Any:
     return lazy_attribute(__name__, _HOME, name)
-
-
-__all__ = [
-    "CACHE_MODES",
-    "DEFAULT_ANTHROPIC_MODEL",
-    "LLM",
-    "CachedAnswer",
-    "FakeLLM",
-    "ImportReport",
-    "LLMCache",
-    "LLMCall",
-    "LLMOptions",
-    "LLMRequest",
-    "LLMResponse",
-    "Message",
-    "RetryPolicy",
-    "cache_key",
-    "current_context",
-    "get_llm",
-    "llm_context",
-    "llms",
-    "parse_structured",
-    "resolve_cache_mode",
-    "resolve_llm_spec",
-]

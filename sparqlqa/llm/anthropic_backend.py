@@ -19,6 +19,8 @@ Importing this module does not import ``anthropic``; constructing the backend do
 
 from __future__ import annotations
 
+__all__ = ["AnthropicLLM"]
+
 import hashlib
 import json
 import os
@@ -48,8 +50,6 @@ from sparqlqa.net import Deadline
 if TYPE_CHECKING:
     from typing_extensions import Unpack
 
-
-__all__ = ["AnthropicLLM"]
 
 DEFAULT_BASE_URL = "https://api.anthropic.com"
 KEY_HINT = (

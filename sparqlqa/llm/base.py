@@ -16,6 +16,9 @@ accounting record the calling stage attaches to its result.
 
 from __future__ import annotations
 
+__all__ = ["CACHE_MODES", "DEFAULT_ANTHROPIC_MODEL", "LLM", "LLMOptions", "LLMRequest", "LLMResponse", "Message",
+           "cache_key", "get_llm", "llm_choices", "llms", "resolve_cache_mode", "resolve_llm_spec"]
+
 import dataclasses
 import hashlib
 import json
@@ -34,9 +37,6 @@ from sparqlqa.registry import Registry
 
 if TYPE_CHECKING:
     from sparqlqa.llm.cache import CachedAnswer, LLMCache
-
-__all__ = ["CACHE_MODES", "DEFAULT_ANTHROPIC_MODEL", "LLM", "LLMOptions", "LLMRequest", "LLMResponse", "Message",
-           "cache_key", "get_llm", "llm_choices", "llms", "resolve_cache_mode", "resolve_llm_spec"]
 
 Role = Literal["user", "assistant"]
 CacheMode = Literal["use", "only", "off"]

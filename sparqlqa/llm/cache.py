@@ -28,6 +28,8 @@ workers) can read and write at the same time without corrupting it.
 
 from __future__ import annotations
 
+__all__ = ["CachedAnswer", "ImportReport", "LLMCache"]
+
 import json
 import shlex
 import sqlite3
@@ -46,8 +48,6 @@ from sparqlqa.paths import atomic_write_text, make_folder, sparqlqa_home
 
 if TYPE_CHECKING:
     from sparqlqa.llm.call import LLMCall
-
-__all__ = ["CachedAnswer", "ImportReport", "LLMCache"]
 
 CACHE_FILENAME = "llm-cache.sqlite"
 _BUSY_TIMEOUT_S = 60.0

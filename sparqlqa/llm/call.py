@@ -6,12 +6,12 @@ both use it without importing each other.
 
 from __future__ import annotations
 
+__all__ = ["LLMCall", "redact_url"]
+
 import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
-
-__all__ = ["LLMCall", "redact_url"]
 
 
 @dataclass

@@ -17,11 +17,11 @@ parallel eval workers do not mix their questions.
 
 from __future__ import annotations
 
+__all__ = ["current_context", "llm_context"]
+
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
-
-__all__ = ["current_context", "llm_context"]
 
 #: the fields a pending prompt records (``question`` is the question text)
 CONTEXT_FIELDS: tuple[str, ...] = ("question_id", "question", "kb", "strategy", "stage")

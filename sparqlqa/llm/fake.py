@@ -11,6 +11,8 @@
 
 from __future__ import annotations
 
+__all__ = ["FakeLLM"]
+
 import json
 import threading
 from collections import deque
@@ -22,8 +24,6 @@ from sparqlqa.llm.base import LLM, LLMOptions, LLMRequest, LLMResponse, llms
 
 if TYPE_CHECKING:
     from sparqlqa.llm.cache import LLMCache
-
-__all__ = ["FakeLLM"]
 
 #: a queued answer: text, a JSON object/array (becomes ``data``), a function of the
 #: request returning either, or an exception to raise

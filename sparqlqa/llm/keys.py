@@ -6,6 +6,8 @@ provider names to keys: ``{"anthropic": "sk-ant-..."}``.
 
 from __future__ import annotations
 
+__all__ = ["KEY_ENV_VARS", "delete_key", "file_mode", "get_key", "key_source", "keys_path", "set_key"]
+
 import json
 import os
 import stat
@@ -13,8 +15,6 @@ from pathlib import Path
 
 from sparqlqa.errors import ConfigError
 from sparqlqa.paths import atomic_write_text, sparqlqa_home
-
-__all__ = ["KEY_ENV_VARS", "delete_key", "file_mode", "get_key", "key_source", "keys_path", "set_key"]
 
 #: provider name → environment variable holding its key (the variable wins over the file)
 KEY_ENV_VARS: dict[str, str] = {

@@ -7,6 +7,8 @@
 
 from __future__ import annotations
 
+__all__ = ["NetworkOptions", "NetworkedLLM"]
+
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, ClassVar, TypedDict
 
@@ -17,8 +19,6 @@ if TYPE_CHECKING:
     from typing_extensions import Unpack
 
     from sparqlqa.llm.cache import LLMCache
-
-__all__ = ["NetworkOptions", "NetworkedLLM"]
 
 
 class NetworkOptions(TypedDict, total=False):

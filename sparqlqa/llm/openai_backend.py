@@ -12,6 +12,8 @@ retries included; a redirect to another host is refused, never followed).
 
 from __future__ import annotations
 
+__all__ = ["OpenAICompatibleLLM"]
+
 import json
 import os
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -30,8 +32,6 @@ from sparqlqa.version import __version__
 if TYPE_CHECKING:
     from typing_extensions import Unpack
 
-
-__all__ = ["OpenAICompatibleLLM"]
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 KEY_HINT = (

@@ -9,6 +9,9 @@ fails at once.
 
 from __future__ import annotations
 
+__all__ = ["RETRYABLE_STATUSES", "RetryPolicy", "RetryableFailure", "call_with_retries", "describe_request",
+           "parse_retry_after", "status_error"]
+
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, TypeVar
@@ -19,9 +22,6 @@ from sparqlqa.net import call_with_retries as retry_loop
 
 if TYPE_CHECKING:
     from sparqlqa.llm.base import LLMRequest
-
-__all__ = ["RETRYABLE_STATUSES", "RetryPolicy", "RetryableFailure", "call_with_retries", "describe_request",
-           "parse_retry_after", "status_error"]
 
 T = TypeVar("T")
 

@@ -11,6 +11,8 @@ otherwise raises :class:`~sparqlqa.errors.LLMParseError` carrying the raw text.
 
 from __future__ import annotations
 
+__all__ = ["parse_structured", "validate_structured"]
+
 import json
 import re
 from collections.abc import Iterator
@@ -18,8 +20,6 @@ from functools import lru_cache
 from typing import Any
 
 from sparqlqa.errors import ConfigError, LLMParseError
-
-__all__ = ["parse_structured", "validate_structured"]
 
 #: how many opening brackets are tried as the start of a JSON value
 _MAX_START_POSITIONS = 64

@@ -14,9 +14,9 @@ nothing of the package but itself and :mod:`sparqlqa.deadlines`, and httpx only 
 
 from __future__ import annotations
 
+__all__ = ["CallFailure", "Deadline", "GiveUp", "Request", "Response", "RetryPolicy", "Transport",
+           "call_with_retries", "excerpt", "parse_retry_after", "same_host", "send", "within"]
+
 from sparqlqa.net.call import CallFailure, Deadline, within
 from sparqlqa.net.retry import GiveUp, RetryPolicy, call_with_retries, parse_retry_after
 from sparqlqa.net.transport import Request, Response, Transport, excerpt, same_host, send
-
-__all__ = ["CallFailure", "Deadline", "GiveUp", "Request", "Response", "RetryPolicy", "Transport",
-           "call_with_retries", "excerpt", "parse_retry_after", "same_host", "send", "within"]

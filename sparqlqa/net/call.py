@@ -17,13 +17,13 @@ True
 
 from __future__ import annotations
 
+__all__ = ["CallFailure", "Deadline", "current", "within"]
+
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import replace
 
 from sparqlqa.deadlines import Deadline, applying, in_force
-
-__all__ = ["CallFailure", "Deadline", "current", "within"]
 
 
 class CallFailure(Exception):

@@ -15,6 +15,8 @@ passes through.  :func:`call_with_retries` tries again with exponential backoff 
 
 from __future__ import annotations
 
+__all__ = ["GiveUp", "RetryPolicy", "call_with_retries", "parse_retry_after"]
+
 import email.utils
 import random
 import time
@@ -24,8 +26,6 @@ from datetime import timezone
 from typing import Literal, TypeVar
 
 from sparqlqa.net.call import CallFailure, Deadline
-
-__all__ = ["GiveUp", "RetryPolicy", "call_with_retries", "parse_retry_after"]
 
 T = TypeVar("T")
 

@@ -27,6 +27,9 @@ Any failure is a :class:`~sparqlqa.net.call.CallFailure`: the message, whether a
 
 from __future__ import annotations
 
+__all__ = ["MAX_REDIRECTS", "REDIRECT_STATUSES", "Request", "Response", "Transport", "excerpt", "same_host",
+           "send"]
+
 import socket
 import ssl
 import threading
@@ -41,9 +44,6 @@ from sparqlqa.net.call import CallFailure, Deadline, current, within
 
 if TYPE_CHECKING:
     import httpx
-
-__all__ = ["MAX_REDIRECTS", "REDIRECT_STATUSES", "Request", "Response", "Transport", "excerpt", "same_host",
-           "send"]
 
 #: redirect hops followed within one host
 MAX_REDIRECTS = 5

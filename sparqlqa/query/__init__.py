@@ -13,11 +13,11 @@ It imports nothing of :mod:`sparqlqa.kb` (the store and schema) or above: ``kb``
 
 from __future__ import annotations
 
+__all__ = ["BuiltQuery", "QueryLimits", "QueryReading", "bounded", "read_query"]
+
 from typing import TYPE_CHECKING, Any
 
 from sparqlqa.registry import lazy_attribute
-
-__all__ = ["BuiltQuery", "QueryLimits", "QueryReading", "bounded", "read_query"]
 
 if TYPE_CHECKING:
     from sparqlqa.query.built_query import BuiltQuery

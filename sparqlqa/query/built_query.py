@@ -27,6 +27,8 @@ SERVICE fails the tests.
 
 from __future__ import annotations
 
+__all__ = ["CHECK_ENV", "BuiltQuery", "reading_of"]
+
 import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
@@ -104,6 +106,3 @@ def _check(query: BuiltQuery, declared: QueryReading) -> None:
     if parsed.form != declared.form or found != set(query.services):
         raise AssertionError(f"built query declares {declared.form} calling {sorted(query.services)}, but reads as "
                              f"{parsed.form} calling {sorted(map(str, found))}:\n{query.text}")
-
-
-__all__ = ["CHECK_ENV", "BuiltQuery", "reading_of"]

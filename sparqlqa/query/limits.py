@@ -22,6 +22,9 @@ sparqlqa.errors.ConfigError: the row limit must be at least 1 row, got 0
 
 from __future__ import annotations
 
+__all__ = ["ASK_TIMEOUT_S", "DEFAULT_MAX_MEMORY_MB", "DEFAULT_MAX_ROWS", "DEFAULT_TIMEOUT_S", "QueryLimits", "Scope",
+           "bounded", "current", "unbounded"]
+
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -29,9 +32,6 @@ from dataclasses import dataclass, replace
 
 from sparqlqa.deadlines import applying, in_force
 from sparqlqa.errors import ConfigError
-
-__all__ = ["ASK_TIMEOUT_S", "DEFAULT_MAX_MEMORY_MB", "DEFAULT_MAX_ROWS", "DEFAULT_TIMEOUT_S", "QueryLimits", "Scope",
-           "bounded", "current", "unbounded"]
 
 #: the defaults of ``sparqlqa sparql`` and of a served process
 DEFAULT_TIMEOUT_S = 60.0

@@ -19,6 +19,8 @@ invalid SPARQL at line 2, column 6: unknown prefix 'dbo:'
 
 from __future__ import annotations
 
+__all__ = ["Diagnosis", "Token", "parser_position", "snippet", "syntax_error", "tokens", "unbalanced"]
+
 import itertools
 import re
 from collections.abc import Sequence
@@ -27,8 +29,6 @@ from dataclasses import dataclass
 from sparqlqa.errors import SparqlSyntaxError
 from sparqlqa.query.prefixes import WELL_KNOWN_PREFIXES
 from sparqlqa.query.sparql_text import sparql_tokens
-
-__all__ = ["Diagnosis", "Token", "parser_position", "snippet", "syntax_error", "tokens", "unbalanced"]
 
 _POSITION = re.compile(r"error at (\d+):(\d+):\s*(.*)", re.DOTALL)
 #: quoted tokens and keywords of Oxigraph's "expected one of ..." list (character classes are dropped)

@@ -56,6 +56,8 @@ there (a runaway that needs the data, a ``SERVICE SILENT`` past the guard) is th
 
 from __future__ import annotations
 
+__all__ = ["DEFAULT_WORKERS", "Outcome", "QueryPool", "check_query", "read_untrusted", "run_in_process"]
+
 import functools
 import logging
 import os
@@ -75,8 +77,6 @@ from typing import Any
 from sparqlqa.errors import QueryError, QueryTimeout, QueryTooLarge, StoreUnavailable
 from sparqlqa.query.limits import QueryLimits, Scope, current
 from sparqlqa.query.query_errors import syntax_error
-
-__all__ = ["DEFAULT_WORKERS", "Outcome", "QueryPool", "check_query", "read_untrusted", "run_in_process"]
 
 #: concurrent queries (worker processes) per store, unless the store says otherwise
 DEFAULT_WORKERS = 4

@@ -23,6 +23,8 @@ does (an end-of-file on its socket, or a watchdog that sees it orphaned while a 
 
 from __future__ import annotations
 
+__all__ = ["main", "serve"]
+
 import os
 import pickle
 import resource
@@ -35,8 +37,6 @@ import time
 TYPE_CHECKING = False  # typing's, without importing typing (see sparqlqa/__init__)
 if TYPE_CHECKING:
     from typing import Any
-
-__all__ = ["main", "serve"]
 
 #: rows (or triples) per message, and the longest a batch waits before it is sent (seconds)
 BATCH_ROWS = 2000

@@ -33,12 +33,12 @@ is the only line.
 
 from __future__ import annotations
 
+__all__ = ["LIBRARY", "deny_network"]
+
 import ctypes
 import errno
 import socket
 import sys
-
-__all__ = ["LIBRARY", "deny_network"]
 
 #: the library (its soname: loaded without a search)
 LIBRARY = "libseccomp.so.2"

@@ -20,14 +20,14 @@ sparqlqa.errors.ServiceRefused: refused to run SERVICE <http://169.254.169.254/x
 
 from __future__ import annotations
 
+__all__ = ["allowance", "check_service", "is_allowed"]
+
 import re
 from collections.abc import Collection, Iterable
 from urllib.parse import urlsplit
 
 from sparqlqa.errors import ConfigError, ServiceRefused
 from sparqlqa.query.sparql_reading import QueryReading, ServiceCall
-
-__all__ = ["allowance", "check_service", "is_allowed"]
 
 # -- which hosts may be called ------------------------------------------------------------------
 

@@ -16,9 +16,9 @@ sparqlqa.errors.UpdateRefused: refused to send a SPARQL update (DELETE): sparqlq
 
 from __future__ import annotations
 
-from sparqlqa.query.sparql_reading import READ_FORMS, read_query
-
 __all__ = ["READ_FORMS", "projected_variables", "query_form"]
+
+from sparqlqa.query.sparql_reading import READ_FORMS, read_query
 
 
 def query_form(query: str) -> str:

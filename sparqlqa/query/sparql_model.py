@@ -28,6 +28,9 @@ LIMIT 10
 
 from __future__ import annotations
 
+__all__ = ["Bind", "EitherWay", "Element", "Filter", "Optional", "PathThen", "Projection", "Service", "SparqlQuery",
+           "Triple", "Union", "Values", "ValuesTable", "inline", "lines", "merge_services", "render", "variables"]
+
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
@@ -262,7 +265,3 @@ def render(query: SparqlQuery, *, one_line: bool = False) -> str:
     if one_line:
         return " ".join([*head, *body, "}", *tail])
     return "\n".join([*head, *(f"  {line}" for line in body), "}", *tail])
-
-
-__all__ = ["Bind", "EitherWay", "Element", "Filter", "Optional", "PathThen", "Projection", "Service", "SparqlQuery",
-           "Triple", "Union", "Values", "ValuesTable", "inline", "lines", "merge_services", "render", "variables"]

@@ -52,6 +52,9 @@ sparqlqa.errors.UpdateRefused: refused to send a SPARQL update (DELETE): sparqlq
 
 from __future__ import annotations
 
+__all__ = ["READ_FORMS", "QueryReading", "ServiceCall", "UnreadableQuery", "clear_cache", "declare_prefixes",
+           "missing_prefixes", "query_with_prefixes", "read_query", "with_default_prefixes"]
+
 import functools
 import os
 import sys
@@ -63,9 +66,6 @@ from urllib.parse import urljoin, urlsplit
 
 from sparqlqa.errors import QueryError, SparqlSyntaxError, UpdateRefused
 from sparqlqa.query.limits import current
-
-__all__ = ["READ_FORMS", "QueryReading", "ServiceCall", "UnreadableQuery", "clear_cache", "declare_prefixes",
-           "missing_prefixes", "query_with_prefixes", "read_query", "with_default_prefixes"]
 
 READ_FORMS = ("SELECT", "ASK", "CONSTRUCT", "DESCRIBE")
 _FORMS = {"SelectQuery": "SELECT", "AskQuery": "ASK", "ConstructQuery": "CONSTRUCT", "DescribeQuery": "DESCRIBE"}

@@ -21,6 +21,8 @@ among them).
 
 from __future__ import annotations
 
+__all__ = ["COMPACT_TIMEOUT_S", "compact_iris", "with_limit"]
+
 from collections.abc import Iterator, Mapping
 from contextlib import nullcontext
 from dataclasses import dataclass
@@ -28,8 +30,6 @@ from dataclasses import dataclass
 from sparqlqa.errors import QueryError
 from sparqlqa.query.limits import QueryLimits, bounded, current
 from sparqlqa.query.sparql_reading import QueryReading, declare_prefixes, read_query
-
-__all__ = ["COMPACT_TIMEOUT_S", "compact_iris", "with_limit"]
 
 #: the time the readings of one :func:`compact_iris` may take when no scope bounds them already
 COMPACT_TIMEOUT_S = 30.0

@@ -11,14 +11,14 @@ sparqlqa writes.
 
 from __future__ import annotations
 
+__all__ = ["Token", "sparql_tokens", "tokens"]
+
 import functools
 import re
 from collections.abc import Iterator
 from typing import NamedTuple
 
 from sparqlqa.errors import QueryError
-
-__all__ = ["Token", "sparql_tokens", "tokens"]
 
 #: the patterns below are compiled on first use (:func:`_pattern`): a process that never shows or rewrites a
 #: query (a cold ``ask``) does not pay the 0.04 s their compilation costs (issue 36)

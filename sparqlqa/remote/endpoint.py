@@ -30,6 +30,9 @@ A KB manifest opens one with its ``store`` entry::
 
 from __future__ import annotations
 
+__all__ = ["EndpointConfig", "EndpointStore", "default_user_agent", "effective_timeout", "json_term",
+           "timeout_override"]
+
 import math
 import os
 import platform
@@ -61,9 +64,6 @@ from sparqlqa.query.sparql_guard import READ_FORMS, query_form
 from sparqlqa.query.sparql_rewrite import with_limit
 from sparqlqa.remote.results import json_term, parse_graph, parse_json_results
 from sparqlqa.version import __version__
-
-__all__ = ["EndpointConfig", "EndpointStore", "default_user_agent", "effective_timeout", "json_term",
-           "timeout_override"]
 
 #: HTTP statuses worth another try (after waiting)
 RETRY_STATUSES = frozenset({429, 502, 503, 504})

@@ -20,6 +20,8 @@ Linking picks this class for KBs whose store kind is ``"endpoint"``: :func:`look
 
 from __future__ import annotations
 
+__all__ = ["RemoteLabelLookup", "bif_contains_expression", "lookup_for_kb", "name_variants"]
+
 import re
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
@@ -36,8 +38,6 @@ from sparqlqa.query.built_query import BuiltQuery
 
 if TYPE_CHECKING:
     from sparqlqa.kb.knowledge_base import KnowledgeBase
-
-__all__ = ["RemoteLabelLookup", "bif_contains_expression", "lookup_for_kb", "name_variants"]
 
 MAX_NGRAM = 6
 #: name variants per :meth:`RemoteLabelLookup.prime` query (each sent plain and language-tagged)

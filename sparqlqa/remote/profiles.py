@@ -38,6 +38,9 @@ A profile file (TOML)::
 
 from __future__ import annotations
 
+__all__ = ["NAME_SEARCHES", "builtin_profile_names", "expand", "list_profiles", "load_profile",
+           "parse_profile", "profile_file"]
+
 import sys
 from importlib import resources
 from pathlib import Path
@@ -52,9 +55,6 @@ if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover
     import tomli as tomllib
-
-__all__ = ["NAME_SEARCHES", "builtin_profile_names", "expand", "list_profiles", "load_profile",
-           "parse_profile", "profile_file"]
 
 #: the engine name searches a profile may ask for
 NAME_SEARCHES = ("exact", "bif:contains", "mwapi")

@@ -12,6 +12,8 @@ in-memory KB whose sampled schema is cached under ``$SPARQLQA_HOME/cache/endpoin
 
 from __future__ import annotations
 
+__all__ = ["add_remote_kb", "endpoint_config", "is_remote", "open_endpoint", "refresh_schema"]
+
 import hashlib
 import json
 from dataclasses import asdict
@@ -37,8 +39,6 @@ from sparqlqa.remote.endpoint import EndpointConfig, EndpointStore
 from sparqlqa.remote.profiles import load_profile
 from sparqlqa.remote.schema_sampling import SampleOptions, sample_schema
 from sparqlqa.version import __version__
-
-__all__ = ["add_remote_kb", "endpoint_config", "is_remote", "open_endpoint", "refresh_schema"]
 
 
 def is_remote(kb: KnowledgeBase) -> bool:

@@ -17,6 +17,8 @@ received application/json, 25 bytes: {"head": {"vars": ["s"]}}
 
 from __future__ import annotations
 
+__all__ = ["json_term", "parse_graph", "parse_json_results", "received"]
+
 import json
 from typing import Any
 
@@ -26,8 +28,6 @@ from sparqlqa.kb.store import QueryResult, Term
 from sparqlqa.kb.vocab import TEXT_DATATYPES
 from sparqlqa.net import CallFailure, excerpt
 from sparqlqa.query.sparql_guard import projected_variables
-
-__all__ = ["json_term", "parse_graph", "parse_json_results", "received"]
 
 ENDPOINT_HINT = "check that the URL is a SPARQL endpoint (a proxy, login page or cache may answer in its place)"
 

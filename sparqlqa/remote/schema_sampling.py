@@ -27,6 +27,8 @@ computed by a full scan of a local dump, so local and remote copies agree.
 
 from __future__ import annotations
 
+__all__ = ["SampleOptions", "apply_profile", "sample_schema"]
+
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
@@ -39,8 +41,6 @@ from sparqlqa.kb.schema import SCHEMA_PREDICATES, RelationInfo, Schema, TypeInfo
 from sparqlqa.kb.store import Store, Term
 from sparqlqa.kb.vocab import META_CLASSES
 from sparqlqa.query.built_query import BuiltQuery
-
-__all__ = ["SampleOptions", "apply_profile", "sample_schema"]
 
 #: one sampled edge: (predicate, object is a literal, subject type, object type)
 Edge = tuple[str, bool, str | None, str | None]

@@ -9,12 +9,12 @@ missing one into our :class:`~sparqlqa.errors.MissingExtraError`.
 
 from __future__ import annotations
 
+__all__ = ["require"]
+
 import importlib
 from types import ModuleType
 
 from sparqlqa.errors import MissingExtraError
-
-__all__ = ["require"]
 
 INSTALL = "pip install 'sparqlqa[serve]'"
 

@@ -19,6 +19,8 @@ cross-site form cannot send that without a CORS preflight, which this server nev
 
 from __future__ import annotations
 
+__all__ = ["AnswerJSON", "Guard", "blocking", "create_app", "read_json"]
+
 import asyncio
 import base64
 import contextvars
@@ -45,8 +47,6 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from sparqlqa.errors import SparqlqaError, SparqlSyntaxError
 from sparqlqa.serve.service import OVERDUE_GRACE_S, Service, status_of
 from sparqlqa.text_input import CODE, NAME, PROSE, TextKind, clean_json, clean_text, decode_utf8
-
-__all__ = ["AnswerJSON", "Guard", "blocking", "create_app", "read_json"]
 
 log = logging.getLogger("sparqlqa.serve")
 LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1", "[::1]"})

@@ -21,6 +21,8 @@
 
 from __future__ import annotations
 
+__all__ = ["access_log", "guarded_protocol"]
+
 import asyncio
 import json
 import logging
@@ -32,8 +34,6 @@ import h11
 from uvicorn.config import Config
 from uvicorn.protocols.http.h11_impl import H11Protocol
 from uvicorn.server import ServerState
-
-__all__ = ["access_log", "guarded_protocol"]
 
 access_log = logging.getLogger("sparqlqa.serve.access")
 

@@ -11,6 +11,8 @@ timings (``detail=true`` adds the whole ``Answer.to_dict()``).
 
 from __future__ import annotations
 
+__all__ = ["TABLE_ROWS", "build_server", "compact", "run_stdio"]
+
 import time
 from collections.abc import Callable
 from typing import Any
@@ -24,8 +26,6 @@ from sparqlqa.serve.service import Service
 from sparqlqa.stages.answer import Answer
 from sparqlqa.text_input import CODE, NAME, PROSE, TextKind, clean_text
 from sparqlqa.version import __version__
-
-__all__ = ["TABLE_ROWS", "build_server", "compact", "run_stdio"]
 
 INSTRUCTIONS = ("Answers natural-language questions over RDF knowledge graphs with audited, read-only SPARQL. "
                 "Call schema(kb) to see a KB's types and relations, ask(kb, question) for ranked answers "

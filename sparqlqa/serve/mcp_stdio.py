@@ -10,6 +10,8 @@ anything else with a JSON-RPC error — and one warning line goes to stderr.  Th
 
 from __future__ import annotations
 
+__all__ = ["MAX_LINE", "parse_line", "stdio_transport"]
+
 import json
 import logging
 import re
@@ -27,8 +29,6 @@ from pydantic import ValidationError
 
 from sparqlqa.errors import InvalidText
 from sparqlqa.text_input import CODE, clean_json, decode_utf8
-
-__all__ = ["MAX_LINE", "parse_line", "stdio_transport"]
 
 log = logging.getLogger("sparqlqa.mcp")
 #: the longest message line read; a longer one is refused (and skipped to its end)

@@ -20,6 +20,8 @@ meanwhile); the per-name locks live only while someone holds or waits for them.
 
 from __future__ import annotations
 
+__all__ = ["DEFAULT_MAX_OPEN_KBS", "OpenKBs"]
+
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Iterator
@@ -29,8 +31,6 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from sparqlqa.kb.knowledge_base import KnowledgeBase
-
-__all__ = ["DEFAULT_MAX_OPEN_KBS", "OpenKBs"]
 
 #: KBs held open at once unless ``--max-open-kbs`` says otherwise
 DEFAULT_MAX_OPEN_KBS = 8

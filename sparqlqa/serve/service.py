@@ -27,6 +27,8 @@ sparqlqa.serve.service.NotServed: knowledge base 'films' is not served here
 
 from __future__ import annotations
 
+__all__ = ["MAX_ROWS", "OVERDUE_GRACE_S", "NotServed", "ServeSettings", "Service", "status_of"]
+
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -44,8 +46,6 @@ if TYPE_CHECKING:
     from sparqlqa.kb.knowledge_base import KnowledgeBase
     from sparqlqa.llm import LLM
     from sparqlqa.stages.answer import Answer
-
-__all__ = ["MAX_ROWS", "OVERDUE_GRACE_S", "NotServed", "ServeSettings", "Service", "status_of"]
 
 #: the largest ``k`` a request may ask for
 MAX_K = 100

@@ -23,6 +23,8 @@ SELECT (COUNT(DISTINCT ?v_x1) AS ?count) WHERE {
 
 from __future__ import annotations
 
+__all__ = ["AnalyticQuery", "compile_analytic", "wants_analytic"]
+
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -38,8 +40,6 @@ if TYPE_CHECKING:
     from sparqlqa.kb.schema import Schema
     from sparqlqa.stages.linking import LinkedConstants
     from sparqlqa.stages.triplets import Term, Triplet, Triplets
-
-__all__ = ["AnalyticQuery", "compile_analytic", "wants_analytic"]
 
 DECIMAL = vocab.XSD.decimal
 #: most linked nodes a constant's VALUES holds

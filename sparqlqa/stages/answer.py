@@ -14,6 +14,9 @@ is JSON-serialisable (the evaluation harness writes one per question).
 
 from __future__ import annotations
 
+__all__ = ["FILL_IN_MARK", "Answer", "AnswerItem", "AnswerMeta", "Ranking", "StageRecord", "answer_table",
+           "headline", "to_jsonable"]
+
 import dataclasses
 import json
 from collections.abc import Mapping
@@ -34,9 +37,6 @@ if TYPE_CHECKING:
     from sparqlqa.stages.execute import Candidates, Evidence
     from sparqlqa.stages.linking import LinkedConstants
     from sparqlqa.stages.triplets import Triplets
-
-__all__ = ["FILL_IN_MARK", "Answer", "AnswerItem", "AnswerMeta", "Ranking", "StageRecord", "answer_table",
-           "headline", "to_jsonable"]
 
 #: what the terminal and the page call an item that did not (vector or model fill-in)
 FILL_IN_MARK = "similar, not matched"

@@ -16,6 +16,8 @@ any SPARQL 1.1 engine.
 
 from __future__ import annotations
 
+__all__ = ["save_sparql", "triplet_lines"]
+
 import re
 from collections.abc import Iterable, Mapping
 from datetime import datetime, timezone
@@ -26,8 +28,6 @@ from sparqlqa.kb.records import QueryRecord
 from sparqlqa.paths import atomic_write_text, make_folder
 from sparqlqa.query.sparql_rewrite import compact_iris
 from sparqlqa.stages.answer import Answer
-
-__all__ = ["save_sparql", "triplet_lines"]
 
 
 def _one_line(text: Any) -> str:

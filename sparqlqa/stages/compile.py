@@ -26,6 +26,9 @@ LIMIT 1000
 
 from __future__ import annotations
 
+__all__ = ["CompiledQuery", "ExecuteOptions", "Pattern", "Plan", "Slot", "alias_names", "compile_form", "compile_query",
+           "component", "label_lookup_query", "prepare", "variable_name"]
+
 import re
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
@@ -38,32 +41,13 @@ from sparqlqa.kb.labels import NodeMatch, resolve_type
 from sparqlqa.kb.schema import Schema
 from sparqlqa.kb.terms import term_from_key
 from sparqlqa.kb.vocab import OWL, RDF, RDFS
+from sparqlqa.query import sparql_model as sq
 from sparqlqa.query.built_query import BuiltQuery
-from sparqlqa.query.sparql_model import (
-    Bind,
-    EitherWay,
-    Element,
-    Filter,
-    Optional,
-    PathThen,
-    Predicate,
-    Projection,
-    Service,
-    SparqlQuery,
-    Triple,
-    Union,
-    Values,
-    merge_services,
-    render,
-)
 from sparqlqa.stages.forms import AnswerForm, OrderBy, ValueFilter, filter_expression, order_keys
 
 if TYPE_CHECKING:
     from sparqlqa.stages.linking import LinkedConstants
     from sparqlqa.stages.triplets import Term, Triplets
-
-__all__ = ["CompiledQuery", "ExecuteOptions", "Pattern", "Plan", "Slot", "alias_names", "compile_form", "compile_query",
-           "component", "label_lookup_query", "prepare", "variable_name"]
 
 
 @dataclass
@@ -96,11 +80,11 @@ class CompiledQuery:
     tier: int
     note: str = ""
     #: the query as compiled (not in :meth:`to_dict`): the structure ``sparql`` was rendered from
-    query: SparqlQuery | None = field(default=None, compare=False, repr=False)
+    query: sq.SparqlQuery | None = field(default=None, compare=False, repr=False)
 
     @classmethod
-    def of(cls, query: SparqlQuery, triplet_indexes: list[int], tier: int, note: str = "") -> CompiledQuery:
-        return cls(render(query), triplet_indexes, tier, note, query)
+    def of(cls, query: sq.SparqlQuery, triplet_indexes: list[int], tier: int, note: str = "") -> CompiledQuery:
+        return cls(sq.render(query), triplet_indexes, tier, note, query)
 
     @property
     def form(self) -> str:
@@ -328,39 +312,40 @@ def _value_variables(plan: Plan, schema: Schema) -> set[str]:
             if p.tail.nodes is None and p.predicate is not None and p.predicate.value in literal}
 
 
-def _filter(plan: Plan, var: str) -> list[Element]:
+def _filter(plan: Plan, var: str) -> list[sq.Element]:
     """What a variable may bind: the target an IRI (or a value, when it is one), an intermediate node an
     IRI or a blank node (an address record, a Freebase CVT), never a literal."""
     v = Variable(var)
     if var in plan.value_vars:
-        return [Filter.of(f"!isBlank({v})", var)]
+        return [sq.Filter.of(f"!isBlank({v})", var)]
     if var == plan.target and plan.blank_label is not None:  # a blank node answers by its label
         name = Variable(f"{var}_name")
-        return [Filter.of(f"isIRI({v}) || isBlank({v})", var),
-                Optional((Triple(v, NamedNode(plan.blank_label), name, Filter.of(f"isBlank({v})", var), dot=False),))]
-    return [Filter.of(f"isIRI({v})", var) if var == plan.target else Filter.of(f"!isLiteral({v})", var)]
+        return [sq.Filter.of(f"isIRI({v}) || isBlank({v})", var),
+                sq.Optional((sq.Triple(v, NamedNode(plan.blank_label), name, sq.Filter.of(f"isBlank({v})", var),
+                                       dot=False),))]
+    return [sq.Filter.of(f"isIRI({v})", var) if var == plan.target else sq.Filter.of(f"!isLiteral({v})", var)]
 
 
 def _edge(pattern: Pattern, options: ExecuteOptions, plan: Plan | None = None,
-          values: dict[str, Values] | None = None) -> list[Element]:
+          values: dict[str, sq.Values] | None = None) -> list[sq.Element]:
     """The patterns matching one triplet (a UNION of both directions when undirected); a relation a KB
     group's remote member holds: one ``SERVICE`` block, its constants' ``VALUES`` inside (``values``)."""
     head, tail, n = Variable(pattern.head.var), Variable(pattern.tail.var), pattern.index
-    predicate: Predicate = pattern.predicate if pattern.predicate is not None else Variable(f"p{n}")
+    predicate: sq.Predicate = pattern.predicate if pattern.predicate is not None else Variable(f"p{n}")
     guard = None if pattern.predicate is not None else \
-        Filter.of(f"{predicate} != {NamedNode(RDF.type.value)}", f"p{n}")
-    elements: list[Element]
+        sq.Filter.of(f"{predicate} != {NamedNode(RDF.type.value)}", f"p{n}")
+    elements: list[sq.Element]
     if not options.undirected:
-        elements = [Triple(head, predicate, tail, guard)]
+        elements = [sq.Triple(head, predicate, tail, guard)]
     else:
         direction = Variable(f"d{n}")
-        elements = [Union(((Triple(head, predicate, tail, guard), Bind("1", direction)),
-                           (Triple(tail, predicate, head, guard), Bind("0", direction))))]
+        elements = [sq.Union(((sq.Triple(head, predicate, tail, guard), sq.Bind("1", direction)),
+                           (sq.Triple(tail, predicate, head, guard), sq.Bind("0", direction))))]
     endpoint = plan.services.get(pattern.predicate.value) if plan is not None and pattern.predicate else None
     if endpoint is None:
         return elements
     bound = [values[slot.var] for slot in (pattern.head, pattern.tail) if values and slot.var in values]
-    return [Service(NamedNode(endpoint), (*bound, *elements))]
+    return [sq.Service(NamedNode(endpoint), (*bound, *elements))]
 
 
 def alias_names(plan: Plan, indexes: list[int]) -> dict[tuple[int, str], str]:
@@ -419,37 +404,37 @@ def _type_nodes(plan: Plan, type_iri: str) -> list[NamedNode]:
     return [node for iri in plan.type_iris.get(type_iri, [type_iri]) if (node := _iri(iri)) is not None]
 
 
-def _type_patterns(plan: Plan, var: str, type_iri: str | None) -> list[Element]:
+def _type_patterns(plan: Plan, var: str, type_iri: str | None) -> list[sq.Element]:
     """``?var`` is of the type: one triple, or any of a merged type's IRIs (``VALUES ?var_type {…}``); in a
     KB with ``owl:sameAs`` groups, a node whose other name has the type is of it too."""
     if type_iri is None:
         return []
     nodes, v = _type_nodes(plan, type_iri), Variable(var)
-    type_predicate: Predicate = NamedNode(plan.type_predicate)
+    type_predicate: sq.Predicate = NamedNode(plan.type_predicate)
     if plan.identity:  # an owl:sameAs alias has its canonical node's type (and the other way round)
-        type_predicate = PathThen(EitherWay(NamedNode(OWL.sameAs.value)), NamedNode(plan.type_predicate))
-    elements: list[Element]
+        type_predicate = sq.PathThen(sq.EitherWay(NamedNode(OWL.sameAs.value)), NamedNode(plan.type_predicate))
+    elements: list[sq.Element]
     if len(nodes) <= 1:
-        elements = [Triple(v, type_predicate, node) for node in nodes]
+        elements = [sq.Triple(v, type_predicate, node) for node in nodes]
     else:
         kind = Variable(f"{var}_type")
-        elements = [Values(kind, tuple(nodes)), Triple(v, type_predicate, kind)]
+        elements = [sq.Values(kind, tuple(nodes)), sq.Triple(v, type_predicate, kind)]
     endpoint = plan.services.get(type_iri)  # a type only a KB group's remote member holds
-    return [Service(NamedNode(endpoint), tuple(elements))] if endpoint is not None and elements else elements
+    return [sq.Service(NamedNode(endpoint), tuple(elements))] if endpoint is not None and elements else elements
 
 
-def _restriction(plan: Plan, restrict: list[str] | None, choices: bool) -> list[Element]:
+def _restriction(plan: Plan, restrict: list[str] | None, choices: bool) -> list[sq.Element]:
     """The target's ``VALUES``: the nodes an evidence query explains, else the form's choices."""
     if restrict is not None and plan.target:
         keys = dict.fromkeys(k for key in restrict for k in plan.identity.members(key))
-        return [Values(Variable(plan.target), tuple(term_from_key(k) for k in keys))]
+        return [sq.Values(Variable(plan.target), tuple(term_from_key(k) for k in keys))]
     if choices and plan.choices is not None and plan.target:
-        return [Values(Variable(plan.target), _nodes(plan, plan.choices))]
+        return [sq.Values(Variable(plan.target), _nodes(plan, plan.choices))]
     return []
 
 
 def _where(plan: Plan, indexes: list[int], options: ExecuteOptions, restrict: list[str] | None,
-           choices: bool = True, filters: bool = True) -> tuple[tuple[Element, ...], list[str]]:
+           choices: bool = True, filters: bool = True) -> tuple[tuple[sq.Element, ...], list[str]]:
     """The group graph pattern and the variables (target first) of a conjunction of patterns (``choices``:
     the form's choices restrict the target; ``filters``: the form's value filters apply)."""
     elements = _restriction(plan, restrict, choices)
@@ -461,27 +446,27 @@ def _where(plan: Plan, indexes: list[int], options: ExecuteOptions, restrict: li
                 variables[slot.var] = variables.get(slot.var) or slot.type_iri
             else:
                 constants[slot.var] = slot.nodes
-    values = {var: Values(Variable(var), _nodes(plan, nodes)) for var, nodes in constants.items()}
+    values = {var: sq.Values(Variable(var), _nodes(plan, nodes)) for var, nodes in constants.items()}
     elements.extend(values.values())
     aliases = alias_names(plan, indexes)
     for i in indexes:
         elements.extend(_edge(_aliased(plan.patterns[i], aliases), options, plan, values))
-    same = EitherWay(NamedNode(OWL.sameAs.value))
+    same = sq.EitherWay(NamedNode(OWL.sameAs.value))
     for (i, end), name in aliases.items():  # the join also holds between a node's owl:sameAs names
-        elements.append(Triple(Variable(getattr(plan.patterns[i], end).var), same, Variable(name)))
+        elements.append(sq.Triple(Variable(getattr(plan.patterns[i], end).var), same, Variable(name)))
     for var, type_iri in variables.items():
         elements.extend(_type_patterns(plan, var, type_iri))
     for var in variables:
         elements.extend(_filter(plan, var))
     present = set(variables) | set(constants)
-    elements.extend(Filter.of(f"{Variable(a)} != {Variable(b)}", a, b)
+    elements.extend(sq.Filter.of(f"{Variable(a)} != {Variable(b)}", a, b)
                     for a, b in plan.distinct if a in present and b in present)
     for flt in plan.form.filters if filters else []:
         expression = filter_expression(flt.variable, flt, plan.datatypes.get(flt.variable)) \
             if flt.variable in variables else None
         if expression is not None:
-            elements.append(Filter(expression, frozenset({flt.variable})))
-    return (merge_services(elements) if plan.services else tuple(elements)), list(variables)
+            elements.append(sq.Filter(expression, frozenset({flt.variable})))
+    return (sq.merge_services(elements) if plan.services else tuple(elements)), list(variables)
 
 
 def _projection(plan: Plan, indexes: list[int], options: ExecuteOptions, variables: list[str],
@@ -514,7 +499,7 @@ def compile_query(plan: Plan, indexes: list[int], options: ExecuteOptions, *, ti
     limit = max(1, int(options.limit))
     if orders and plan.form.limit and not evidence and plan.form.form != "count":
         limit = min(limit, plan.form.limit)
-    query = SparqlQuery("SELECT", where, _projection(plan, indexes, options, variables, orders, evidence),
+    query = sq.SparqlQuery("SELECT", where, _projection(plan, indexes, options, variables, orders, evidence),
                         distinct=True, order_by=tuple(order), limit=limit)
     return CompiledQuery.of(query, sorted(indexes), tier, note)
 
@@ -526,10 +511,10 @@ def compile_form(plan: Plan, indexes: list[int], options: ExecuteOptions, *, tie
         return None
     where, _ = _where(plan, indexes, options, None, choices=True)
     if plan.form.form == "count":
-        count = Projection(f"COUNT(DISTINCT {Variable(plan.target)})", Variable("count"))
-        query = SparqlQuery("SELECT", where, (count,))
+        count = sq.Projection(f"COUNT(DISTINCT {Variable(plan.target)})", Variable("count"))
+        query = sq.SparqlQuery("SELECT", where, (count,))
     else:
-        query = SparqlQuery("ASK", where)
+        query = sq.SparqlQuery("ASK", where)
     return CompiledQuery.of(query, sorted(indexes), tier, f"{plan.form.form} of tier {tier}")
 
 

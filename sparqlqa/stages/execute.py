@@ -28,6 +28,8 @@ linked constants.
 
 from __future__ import annotations
 
+__all__ = ["Candidate", "Candidates", "CompiledQuery", "Evidence", "ExecuteOptions", "find_candidates"]
+
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
@@ -57,8 +59,6 @@ if TYPE_CHECKING:
     from sparqlqa.kb.store import QueryResult
     from sparqlqa.stages.linking import LinkedConstants
     from sparqlqa.stages.triplets import Triplets
-
-__all__ = ["Candidate", "Candidates", "CompiledQuery", "Evidence", "ExecuteOptions", "find_candidates"]
 
 #: evidence triples kept per candidate
 MAX_EVIDENCE = 20

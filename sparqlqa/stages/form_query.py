@@ -9,6 +9,8 @@ a number with a number.  :func:`run_form` runs the ``COUNT`` or ``ASK`` query
 
 from __future__ import annotations
 
+__all__ = ["form_anchors", "run_form", "value_datatypes"]
+
 import re
 from typing import TYPE_CHECKING, Any
 
@@ -22,8 +24,6 @@ from sparqlqa.stages.modes import Form
 
 if TYPE_CHECKING:
     from sparqlqa.kb.knowledge_base import KnowledgeBase
-
-__all__ = ["form_anchors", "run_form", "value_datatypes"]
 
 _NUMBER_TEXT = re.compile(r"[+-]?\d+(?:\.\d+)?")
 

@@ -20,6 +20,12 @@ True
 
 from __future__ import annotations
 
+__all__ = ["AGGREGATES", "FORM_EXAMPLE", "FORM_RULE", "FORM_SCHEMA", "OPERATORS",
+           "TABLE_EXAMPLE", "TABLE_RULE", "XSD",
+           "Aggregate", "AnswerForm", "OrderBy", "ValueFilter",
+           "filter_expression", "form_from_data", "form_from_lines", "is_date_type", "is_numeric_type",
+           "order_keys"]
+
 import re
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
@@ -29,12 +35,6 @@ from pyoxigraph import Literal, NamedNode
 
 from sparqlqa.query.prefixes import WELL_KNOWN_PREFIXES
 from sparqlqa.stages.modes import FORMS, Form, values
-
-__all__ = ["AGGREGATES", "FORM_EXAMPLE", "FORM_RULE", "FORM_SCHEMA", "OPERATORS",
-           "TABLE_EXAMPLE", "TABLE_RULE", "XSD",
-           "Aggregate", "AnswerForm", "OrderBy", "ValueFilter",
-           "filter_expression", "form_from_data", "form_from_lines", "is_date_type", "is_numeric_type",
-           "order_keys"]
 
 #: the XML Schema namespace, as text
 XSD = WELL_KNOWN_PREFIXES["xsd"]

@@ -9,6 +9,8 @@ yields nothing.
 
 from __future__ import annotations
 
+__all__ = ["LinkedConstants", "link_constants", "link_one"]
+
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -28,8 +30,6 @@ if TYPE_CHECKING:
     from sparqlqa.embed.embedders import Embedder
     from sparqlqa.kb.knowledge_base import KnowledgeBase
     from sparqlqa.stages.triplets import Triplets
-
-__all__ = ["LinkedConstants", "link_constants", "link_one"]
 
 @dataclass
 class LinkedConstants:

@@ -11,6 +11,8 @@ as before.
 
 from __future__ import annotations
 
+__all__ = ["FORMS", "ColumnKind", "Form", "ItemSource", "RerankMode", "TopicMode", "values"]
+
 import sys
 from enum import Enum
 
@@ -21,8 +23,6 @@ else:  # pragma: no cover - Python 3.10 has no StrEnum: the same behaviour, spel
     class StrEnum(str, Enum):
         def __str__(self) -> str:
             return str(self.value)
-
-__all__ = ["FORMS", "ColumnKind", "Form", "ItemSource", "RerankMode", "TopicMode", "values"]
 
 
 class Form(StrEnum):

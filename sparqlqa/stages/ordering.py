@@ -27,6 +27,8 @@ one); a list's table is its matched items in this order
 
 from __future__ import annotations
 
+__all__ = ["FormShape", "Ordered", "RerankOrder", "exact_first", "order_answer"]
+
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -39,8 +41,6 @@ if TYPE_CHECKING:
     from sparqlqa.stages.linking import LinkedConstants
     from sparqlqa.stages.rerank import RerankResult
     from sparqlqa.stages.triplets import Triplets
-
-__all__ = ["FormShape", "Ordered", "RerankOrder", "exact_first", "order_answer"]
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,8 @@ texts and vectors the index would hold, so the same order) and no top-up, with a
 
 from __future__ import annotations
 
+__all__ = ["RankedNode", "query_text", "rank_candidates", "unbuilt_note", "vector_search"]
+
 import time
 from collections.abc import Collection, Sequence
 from typing import TYPE_CHECKING, Any
@@ -32,8 +34,6 @@ from sparqlqa.vectors.index import NodeIndex, built_index, embed_query, index_su
 
 if TYPE_CHECKING:
     from sparqlqa.stages.execute import Candidates
-
-__all__ = ["RankedNode", "query_text", "rank_candidates", "unbuilt_note", "vector_search"]
 
 
 #: the name the scored node had before it was one type with the answer's items: ``RankedNode(iri, score,

@@ -29,6 +29,9 @@ reason line, ``reason [n]: …`` (:func:`parse_reasons`); without one the pipeli
 
 from __future__ import annotations
 
+__all__ = ["PASSAGE_CHARS", "Marks", "RerankResult", "cap_passage", "fit_passages", "listwise_prompt",
+           "parse_permutation", "parse_reasons", "parse_score", "pointwise_prompt", "rerank", "truncate_words"]
+
 import re
 import time
 from collections.abc import Sequence
@@ -41,9 +44,6 @@ from sparqlqa.stages.modes import RerankMode, values
 
 if TYPE_CHECKING:
     from sparqlqa.llm import LLM, LLMCall
-
-__all__ = ["PASSAGE_CHARS", "Marks", "RerankResult", "cap_passage", "fit_passages", "listwise_prompt",
-           "parse_permutation", "parse_reasons", "parse_score", "pointwise_prompt", "rerank", "truncate_words"]
 
 WINDOW = 20
 STRIDE = 10

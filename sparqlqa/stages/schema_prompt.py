@@ -7,6 +7,8 @@ question names come first, then the closest by embedding similarity plus word ov
 
 from __future__ import annotations
 
+__all__ = ["SCHEMA_PROMPT_TOKENS", "schema_prompt"]
+
 from typing import Any
 
 from sparqlqa.kb.schema import (
@@ -21,8 +23,6 @@ from sparqlqa.kb.schema import (
 )
 from sparqlqa.llm.pricing import CHARS_PER_TOKEN, estimate_tokens
 from sparqlqa.vectors.index import embed_query  # its per-process cache: ranking reuses the question's vector
-
-__all__ = ["SCHEMA_PROMPT_TOKENS", "schema_prompt"]
 
 #: token budget of the schema section of the triplet prompt (tokens estimated at 4 characters each)
 SCHEMA_PROMPT_TOKENS = 1500

@@ -24,6 +24,8 @@ one-column table, a count a single cell, a yes/no a single boolean cell, so a sc
 
 from __future__ import annotations
 
+__all__ = ["Column", "Table"]
+
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -35,8 +37,6 @@ from sparqlqa.stages.modes import ColumnKind, Form
 
 if TYPE_CHECKING:
     from sparqlqa.kb.store import QueryResult
-
-__all__ = ["Column", "Table"]
 
 @dataclass(frozen=True)
 class Column:

@@ -16,6 +16,12 @@ and the pipeline falls back to vector ranking.
 
 from __future__ import annotations
 
+__all__ = [
+    "ANY_RELATION_NAMES", "TRIPLETS_SCHEMA", "Term", "Triplet", "Triplets", "build_prompt",
+    "generate_triplets", "parse_arrow_triplets", "resolve_relation", "sanitize_variable", "schema_summary",
+    "triplets_from_data",
+]
+
 import re
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -40,12 +46,6 @@ if TYPE_CHECKING:
     from sparqlqa.embed.embedders import Embedder
     from sparqlqa.kb.knowledge_base import KnowledgeBase
     from sparqlqa.llm import LLM, LLMCall
-
-__all__ = [
-    "ANY_RELATION_NAMES", "TRIPLETS_SCHEMA", "Term", "Triplet", "Triplets", "build_prompt",
-    "generate_triplets", "parse_arrow_triplets", "resolve_relation", "sanitize_variable", "schema_summary",
-    "triplets_from_data",
-]
 
 #: relation names that mean "any edge"
 ANY_RELATION_NAMES = frozenset({"", "any", "*", "?", "related", "related to", "any relation", "relation"})

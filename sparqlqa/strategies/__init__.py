@@ -6,11 +6,11 @@ The package's public names (:data:`__all__`: ``Strategy``, ``FourStep``, ``Vecto
 
 from __future__ import annotations
 
+__all__ = ["FourStep", "Strategy", "StrategyRegistry", "VectorSearch", "VectorSearchRerank", "strategies"]
+
 from typing import Any
 
 from sparqlqa.registry import lazy_attribute
-
-__all__ = ["FourStep", "Strategy", "StrategyRegistry", "VectorSearch", "VectorSearchRerank", "strategies"]
 
 
 def __getattr__(name: str) -> Any:

@@ -8,6 +8,8 @@ list of nodes; a table, a count or a value keeps the query's rows in the query's
 
 from __future__ import annotations
 
+__all__ = ["analytic_answer"]
+
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
@@ -22,8 +24,6 @@ if TYPE_CHECKING:
     from sparqlqa.stages.linking import LinkedConstants
     from sparqlqa.stages.triplets import Triplets
     from sparqlqa.strategies.pipeline import AskContext
-
-__all__ = ["analytic_answer"]
 
 #: the note when the analytical query cannot be built or run (the usual way answers then)
 FAILED_NOTE = "the analytical query could not be run ({why}); answering from the triplets' target"

@@ -13,6 +13,8 @@ saying so.
 
 from __future__ import annotations
 
+__all__ = ["NO_LLM_NOTE", "NO_OFFLINE_NOTE", "ask", "choose_strategy", "resolve_llm"]
+
 import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
@@ -33,8 +35,6 @@ if TYPE_CHECKING:
     from sparqlqa.llm import LLM
     from sparqlqa.stages.answer import Answer
     from sparqlqa.stages.execute import ExecuteOptions
-
-__all__ = ["NO_LLM_NOTE", "NO_OFFLINE_NOTE", "ask", "choose_strategy", "resolve_llm"]
 
 NO_LLM_NOTE = "ran offline: no LLM configured (set ANTHROPIC_API_KEY or --llm)"
 NO_OFFLINE_NOTE = ("ran vector search only: no LLM configured (set ANTHROPIC_API_KEY or --llm) and no offline "

@@ -24,6 +24,8 @@ A variant of 4step only swaps the triplet step, e.g.::
 
 from __future__ import annotations
 
+__all__ = ["FourStep", "Strategy", "StrategyRegistry", "VectorSearch", "VectorSearchRerank", "strategies"]
+
 import importlib
 from abc import ABC, abstractmethod
 from typing import TYPE_CHECKING, ClassVar
@@ -46,8 +48,6 @@ if TYPE_CHECKING:
     from sparqlqa.stages.execute import Candidates
     from sparqlqa.stages.linking import LinkedConstants
     from sparqlqa.stages.triplets import Triplets
-
-__all__ = ["FourStep", "Strategy", "StrategyRegistry", "VectorSearch", "VectorSearchRerank", "strategies"]
 
 #: modules that register strategies when present (imported on first lookup, missing ones skipped)
 OPTIONAL_MODULES: tuple[str, ...] = (

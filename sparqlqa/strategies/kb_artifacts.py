@@ -21,6 +21,8 @@ Not built here: the relation and type verbalisations' vectors and the node index
 
 from __future__ import annotations
 
+__all__ = ["BuiltArtifact", "build_kb_artifacts"]
+
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -28,8 +30,6 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from sparqlqa.kb.knowledge_base import KnowledgeBase
-
-__all__ = ["BuiltArtifact", "build_kb_artifacts"]
 
 #: ``progress(done, total)`` over the artefacts
 ArtifactProgress = Callable[[int, int], None]

@@ -7,6 +7,10 @@ rerank) becomes a note in :attr:`Answer.notes`, never an exception.
 
 from __future__ import annotations
 
+__all__ = ["WAITING_NOTE", "AskContext", "build_answer", "find_with_alternatives", "note_topic", "rank",
+           "rerank_top", "run_table_query", "run_triplets", "settle", "table_rows_ranking", "usable", "vss_answer",
+           "waiting_answer"]
+
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, nullcontext
@@ -35,10 +39,6 @@ if TYPE_CHECKING:
     from sparqlqa.stages.execute import Candidates, ExecuteOptions
     from sparqlqa.stages.linking import LinkedConstants
     from sparqlqa.stages.triplets import Triplets
-
-__all__ = ["WAITING_NOTE", "AskContext", "build_answer", "find_with_alternatives", "note_topic", "rank",
-           "rerank_top", "run_table_query", "run_triplets", "settle", "table_rows_ranking", "usable", "vss_answer",
-           "waiting_answer"]
 
 #: the note of an answer stopped by a triplet prompt missing the cache in ``--llm-cache only`` mode
 WAITING_NOTE = ("waiting for recorded LLM answers (--llm-cache only): the triplet prompt is pending; "

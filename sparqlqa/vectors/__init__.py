@@ -6,11 +6,11 @@ The package's public names (:data:`__all__`: ``NodeIndex``, ``build_index``, ``l
 
 from __future__ import annotations
 
+__all__ = ["NodeIndex", "build_index", "embed_query", "index_nodes", "index_status", "index_supported", "load_index"]
+
 from typing import Any
 
 from sparqlqa.registry import lazy_attribute
-
-__all__ = ["NodeIndex", "build_index", "embed_query", "index_nodes", "index_status", "index_supported", "load_index"]
 
 
 def __getattr__(name: str) -> Any:

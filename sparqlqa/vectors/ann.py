@@ -12,6 +12,8 @@ Used only above :data:`ANN_THRESHOLD` nodes; smaller KBs and SPARQL candidate se
 
 from __future__ import annotations
 
+__all__ = ["ANN_THRESHOLD", "EF_SEARCH", "OVERSAMPLE", "AnnIndex"]
+
 import os
 from pathlib import Path
 from typing import Any
@@ -19,8 +21,6 @@ from typing import Any
 import numpy as np
 
 from sparqlqa.errors import MissingExtraError
-
-__all__ = ["ANN_THRESHOLD", "EF_SEARCH", "OVERSAMPLE", "AnnIndex"]
 
 #: node count from which an index gets an ANN graph
 ANN_THRESHOLD = 200_000

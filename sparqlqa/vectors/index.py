@@ -32,6 +32,10 @@ exactly.  In-memory KBs keep their index in memory.
 
 from __future__ import annotations
 
+__all__ = ["CHUNK_SIZE", "EXACT_TYPE_ROWS", "INDEX_ON_FIRST_USE", "PROGRESS_BATCH", "SCAN_FROM", "SCAN_WINDOW",
+           "IndexSummary", "NodeIndex", "build_index", "built_index", "embed_query", "ensure_index", "index_at_hand",
+           "index_nodes", "index_status", "index_supported", "load_index"]
+
 import logging
 import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -65,10 +69,6 @@ from sparqlqa.vectors.index_files import (
     open_vectors,
 )
 from sparqlqa.vectors.member_vectors import prefill_from_members
-
-__all__ = ["CHUNK_SIZE", "EXACT_TYPE_ROWS", "INDEX_ON_FIRST_USE", "PROGRESS_BATCH", "SCAN_FROM", "SCAN_WINDOW",
-           "IndexSummary", "NodeIndex", "build_index", "built_index", "embed_query", "ensure_index", "index_at_hand",
-           "index_nodes", "index_status", "index_supported", "load_index"]
 
 CHUNK_SIZE = 1024
 #: a fast embedder's chunks (``Embedder.fast``: a chunk takes about a second, not minutes, to redo)

@@ -20,6 +20,11 @@ True
 
 from __future__ import annotations
 
+__all__ = ["ANN_FILE", "IDS_FILE", "PROGRESS_FILE", "TYPES_FILE", "VECTORS_FILE", "BuildRecord", "IndexStatus",
+           "chunk_path", "discard_folder", "fingerprint_problem", "join_arrays", "load_graph", "npy_problem",
+           "open_vectors", "progress_status", "read_ids", "read_record", "read_type_rows", "recorded_fingerprint",
+           "save_array"]
+
 import io
 import json
 import mmap
@@ -39,11 +44,6 @@ from sparqlqa.errors import NodeIndexDamaged
 from sparqlqa.kb.records import JsonRecord
 from sparqlqa.paths import atomic_write_bytes
 from sparqlqa.vectors.ann import AnnIndex
-
-__all__ = ["ANN_FILE", "IDS_FILE", "PROGRESS_FILE", "TYPES_FILE", "VECTORS_FILE", "BuildRecord", "IndexStatus",
-           "chunk_path", "discard_folder", "fingerprint_problem", "join_arrays", "load_graph", "npy_problem",
-           "open_vectors", "progress_status", "read_ids", "read_record", "read_type_rows", "recorded_fingerprint",
-           "save_array"]
 
 INDEX_FORMAT = 1
 PROGRESS_FILE = "progress.json"

@@ -13,6 +13,8 @@ indexes nothing is written here and the group builds as any KB does.
 
 from __future__ import annotations
 
+__all__ = ["prefill_from_members"]
+
 from pathlib import Path
 
 import numpy as np
@@ -22,8 +24,6 @@ from sparqlqa.errors import NodeIndexError
 from sparqlqa.kb.knowledge_base import KnowledgeBase
 from sparqlqa.kb.node_text import index_texts
 from sparqlqa.vectors import index_files as files
-
-__all__ = ["prefill_from_members"]
 
 
 class _MemberIndex:

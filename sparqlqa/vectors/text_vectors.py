@@ -11,6 +11,8 @@ silently; damaged ones (unreadable JSON, an ``.npy`` of the wrong shape) after a
 
 from __future__ import annotations
 
+__all__ = ["TextVectorsRecord", "stored_text_vectors"]
+
 import json
 import logging
 from collections.abc import Callable, Sequence
@@ -26,8 +28,6 @@ from sparqlqa.paths import atomic_write_bytes
 if TYPE_CHECKING:
     from sparqlqa.embed.embedders import Embedder
     from sparqlqa.kb.knowledge_base import KnowledgeBase
-
-__all__ = ["TextVectorsRecord", "stored_text_vectors"]
 
 FORMAT = "sparqlqa-text-vectors"
 VERSION = 1

@@ -18,6 +18,8 @@ FILTER(?p NOT IN (<urn:type>)) } LIMIT 5
 
 from __future__ import annotations
 
+__all__ = ["MAX_END_NODES", "Pair", "neighbour_pairs", "relation_label"]
+
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
@@ -32,8 +34,6 @@ from sparqlqa.strategies.fiske.state import Relation
 
 if TYPE_CHECKING:
     from sparqlqa.kb.knowledge_base import KnowledgeBase
-
-__all__ = ["MAX_END_NODES", "Pair", "neighbour_pairs", "relation_label"]
 
 #: rows per direction and step (the reference code's LIMIT)
 PAIR_LIMIT = 1000

@@ -14,6 +14,8 @@ queues exactly the next prompt and nothing that could go stale).
 
 from __future__ import annotations
 
+__all__ = ["Explorer", "FiskeSettings", "Stop"]
+
 import os
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -28,8 +30,6 @@ from sparqlqa.strategies.fiske.state import ACTIVE, COVERING, DEAD, EXTENDED, ST
 
 if TYPE_CHECKING:
     from sparqlqa.strategies.pipeline import AskContext
-
-__all__ = ["Explorer", "FiskeSettings", "Stop"]
 
 #: the reference code's call budget per question
 DEFAULT_BUDGET = 30

@@ -13,14 +13,14 @@ True
 
 from __future__ import annotations
 
+__all__ = ["ANSWER_SCHEMA", "CLUES_SCHEMA", "SCORES_SCHEMA", "SYSTEM_PROMPT", "answer_prompt", "clue_prompt",
+           "clues_from", "pair_prompt", "relation_prompt", "scored_items"]
+
 import json
 from collections.abc import Sequence
 from typing import Any
 
 from sparqlqa.language import prompt_note
-
-__all__ = ["ANSWER_SCHEMA", "CLUES_SCHEMA", "SCORES_SCHEMA", "SYSTEM_PROMPT", "answer_prompt", "clue_prompt",
-           "clues_from", "pair_prompt", "relation_prompt", "scored_items"]
 
 SYSTEM_PROMPT = ("You help answer questions over a knowledge graph by mapping the question's clues to the "
                  "graph's relations and nodes. Answer with the JSON asked for, nothing else.")

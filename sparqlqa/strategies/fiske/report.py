@@ -13,12 +13,12 @@ coverage: 'Alien' by route(s) 1; 'director' by none
 
 from __future__ import annotations
 
+__all__ = ["route_lines"]
+
 from collections.abc import Mapping
 from typing import Any
 
 from sparqlqa.kb.schema import local_name
-
-__all__ = ["route_lines"]
 
 
 def _names(nodes: list[str], names: Mapping[str, str], shown: int = 4) -> str:

@@ -12,12 +12,12 @@ record: the clues this route has mapped, so each step only asks about the rest.
 
 from __future__ import annotations
 
+__all__ = ["FiskeRun", "Hop", "ModelFallback", "Relation", "Route"]
+
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from sparqlqa.kb.labels import NodeMatch, normalize_label
-
-__all__ = ["FiskeRun", "Hop", "ModelFallback", "Relation", "Route"]
 
 #: Route.status values
 ACTIVE, EXTENDED, COVERING, DEAD, STOPPED = "active", "extended", "covering", "dead", "stopped"

@@ -16,6 +16,8 @@ The run's record (clues, start links, routes with their coverage, stop reason, c
 
 from __future__ import annotations
 
+__all__ = ["MODEL_KNOWLEDGE", "Fiske", "fallback"]
+
 from typing import TYPE_CHECKING
 from urllib.parse import quote
 
@@ -31,8 +33,6 @@ from sparqlqa.strategies.pipeline import AskContext, Reranked, build_answer, ran
 if TYPE_CHECKING:
     from sparqlqa.stages.answer import Answer
     from sparqlqa.stages.execute import Candidates
-
-__all__ = ["MODEL_KNOWLEDGE", "Fiske", "fallback"]
 
 #: the items' source and the run's ``answer_source`` when the answers come from the model's own knowledge
 MODEL_KNOWLEDGE = ItemSource.MODEL_KNOWLEDGE

@@ -7,10 +7,10 @@ users have on it (relation labels in an ontology file).
 
 from __future__ import annotations
 
+__all__ = ["Hop", "Mention", "OfflineStrategy", "OfflineTriplets", "RelationPath", "ScoringSettings",
+           "detect_mentions", "enumerate_paths", "offline_triplets"]
+
 from sparqlqa.english import ScoringSettings
 from sparqlqa.strategies.offline.mentions import Mention, detect_mentions
 from sparqlqa.strategies.offline.paths import Hop, RelationPath, enumerate_paths
 from sparqlqa.strategies.offline.strategy import OfflineStrategy, OfflineTriplets, offline_triplets
-
-__all__ = ["Hop", "Mention", "OfflineStrategy", "OfflineTriplets", "RelationPath", "ScoringSettings",
-           "detect_mentions", "enumerate_paths", "offline_triplets"]

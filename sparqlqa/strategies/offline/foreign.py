@@ -16,6 +16,8 @@ label index.  A language without cue words is not guessed at: :func:`unreadable_
 
 from __future__ import annotations
 
+__all__ = ["as_english", "kb_words", "read_as_english", "unreadable_note"]
+
 import re
 import unicodedata
 
@@ -27,8 +29,6 @@ from sparqlqa.kb.labels import normalize_label
 from sparqlqa.kb.vocab import RDFS
 from sparqlqa.language import language_name
 from sparqlqa.query.built_query import BuiltQuery
-
-__all__ = ["as_english", "kb_words", "read_as_english", "unreadable_note"]
 
 #: words, elided articles ("l'", "d'") and hyphenated words ("a-t-il") as tokens; anything else one by one
 _TOKEN = re.compile(r"[^\W\d_]+['’]|\w+(?:-\w+)*|[^\w\s]")

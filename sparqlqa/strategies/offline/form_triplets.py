@@ -11,6 +11,8 @@ per KB: only the KB's own relation names and datatypes are read.
 
 from __future__ import annotations
 
+__all__ = ["ValueRelation", "add_form", "boolean_reading", "choose_value_relation", "value_relations"]
+
 import itertools
 import json
 import math
@@ -38,8 +40,6 @@ if TYPE_CHECKING:
     from sparqlqa.kb.knowledge_base import KnowledgeBase
     from sparqlqa.kb.labels import LabelIndex
     from sparqlqa.strategies.offline.forms import FilterCue, FormCue
-
-__all__ = ["ValueRelation", "add_form", "boolean_reading", "choose_value_relation", "value_relations"]
 
 DATE_TYPES = frozenset([XSD + "date", XSD + "dateTime", XSD + "gYear", XSD + "gYearMonth"])
 #: a number written as text

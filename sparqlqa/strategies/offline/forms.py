@@ -16,6 +16,8 @@ OrderCue(direction='desc', kind='number', hints=('runtime', 'length', 'duration'
 
 from __future__ import annotations
 
+__all__ = ["FilterCue", "FormCue", "OrderCue", "detect_form"]
+
 import itertools
 import re
 from dataclasses import dataclass, field
@@ -28,8 +30,6 @@ from sparqlqa.strategies.offline.mentions import PLACEHOLDER, STOPWORDS, mask_al
 
 if TYPE_CHECKING:
     from sparqlqa.strategies.offline.mentions import Mention
-
-__all__ = ["FilterCue", "FormCue", "OrderCue", "detect_form"]
 
 
 @dataclass

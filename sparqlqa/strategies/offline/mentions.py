@@ -14,6 +14,8 @@ also compared fuzzily (small typos).  Bracketed spans such as MetaQA's
 
 from __future__ import annotations
 
+__all__ = ["PLACEHOLDER", "Mention", "Word", "detect_mentions", "mask_all", "words_of"]
+
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -29,8 +31,6 @@ from sparqlqa.english import (
     singular,
 )
 from sparqlqa.kb.labels import LabelIndex, normalize_label
-
-__all__ = ["PLACEHOLDER", "Mention", "Word", "detect_mentions", "mask_all", "words_of"]
 
 #: longest span (in words) looked up as a name
 MAX_SPAN_WORDS = 12

@@ -19,6 +19,9 @@ offline embedding model.
 
 from __future__ import annotations
 
+__all__ = ["EXPAND_SAMPLE", "Hop", "RelationPath", "SelfChaining", "Unit", "ValueClasses", "enumerate_paths",
+           "is_zigzag", "object_relation_iris", "path_text", "same_kind", "segmentations", "self_chaining_hops"]
+
 from collections.abc import Container, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -33,9 +36,6 @@ from sparqlqa.strategies.offline.verbalise import inverse_twins
 
 if TYPE_CHECKING:
     from sparqlqa.kb.knowledge_base import KnowledgeBase
-
-__all__ = ["EXPAND_SAMPLE", "Hop", "RelationPath", "SelfChaining", "Unit", "ValueClasses", "enumerate_paths",
-           "is_zigzag", "object_relation_iris", "path_text", "same_kind", "segmentations", "self_chaining_hops"]
 
 #: nodes per path prefix that are expanded to find the next hop
 EXPAND_SAMPLE = 40

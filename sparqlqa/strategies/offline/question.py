@@ -7,6 +7,9 @@ Focus(position=0, phrase='release years')
 
 from __future__ import annotations
 
+__all__ = ["Focus", "Span", "do_support", "grand_stem", "main_verb", "question_focus", "question_spans",
+           "round_trip_cue"]
+
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -29,9 +32,6 @@ from sparqlqa.english import (
     is_possessive,
 )
 from sparqlqa.strategies.offline.mentions import words_of
-
-__all__ = ["Focus", "Span", "do_support", "grand_stem", "main_verb", "question_focus", "question_spans",
-           "round_trip_cue"]
 
 
 @dataclass(frozen=True)

@@ -17,14 +17,14 @@ A typed record read by attribute; :meth:`OfflineReasons.to_dict` is the JSON ``m
 
 from __future__ import annotations
 
+__all__ = ["ChosenReading", "OfflineReasons"]
+
 from dataclasses import dataclass, field
 from typing import Any
 
 from sparqlqa.kb.records import JsonRecord
 from sparqlqa.strategies.offline.mentions import Mention
 from sparqlqa.strategies.offline.paths import RelationPath
-
-__all__ = ["ChosenReading", "OfflineReasons"]
 
 
 @dataclass(frozen=True)

@@ -6,6 +6,8 @@ question span and scored by embedding similarity, with the weights of :class:`Sc
 
 from __future__ import annotations
 
+__all__ = ["QuestionScorer", "RelationVectors", "end_type_shares", "has_round_trip"]
+
 import itertools
 import math
 from collections.abc import Callable, Sequence
@@ -30,8 +32,6 @@ if TYPE_CHECKING:
     from sparqlqa.embed.embedders import Embedder
 
 from sparqlqa.strategies.offline.paths import Hop, RelationPath, Unit, path_text, segmentations
-
-__all__ = ["QuestionScorer", "RelationVectors", "end_type_shares", "has_round_trip"]
 
 
 def end_type_shares(relation: RelationInfo, forward: bool) -> dict[str, float]:

@@ -15,6 +15,9 @@ copied to ``Answer.meta.offline`` by the strategy.
 
 from __future__ import annotations
 
+__all__ = ["MAX_QUESTION_WORDS", "Choice", "OfflineStrategy", "OfflineTriplets", "masked_for", "offline_triplets",
+           "relation_vectors"]
+
 import math
 import time
 from collections.abc import Callable
@@ -49,9 +52,6 @@ if TYPE_CHECKING:
     from sparqlqa.stages.answer import Answer
     from sparqlqa.stages.execute import Candidates
     from sparqlqa.strategies.pipeline import AskContext
-
-__all__ = ["MAX_QUESTION_WORDS", "Choice", "OfflineStrategy", "OfflineTriplets", "masked_for", "offline_triplets",
-           "relation_vectors"]
 
 #: mentions (and nodes per mention) whose paths are explored
 MAX_MENTIONS = 3

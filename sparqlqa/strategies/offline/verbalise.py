@@ -21,6 +21,8 @@ The embedding model ignores a form that is not quite a word ("directer"), so for
 
 from __future__ import annotations
 
+__all__ = ["category_texts", "inverse_twins", "relation_texts", "relation_word_forms", "round_trip_texts"]
+
 from collections.abc import Sequence
 
 from sparqlqa.english import (
@@ -39,8 +41,6 @@ from sparqlqa.english import (
     without_auxiliary,
 )
 from sparqlqa.kb.schema import RelationInfo, Schema, humanize, local_name
-
-__all__ = ["category_texts", "inverse_twins", "relation_texts", "relation_word_forms", "round_trip_texts"]
 
 
 def relation_texts(info: RelationInfo) -> list[str]:

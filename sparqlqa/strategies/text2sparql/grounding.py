@@ -27,6 +27,8 @@ Every substitution is recorded (:class:`Substitution`); the query itself is rewr
 
 from __future__ import annotations
 
+__all__ = ["Grounding", "Substitution", "ground", "unmatched", "written_term"]
+
 import re
 from dataclasses import asdict, dataclass, field, replace
 from typing import TYPE_CHECKING, Any
@@ -47,8 +49,6 @@ if TYPE_CHECKING:
     from sparqlqa.embed.embedders import Embedder
     from sparqlqa.kb.knowledge_base import KnowledgeBase
     from sparqlqa.kb.labels import NodeLookup, NodeMatch
-
-__all__ = ["Grounding", "Substitution", "ground", "unmatched", "written_term"]
 
 #: predicates that name a node in any vocabulary (besides the KB's own label and alias predicates)
 NAME_PREDICATES = frozenset({RDFS.label.value, FOAF.name.value, SKOS.prefLabel.value, SKOS.altLabel.value,

@@ -16,6 +16,9 @@ Written in SPARQL:
 
 from __future__ import annotations
 
+__all__ = ["QUERY_SCHEMA", "SYSTEM_PROMPT", "build_prompt", "name_predicate", "repair_prompt", "rules",
+           "value_example", "vocabulary"]
+
 import json
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -35,9 +38,6 @@ if TYPE_CHECKING:
     from sparqlqa.embed.embedders import Embedder
     from sparqlqa.kb.knowledge_base import KnowledgeBase
     from sparqlqa.kb.schema import Schema
-
-__all__ = ["QUERY_SCHEMA", "SYSTEM_PROMPT", "build_prompt", "name_predicate", "repair_prompt", "rules",
-           "value_example", "vocabulary"]
 
 #: the JSON the LLM answers with (an older answer's ``answer_variable`` is still read, as one column)
 QUERY_SCHEMA: dict[str, Any] = {

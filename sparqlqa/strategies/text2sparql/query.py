@@ -20,6 +20,9 @@ SELECT ?f WHERE { ?f dbo:director <http://dbpedia.org/resource/N> }
 
 from __future__ import annotations
 
+__all__ = ["ReadQuery", "TermKey", "add_filter", "constant_keys", "counted_items", "iri_key", "literal_key",
+           "out_and_back", "read_query", "readable", "substitute"]
+
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
@@ -34,9 +37,6 @@ from sparqlqa.query.service_guard import check_service
 from sparqlqa.query.sparql_reading import declare_prefixes, missing_prefixes, query_with_prefixes
 from sparqlqa.query.sparql_reading import read_query as read_sparql
 from sparqlqa.query.sparql_text import Token, tokens
-
-__all__ = ["ReadQuery", "TermKey", "add_filter", "constant_keys", "counted_items", "iri_key", "literal_key",
-           "out_and_back", "read_query", "readable", "substitute"]
 
 #: what a constant is known by while rewriting: ("iri", value) or ("literal", lexical, language, datatype)
 TermKey = tuple[str, ...]

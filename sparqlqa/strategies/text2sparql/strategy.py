@@ -25,6 +25,8 @@ Its record (each attempt: the LLM's query, the query that ran, substitutions, ro
 
 from __future__ import annotations
 
+__all__ = ["Attempt", "Draft", "Shaped", "Text2SparqlRun", "TextToSparql", "answer_variable"]
+
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -56,8 +58,6 @@ if TYPE_CHECKING:
     from sparqlqa.llm import LLM, LLMCall
     from sparqlqa.stages.answer import Answer
     from sparqlqa.stages.execute import Candidates
-
-__all__ = ["Attempt", "Draft", "Shaped", "Text2SparqlRun", "TextToSparql", "answer_variable"]
 
 PENDING_NOTE = ("waiting for recorded LLM answers (--llm-cache only): the text2sparql {what} prompt is pending; "
                 "'sparqlqa llm export-pending FILE', answer it, 'sparqlqa llm import FILE', then ask again")

@@ -10,6 +10,8 @@ nodes as answers.
 
 from __future__ import annotations
 
+__all__ = ["NO_READING_NOTE", "honest", "table_answer", "table_form"]
+
 from typing import TYPE_CHECKING
 
 from sparqlqa.query.built_query import BuiltQuery
@@ -21,8 +23,6 @@ from sparqlqa.strategies.offline.tables.model_file import table_model
 if TYPE_CHECKING:
     from sparqlqa.stages.answer import Answer
     from sparqlqa.strategies.pipeline import AskContext
-
-__all__ = ["NO_READING_NOTE", "honest", "table_answer", "table_form"]
 
 NO_READING_NOTE = ("offline: no reading of the question holds over this graph's tables (nearest reading: {nearest}); "
                    "no answer is given rather than nodes that are only similar to the question — ask with an LLM "

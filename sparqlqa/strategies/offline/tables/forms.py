@@ -3,6 +3,8 @@ a superlative, a count, aggregates or rows, each compiled through the reading's 
 
 from __future__ import annotations
 
+__all__ = ["read_table_question"]
+
 from sparqlqa.english import (
     ARTICLE,
     AVERAGE_WORDS,
@@ -19,8 +21,6 @@ from sparqlqa.strategies.offline.tables.mentions import Mention, find_mentions, 
 from sparqlqa.strategies.offline.tables.model import Column, TableModel
 from sparqlqa.strategies.offline.tables.query import QueryBuilder, TableQuery
 from sparqlqa.strategies.offline.tables.reading import Reading, after, column_for, focus_of, read_cues
-
-__all__ = ["read_table_question"]
 
 
 def read_table_question(question: str, model: TableModel, type_predicate: str) -> TableQuery | None:

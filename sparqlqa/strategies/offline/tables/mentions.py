@@ -13,6 +13,8 @@ Token(text='2014', low='2014', quoted=False)]
 
 from __future__ import annotations
 
+__all__ = ["Mention", "Token", "find_mentions", "phrase_at", "tokens"]
+
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -32,8 +34,6 @@ from sparqlqa.english import (
 )
 from sparqlqa.kb.labels import normalize_label
 from sparqlqa.strategies.offline.tables.model import Column, TableModel, column_phrases
-
-__all__ = ["Mention", "Token", "find_mentions", "phrase_at", "tokens"]
 
 #: a quoted string (straight or curly quotes), a word, or a number
 TOKEN = re.compile(r"'[^']+'|\"[^\"]+\"|\u2018[^\u2019]+\u2019|[A-Za-z][A-Za-z0-9\-]*|\d+(?:\.\d+)?")

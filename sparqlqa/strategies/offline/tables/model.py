@@ -16,6 +16,8 @@ database); other KBs get ``None``.
 
 from __future__ import annotations
 
+__all__ = ["Column", "Link", "TableModel", "build_table_model", "column_phrases", "words_of"]
+
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -30,8 +32,6 @@ from sparqlqa.stages.forms import XSD
 
 if TYPE_CHECKING:
     from sparqlqa.kb.knowledge_base import KnowledgeBase
-
-__all__ = ["Column", "Link", "TableModel", "build_table_model", "column_phrases", "words_of"]
 
 NUMERIC_TYPES = frozenset(f"{XSD}{t}" for t in ("integer", "decimal", "double", "float", "int", "long", "short",
                                                 "nonNegativeInteger", "positiveInteger"))

@@ -8,6 +8,8 @@ silently; an unreadable file is rebuilt after a warning (a ``logging`` warning),
 
 from __future__ import annotations
 
+__all__ = ["FILE", "StoredModel", "table_model"]
+
 import json
 import logging
 from dataclasses import dataclass
@@ -22,8 +24,6 @@ from sparqlqa.strategies.offline.tables.model import Column, Link, TableModel, b
 
 if TYPE_CHECKING:
     from sparqlqa.kb.knowledge_base import KnowledgeBase
-
-__all__ = ["FILE", "StoredModel", "table_model"]
 
 FORMAT = "sparqlqa-table-model"
 #: bump when the model or how it is built changes: older files are then rebuilt

@@ -8,14 +8,14 @@ term's ``str()``, the rest is fixed syntax.
 
 from __future__ import annotations
 
+__all__ = ["QueryBuilder", "TableQuery"]
+
 from dataclasses import dataclass, field
 
 from pyoxigraph import Literal, NamedNode
 
 from sparqlqa.kb.vocab import XSD
 from sparqlqa.strategies.offline.tables.model import Column, TableModel
-
-__all__ = ["QueryBuilder", "TableQuery"]
 
 #: links a join may follow from the classes reached to a class the question names
 MAX_HOPS = 3

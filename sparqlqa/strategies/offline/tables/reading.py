@@ -20,6 +20,8 @@ only the model's classes, columns, links and values, and the English words.
 
 from __future__ import annotations
 
+__all__ = ["Cues", "Reading", "column_for", "focus_of", "read_cues"]
+
 from dataclasses import dataclass, field
 
 from sparqlqa.english import (
@@ -42,8 +44,6 @@ from sparqlqa.english import (
 from sparqlqa.strategies.offline.tables.mentions import Mention, Token, phrase_at
 from sparqlqa.strategies.offline.tables.model import Column, TableModel
 from sparqlqa.strategies.offline.tables.query import QueryBuilder
-
-__all__ = ["Cues", "Reading", "column_for", "focus_of", "read_cues"]
 
 
 @dataclass
