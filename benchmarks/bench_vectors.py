@@ -131,7 +131,8 @@ def search_child(folder: Path, queries: int) -> None:
     """In a fresh process: load the memory map and the graph, search, print figures as JSON."""
     import sparqlqa.vectors.ann as ann_mod
     from sparqlqa.vectors.ann import AnnIndex
-    from sparqlqa.vectors.index import NodeIndex, open_vectors
+    from sparqlqa.vectors.index import NodeIndex
+    from sparqlqa.vectors.index_files import open_vectors
 
     vectors = open_vectors(folder / "vectors.npy", random_access=True)
     ids = [str(i) for i in range(len(vectors))]

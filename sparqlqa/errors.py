@@ -16,7 +16,7 @@ from __future__ import annotations
 __all__ = ["ConfigError", "DatasetError", "EndpointError", "GroupError", "GroupMemberNotFound", "IngestError",
            "InvalidKBName", "InvalidText", "KBBusy", "KBDamaged", "KBError", "KBExists", "KBNotFound", "LLMAuthError",
            "LLMBadRequest", "LLMCacheError", "LLMConnectionError", "LLMError", "LLMOverloaded", "LLMParseError",
-           "LLMRateLimited", "LLMTimeout", "MissingExtraError", "NodeIndexDamaged", "NodeIndexError",
+           "LLMRateLimited", "LLMTimeout", "LLMUnavailable", "MissingExtraError", "NodeIndexDamaged", "NodeIndexError",
            "NodeIndexMismatch", "NotInCache", "QueryError", "QueryTimeout", "QueryTooLarge", "ServiceRefused",
            "SparqlSyntaxError", "SparqlqaError", "StorageError", "StoreUnavailable", "UnknownNameError",
            "UpdateRefused", "os_error_hint"]

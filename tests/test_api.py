@@ -147,6 +147,43 @@ def test_every_module_says_what_it_offers_before_its_imports() -> None:
     assert not _all_comes_first(ast.parse("import os\n__all__ = ['x']\nx = os"))
 
 
+def _unlisted_imports(paths: list[Path], known: dict[str, Path], root: Path = ROOT) -> list[str]:
+    """``file: module.name`` for each name ``paths`` import from a sparqlqa module whose literal ``__all__`` does not
+    list it (a submodule is fine; a test may reach for a ``_private`` helper on purpose, sparqlqa's code may not)."""
+    offered = {name: declared_all(ast.parse(path.read_text(encoding="utf-8"))) for name, path in known.items()}
+    found = []
+    for path in paths:
+        in_package = path.is_relative_to(root / "sparqlqa")
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not (isinstance(node, ast.ImportFrom) and node.level == 0 and node.module in known):
+                continue
+            names = offered[node.module]
+            found += [f"{path.relative_to(root)}: {node.module}.{alias.name}" for alias in node.names
+                      if names and alias.name not in names and f"{node.module}.{alias.name}" not in known
+                      and (in_package or not alias.name.startswith("_"))]
+    return found
+
+
+def test_what_is_imported_from_a_module_is_in_its_all() -> None:
+    """A module's ``__all__`` is what the rest of the code takes from it: no name is taken around it, and no
+    module re-exports another's name (import it from where it is defined)."""
+    known = modules()
+    paths = [p for folder in ("sparqlqa", "tests", "benchmarks", "scripts") for p in (ROOT / folder).rglob("*.py")]
+    assert _unlisted_imports(paths, known) == []
+
+
+def test_the_import_check_finds_a_name_taken_around_all(tmp_path: Path) -> None:
+    known = {"m": tmp_path / "m.py"}
+    known["m"].write_text("__all__ = ['a']\na = b = _c = 1\n", encoding="utf-8")
+    (tmp_path / "sparqlqa").mkdir()
+    (tmp_path / "tests").mkdir()
+    inside, test = tmp_path / "sparqlqa" / "user.py", tmp_path / "tests" / "test_user.py"
+    for path in (inside, test):
+        path.write_text("from m import a, b, _c\n", encoding="utf-8")
+    assert _unlisted_imports([inside, test], known, tmp_path) == [
+        "sparqlqa/user.py: m.b", "sparqlqa/user.py: m._c", "tests/test_user.py: m.b"]
+
+
 def _all_node(tree: ast.Module) -> ast.expr | None:
     return next((node.value for node in tree.body if isinstance(node, ast.Assign)
                  and any(isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets)), None)

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-__all__ = ["NO_NODE_EXIT", "answer_rows", "answers_table", "answers_tsv", "ask", "delimited", "ensure_index", "index",
-           "needs_index", "prepare_index", "print_sparql", "show_answer", "table_view"]
+__all__ = ["BLAS_THREADS_ENV", "NO_NODE_EXIT", "answer_rows", "answers_table", "answers_tsv", "ask", "delimited",
+           "ensure_index", "index", "needs_index", "one_blas_thread", "prepare_index", "print_sparql", "show_answer",
+           "table_view"]
 
 import os
 import sys

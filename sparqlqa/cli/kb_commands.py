@@ -126,8 +126,9 @@ def _build_artifacts(kb: KnowledgeBase) -> list[BuiltArtifact]:
 
 def _note_names(kb: Any) -> None:
     """Say which predicates name the KB's nodes."""
+    from pyoxigraph import NamedNode
+
     from sparqlqa.kb.results_format import shorten
-    from sparqlqa.kb.store import NamedNode
     from sparqlqa.kb.vocab import kb_prefixes
 
     prefixes = kb_prefixes(kb)
@@ -322,9 +323,10 @@ def _folding_table(*columns: str, title: str | None = None) -> Any:
 
 
 def _render_schema(kb: Any) -> None:
+    from pyoxigraph import NamedNode
+
     from sparqlqa.kb.results_format import shorten
     from sparqlqa.kb.schema import relation_names
-    from sparqlqa.kb.store import NamedNode
     from sparqlqa.kb.vocab import kb_prefixes
 
     schema = kb.schema

@@ -37,14 +37,8 @@ from sparqlqa.ingest.base import (
 )
 from sparqlqa.kb.data_names import DataName, find_data_names, with_data_names
 from sparqlqa.kb.export import ADDED_FILE
-from sparqlqa.kb.knowledge_base import (
-    KnowledgeBase,
-    Manifest,
-    current_generation,
-    kb_root,
-    validate_kb_name,
-    write_generation,
-)
+from sparqlqa.kb.kb_names import validate_kb_name
+from sparqlqa.kb.knowledge_base import KnowledgeBase, Manifest, current_generation, kb_root, write_generation
 from sparqlqa.kb.ontologies import CORE, load_ontology, ontology_path
 from sparqlqa.kb.profile import DEFAULT_PROFILE, Profile
 from sparqlqa.kb.schema import Schema, compute_schema

@@ -39,10 +39,8 @@ Pickles are read with an allow-list of classes (builtins, numpy, pandas data typ
 
 from __future__ import annotations
 
-__all__ = [
-    "Adjacency", "DocumentBuilder", "SkbData", "StarkSKB", "compact_text", "dataset_namespace", "download_skb",
-    "guess_dataset", "node_aliases", "node_iri", "node_label", "read_skb", "resolve_source",
-]
+__all__ = ["Adjacency", "DocumentBuilder", "SkbData", "StarkSKB", "compact_text", "dataset_namespace", "download_skb",
+           "guess_dataset", "node_aliases", "node_iri", "node_label", "open_layout", "read_skb", "resolve_source"]
 
 import itertools
 import pickle

@@ -30,7 +30,8 @@ A profile's ``name_predicates`` (``sparqlqa ingest --name-predicate IRI``) repla
 
 from __future__ import annotations
 
-__all__ = ["NAME_UNIQUE", "DataName", "find_data_names", "is_key_name", "name_rank", "with_data_names"]
+__all__ = ["NAME_UNIQUE", "DataName", "find_data_names", "is_key_name", "mapped_from_tables", "name_rank",
+           "stored_data_names", "with_data_names"]
 
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, replace

@@ -37,7 +37,8 @@ index copies members' vectors where a node's text is unchanged (:mod:`sparqlqa.v
 
 from __future__ import annotations
 
-__all__ = ["GroupKB", "current_group", "fingerprint", "is_group", "merged_profile", "open_group", "tag_schema"]
+__all__ = ["GroupKB", "current_group", "fingerprint", "forget_group_caches", "is_group", "merged_profile", "open_group",
+           "tag_schema"]
 
 import gc
 import hashlib

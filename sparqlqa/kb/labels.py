@@ -19,9 +19,8 @@ Each step is restricted to the stated node type when the type is known.
 
 from __future__ import annotations
 
-__all__ = [
-    "EMBEDDING_MIN_SCORE", "FUZZY_CUTOFF", "LabelIndex", "NodeLookup", "NodeMatch", "normalize_label", "resolve_type",
-]
+__all__ = ["CONTAINMENT_MIN_SCORE", "EMBEDDING_MIN_SCORE", "FUZZY_CUTOFF", "INDEX_VERSION", "TYPE_MISMATCH_PENALTY",
+           "LabelIndex", "NodeLookup", "NodeMatch", "normalize_label", "resolve_type"]
 
 import json
 import re

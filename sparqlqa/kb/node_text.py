@@ -25,9 +25,10 @@ from sparqlqa.kb.naming import display_name, language_rank, name_from_iri
 from sparqlqa.kb.records import QueryRecord
 from sparqlqa.kb.schema import fold_reversed_facts, humanize, local_name, reversed_relation_labels
 from sparqlqa.kb.terms import is_blank_key, term_from_key, term_key
-from sparqlqa.kb.vocab import META_CLASSES, RDFS, SQA, WELL_KNOWN_PREFIXES, prefixed_name
+from sparqlqa.kb.vocab import META_CLASSES, RDFS, SQA, prefixed_name
 from sparqlqa.language import current_language
 from sparqlqa.query.built_query import BuiltQuery
+from sparqlqa.query.prefixes import WELL_KNOWN_PREFIXES
 
 VALUES_BATCH = 500
 #: relation values listed per relation in a verbalisation, and its length cap

@@ -11,9 +11,9 @@ manifest, so nothing scans the store at question time.
 
 from __future__ import annotations
 
-__all__ = ["SCHEMA_PREDICATES", "RelationInfo", "Schema", "TypeInfo", "annotate_schema", "compute_schema",
-           "described_iris", "fold_reversed_facts", "folded_inverses", "humanize", "local_name", "relation_names",
-           "reversed_relation_labels"]
+__all__ = ["INVERSE_NAME", "SCHEMA_PREDICATES", "RelationInfo", "Schema", "TypeInfo", "annotate_schema",
+           "cached_local_name", "compute_schema", "described_iris", "fold_reversed_facts", "folded_inverses",
+           "humanize", "local_name", "name_phrase", "name_words", "relation_names", "reversed_relation_labels"]
 
 import re
 from collections import Counter
@@ -485,28 +485,28 @@ def described_iris(ontology: Store) -> list[str]:
 
 # --- relation names as words, and relations stored both ways -------------------------------------
 
-_INVERSE_NAME = re.compile(r"(.+?)[\s_\-]*inverse", re.IGNORECASE)
-_local = lru_cache(maxsize=1 << 16)(local_name)
+INVERSE_NAME = re.compile(r"(.+?)[\s_\-]*inverse", re.IGNORECASE)
+cached_local_name = lru_cache(maxsize=1 << 16)(local_name)
 
 
 @lru_cache(maxsize=1 << 16)
-def _phrase(text: str) -> str:
+def name_phrase(text: str) -> str:
     """Lower-case words of ``text`` (``plays_for``, ``playsFor`` → ``plays for``)."""
     return " ".join(re.findall(r"[a-z0-9]+", humanize(text).lower()))
 
 
 @lru_cache(maxsize=1 << 16)
-def _words(text: str) -> frozenset[str]:
+def name_words(text: str) -> frozenset[str]:
     """Content words of ``text``, cut to 5 letters (a poor man's stemmer: ``direct`` ~ ``directed``)."""
-    return frozenset(word[:5] for word in _phrase(text).split() if word not in NAME_STOPWORDS)
+    return frozenset(word[:5] for word in name_phrase(text).split() if word not in NAME_STOPWORDS)
 
 
 def _reversed_of(rel: RelationInfo, by_name: dict[str, RelationInfo],
                  by_iri: dict[str, RelationInfo]) -> tuple[RelationInfo | None, bool]:
     """(the relation ``rel`` reverses, whether by its name ``X_inverse``) or (None, False)."""
-    for name in (_local(rel.iri), rel.label):
-        found = _INVERSE_NAME.fullmatch(name.strip())
-        base = by_name.get(_phrase(found.group(1))) if found else None
+    for name in (cached_local_name(rel.iri), rel.label):
+        found = INVERSE_NAME.fullmatch(name.strip())
+        base = by_name.get(name_phrase(found.group(1))) if found else None
         if base is not None and base.iri != rel.iri:
             return base, True
     other = by_iri.get(rel.inverse) if rel.inverse else None
@@ -524,8 +524,8 @@ def folded_inverses(schema: Schema) -> dict[str, str]:
     """
     by_name: dict[str, RelationInfo] = {}
     for rel in schema.relations:
-        by_name.setdefault(_phrase(_local(rel.iri)), rel)
-        by_name.setdefault(_phrase(rel.label), rel)
+        by_name.setdefault(name_phrase(cached_local_name(rel.iri)), rel)
+        by_name.setdefault(name_phrase(rel.label), rel)
     by_iri = {rel.iri: rel for rel in schema.relations}
     folded: dict[str, str] = {}
     taken: set[str] = set()

@@ -47,7 +47,6 @@ if TYPE_CHECKING:
         CACHE_MODES,
         DEFAULT_ANTHROPIC_MODEL,
         LLM,
-        LLMCall,
         LLMOptions,
         LLMRequest,
         LLMResponse,
@@ -59,6 +58,7 @@ if TYPE_CHECKING:
         resolve_llm_spec,
     )
     from sparqlqa.llm.cache import CachedAnswer, ImportReport, LLMCache
+    from sparqlqa.llm.call import LLMCall
     from sparqlqa.llm.context import current_context, llm_context
     from sparqlqa.llm.fake import FakeLLM
     from sparqlqa.llm.retry import RetryPolicy

@@ -19,7 +19,8 @@ import os
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from sparqlqa.errors import ConfigError, LLMBadRequest, LLMConnectionError, LLMParseError, LLMTimeout
-from sparqlqa.llm.base import LLM, LLMRequest, LLMResponse, llms, redact_url
+from sparqlqa.llm.base import LLM, LLMRequest, LLMResponse, llms
+from sparqlqa.llm.call import redact_url
 from sparqlqa.llm.keys import get_key
 from sparqlqa.llm.networked import NetworkedLLM, NetworkOptions
 from sparqlqa.llm.retry import (

@@ -27,8 +27,8 @@ Any failure is a :class:`~sparqlqa.net.call.CallFailure`: the message, whether a
 
 from __future__ import annotations
 
-__all__ = ["MAX_REDIRECTS", "REDIRECT_STATUSES", "Request", "Response", "Transport", "excerpt", "same_host",
-           "send"]
+__all__ = ["DEFAULT_PORTS", "MAX_REDIRECTS", "REDIRECT_STATUSES", "Request", "Response", "Transport", "excerpt",
+           "same_host", "send"]
 
 import socket
 import ssl

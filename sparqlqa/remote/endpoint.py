@@ -30,8 +30,8 @@ A KB manifest opens one with its ``store`` entry::
 
 from __future__ import annotations
 
-__all__ = ["EndpointConfig", "EndpointStore", "default_user_agent", "effective_timeout", "json_term",
-           "timeout_override"]
+__all__ = ["MAX_RESPONSE_BYTES", "EndpointConfig", "EndpointStore", "default_user_agent", "effective_timeout",
+           "json_term", "timeout_override"]
 
 import math
 import os

@@ -20,7 +20,7 @@ Linking picks this class for KBs whose store kind is ``"endpoint"``: :func:`look
 
 from __future__ import annotations
 
-__all__ = ["RemoteLabelLookup", "bif_contains_expression", "lookup_for_kb", "name_variants"]
+__all__ = ["GroupLookup", "RemoteLabelLookup", "bif_contains_expression", "lookup_for_kb", "name_variants"]
 
 import re
 from collections.abc import Iterable, Sequence

@@ -22,15 +22,8 @@ from pathlib import Path
 from typing import Any
 
 from sparqlqa.errors import ConfigError, EndpointError, KBExists
-from sparqlqa.kb.knowledge_base import (
-    KnowledgeBase,
-    Manifest,
-    current_generation,
-    kb_root,
-    open_kb,
-    validate_kb_name,
-    write_generation,
-)
+from sparqlqa.kb.kb_names import validate_kb_name
+from sparqlqa.kb.knowledge_base import KnowledgeBase, Manifest, current_generation, kb_root, open_kb, write_generation
 from sparqlqa.kb.profile import Profile
 from sparqlqa.kb.schema import Schema
 from sparqlqa.paths import atomic_write_json, sparqlqa_home

@@ -28,7 +28,8 @@ linked constants.
 
 from __future__ import annotations
 
-__all__ = ["Candidate", "Candidates", "CompiledQuery", "Evidence", "ExecuteOptions", "find_candidates"]
+__all__ = ["Candidate", "Candidates", "CompiledQuery", "Evidence", "ExecuteOptions", "drop_constant_nodes",
+           "find_candidates"]
 
 import time
 from collections.abc import Callable

@@ -1,7 +1,7 @@
 """The named choices of an answer, each defined once: its forms, where its items come from, the rerank and
-topic modes, what a table's column holds.  Each is a :class:`~enum.StrEnum`: a member *is* its string
-(``RerankMode.LISTWISE == "listwise"``), so the JSON, the CLI's choices and the prompts read the same words
-as before.
+topic modes, what a table's column holds, where a FiSKE route stands.  Each is a :class:`~enum.StrEnum`: a
+member *is* its string (``RerankMode.LISTWISE == "listwise"``), so the JSON, the CLI's choices and the prompts
+read the same words as before.
 
 >>> Form.COUNT == "count", f"{ItemSource.FILTERED}", [m.value for m in RerankMode]
 (True, 'filtered', ['listwise', 'pointwise', 'none'])
@@ -11,7 +11,7 @@ as before.
 
 from __future__ import annotations
 
-__all__ = ["FORMS", "ColumnKind", "Form", "ItemSource", "RerankMode", "TopicMode", "values"]
+__all__ = ["FORMS", "ColumnKind", "Form", "ItemSource", "RerankMode", "RouteStatus", "TopicMode", "values"]
 
 import sys
 from enum import Enum
@@ -52,6 +52,17 @@ class RerankMode(StrEnum):
     LISTWISE = "listwise"
     POINTWISE = "pointwise"
     NONE = "none"
+
+
+class RouteStatus(StrEnum):
+    """Where one FiSKE exploration route stands (``Route.status``): still growing, grown into children, covering
+    the question, given up, or stopped by the run's budget."""
+
+    ACTIVE = "active"
+    EXTENDED = "extended"
+    COVERING = "covering"
+    DEAD = "dead"
+    STOPPED = "stopped"
 
 
 class TopicMode(StrEnum):

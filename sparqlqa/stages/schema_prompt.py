@@ -12,13 +12,13 @@ __all__ = ["SCHEMA_PROMPT_TOKENS", "schema_prompt"]
 from typing import Any
 
 from sparqlqa.kb.schema import (
-    _INVERSE_NAME,
+    INVERSE_NAME,
     RelationInfo,
     Schema,
-    _local,
-    _phrase,
-    _words,
+    cached_local_name,
     folded_inverses,
+    name_phrase,
+    name_words,
     relation_names,
 )
 from sparqlqa.llm.pricing import CHARS_PER_TOKEN, estimate_tokens
@@ -50,9 +50,9 @@ def _named_in(question: str, rel: RelationInfo) -> bool:
     >>> _named_in("which player plays_for_country Italy ?", RelationInfo("http://x/plays_for_country", "x", 1))
     True
     """
-    said = f" {_phrase(question)} "
-    return any(_words(name) and f" {_phrase(name)} " in said
-               for name in (rel.label, _local(rel.iri), *rel.aliases))
+    said = f" {name_phrase(question)} "
+    return any(name_words(name) and f" {name_phrase(name)} " in said
+               for name in (rel.label, cached_local_name(rel.iri), *rel.aliases))
 
 
 def _relevant_relations(question: str, relations: list[RelationInfo], embedder: Any | None = None,
@@ -62,10 +62,10 @@ def _relevant_relations(question: str, relations: list[RelationInfo], embedder: 
     frequency."""
     names = names or {}
     sims = _similarities(question, relations, embedder, names)
-    asked = _words(question)
+    asked = name_words(question)
     keys = []
     for number, rel in enumerate(relations):
-        words = _words(_relation_text(rel, names.get(rel.iri)))
+        words = name_words(_relation_text(rel, names.get(rel.iri)))
         overlap = len(words & asked) / len(words) if words else 0.0
         keys.append((not _named_in(question, rel), -(sims[number] + LEXICAL_WEIGHT * overlap), -rel.count, number))
     keys.sort()
@@ -79,7 +79,7 @@ def _relation_line(rel: RelationInfo, schema: Schema, typed: bool, reverse: Rela
     aliases = f" (also: {', '.join(rel.aliases[:3])})" if rel.aliases else ""
     aliases += f" [in {', '.join(rel.kbs)}]" if rel.kbs else ""  # a KB group: the member KBs that hold it
     other = f" (reverse: {names.get(reverse.iri, reverse.label)})" if reverse is not None and not \
-        _INVERSE_NAME.fullmatch(_local(reverse.iri)) else ""
+        INVERSE_NAME.fullmatch(cached_local_name(reverse.iri)) else ""
     name = names.get(rel.iri, rel.label)
     if not typed:  # the heading states the direction of every line: "head <relation> tail"
         return f"- {name}{aliases}{other}" + (" → value" if rel.kind == "literal" else "")

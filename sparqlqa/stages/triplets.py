@@ -16,11 +16,9 @@ and the pipeline falls back to vector ranking.
 
 from __future__ import annotations
 
-__all__ = [
-    "ANY_RELATION_NAMES", "TRIPLETS_SCHEMA", "Term", "Triplet", "Triplets", "build_prompt",
-    "generate_triplets", "parse_arrow_triplets", "resolve_relation", "sanitize_variable", "schema_summary",
-    "triplets_from_data",
-]
+__all__ = ["ANY_RELATION_NAMES", "TRIPLETS_SCHEMA", "VALUE_RULE", "VALUE_RULE_ASKED", "Term", "Triplet", "Triplets",
+           "build_prompt", "generate_triplets", "parse_arrow_triplets", "resolve_relation", "sanitize_variable",
+           "schema_summary", "triplets_from_data"]
 
 import re
 from dataclasses import asdict, dataclass, field

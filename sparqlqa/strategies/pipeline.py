@@ -7,7 +7,7 @@ rerank) becomes a note in :attr:`Answer.notes`, never an exception.
 
 from __future__ import annotations
 
-__all__ = ["WAITING_NOTE", "AskContext", "build_answer", "find_with_alternatives", "note_topic", "rank",
+__all__ = ["WAITING_NOTE", "AskContext", "Reranked", "build_answer", "find_with_alternatives", "note_topic", "rank",
            "rerank_top", "run_table_query", "run_triplets", "settle", "table_rows_ranking", "usable", "vss_answer",
            "waiting_answer"]
 
@@ -26,10 +26,10 @@ from sparqlqa.kb.records import QueryRecord
 from sparqlqa.kb.terms import is_node_key, is_value_key, node_keys, value_datatype
 from sparqlqa.language import Language, in_kb_language
 from sparqlqa.llm.context import llm_context
-from sparqlqa.stages.answer import Answer, AnswerItem, AnswerMeta, StageRecord, answer_table
+from sparqlqa.stages.answer import Answer, AnswerItem, AnswerMeta, Ranking, StageRecord, answer_table
 from sparqlqa.stages.modes import ItemSource, RerankMode, TopicMode
 from sparqlqa.stages.ordering import FormShape, RerankOrder, order_answer
-from sparqlqa.stages.ranking import Ranking, rank_candidates, unbuilt_note, vector_search
+from sparqlqa.stages.ranking import rank_candidates, unbuilt_note, vector_search
 from sparqlqa.stages.rerank import rerank
 from sparqlqa.stages.table import Table
 

@@ -15,8 +15,9 @@ from table_strategy import BUDGETS, QUERY, film_table_strategy, ingest_movies_wi
 from sparqlqa.cli import main
 from sparqlqa.cli.ask_commands import delimited, show_answer, table_view
 from sparqlqa.kb.knowledge_base import KnowledgeBase
+from sparqlqa.kb.vocab import XSD_INTEGER
 from sparqlqa.stages.answer import Answer
-from sparqlqa.stages.table import XSD_INTEGER, Column, Table
+from sparqlqa.stages.table import Column, Table
 
 EX = "https://example.org/movies/"
 DECIMAL = "http://www.w3.org/2001/XMLSchema#decimal"

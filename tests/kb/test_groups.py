@@ -17,7 +17,8 @@ from sparqlqa.errors import GroupError, GroupMemberNotFound, InvalidKBName
 from sparqlqa.ingest import ingest
 from sparqlqa.kb.group import GroupKB
 from sparqlqa.kb.groups import groups_using, load_groups, remove_group, save_group
-from sparqlqa.kb.knowledge_base import KnowledgeBase, canonical_kb_name, open_kb
+from sparqlqa.kb.kb_names import canonical_kb_name
+from sparqlqa.kb.knowledge_base import KnowledgeBase, open_kb
 from sparqlqa.paths import kbs_dir
 from sparqlqa.stages.execute import Candidates, find_candidates
 from sparqlqa.stages.linking import link_constants

@@ -9,6 +9,7 @@ import pytest
 from pyoxigraph import BlankNode, Literal, NamedNode, Variable
 
 from sparqlqa.kb.group_service import local_bindings, run_services, service_blocks, values_table
+from sparqlqa.kb.labels import NodeMatch
 from sparqlqa.kb.schema import RelationInfo, Schema
 from sparqlqa.kb.store import QueryResult
 from sparqlqa.query.built_query import BuiltQuery
@@ -32,7 +33,7 @@ from sparqlqa.query.sparql_model import (
 from sparqlqa.query.sparql_reading import read_query
 from sparqlqa.stages.compile import ExecuteOptions, compile_form, compile_query, prepare
 from sparqlqa.stages.forms import AnswerForm
-from sparqlqa.stages.linking import LinkedConstants, NodeMatch
+from sparqlqa.stages.linking import LinkedConstants
 from sparqlqa.stages.triplets import Term, Triplet, Triplets
 
 EX = "http://example.org/"

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from sparqlqa.embed.embedders import get_embedder
+from sparqlqa.english import ScoringSettings
 from sparqlqa.ingest import ingest
 from sparqlqa.kb.knowledge_base import KnowledgeBase
 from sparqlqa.kb.schema import RelationInfo
@@ -20,7 +21,7 @@ from sparqlqa.strategies.offline.paths import (
     segmentations,
 )
 from sparqlqa.strategies.offline.question import Focus, question_focus, question_spans
-from sparqlqa.strategies.offline.scoring import QuestionScorer, RelationVectors, ScoringSettings
+from sparqlqa.strategies.offline.scoring import QuestionScorer, RelationVectors
 from sparqlqa.strategies.offline.verbalise import relation_texts
 
 EX = "https://example.org/movies/"

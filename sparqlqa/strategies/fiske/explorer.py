@@ -24,9 +24,10 @@ from typing import TYPE_CHECKING, Any
 from sparqlqa.errors import ConfigError, LLMParseError, NotInCache, SparqlqaError
 from sparqlqa.kb.labels import FUZZY_CUTOFF, NodeLookup, normalize_label
 from sparqlqa.llm.context import llm_context
+from sparqlqa.stages.modes import RouteStatus
 from sparqlqa.strategies.fiske import prompts
 from sparqlqa.strategies.fiske.explore import MAX_END_NODES, Pair, neighbour_pairs, relation_label
-from sparqlqa.strategies.fiske.state import ACTIVE, COVERING, DEAD, EXTENDED, STOPPED, FiskeRun, Hop, Relation, Route
+from sparqlqa.strategies.fiske.state import FiskeRun, Hop, Relation, Route
 
 if TYPE_CHECKING:
     from sparqlqa.strategies.pipeline import AskContext
@@ -116,8 +117,8 @@ class Explorer:
             self.run.stop = stop.reason
         shown: set[str] = set()
         for route in self.run.routes:
-            if route.status == ACTIVE:
-                route.status = STOPPED
+            if route.status == RouteStatus.ACTIVE:
+                route.status = RouteStatus.STOPPED
             shown.update(route.start, *(hop.nodes[:SHOWN_NODES] for hop in route.hops))
         self.run.names = {iri: self.names[iri] for iri in sorted(shown) if iri in self.names}
         return self.run
@@ -130,7 +131,7 @@ class Explorer:
         active = self.start_routes()
         if not active:
             raise Stop("no-start")
-        if any(r.status == COVERING for r in active):
+        if any(r.status == RouteStatus.COVERING for r in active):
             raise Stop("covered")
         while active:
             self.run.steps += 1
@@ -179,13 +180,13 @@ class Explorer:
         hops = self.name_hops(pairs, unmapped) or self.scored_hops(route, pairs, unmapped)
         if not hops:
             return self._dead(route, "no relation and neighbour map a remaining clue")
-        route.status = EXTENDED
+        route.status = RouteStatus.EXTENDED
         children = []
         for hop in hops:
             child = self._add(route.extended(len(self.run.routes) + 1, hop))
             if child is not None:
                 children.append(child)
-        if any(c.status == COVERING for c in children):
+        if any(c.status == RouteStatus.COVERING for c in children):
             raise Stop("covered")
         return children
 
@@ -194,13 +195,13 @@ class Explorer:
             self.ctx.note(f"FiSKE: more than {self.settings.max_routes} routes; the rest were not followed")
             return None
         if route.covers(self.run.clues):
-            route.status = COVERING
+            route.status = RouteStatus.COVERING
         self.run.routes.append(route)
         return route
 
     @staticmethod
     def _dead(route: Route, why: str) -> list[Route]:
-        route.status, route.note = DEAD, why
+        route.status, route.note = RouteStatus.DEAD, why
         return []
 
     # -- hops ------------------------------------------------------------------------------------------

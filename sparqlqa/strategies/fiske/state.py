@@ -18,9 +18,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from sparqlqa.kb.labels import NodeMatch, normalize_label
-
-#: Route.status values
-ACTIVE, EXTENDED, COVERING, DEAD, STOPPED = "active", "extended", "covering", "dead", "stopped"
+from sparqlqa.stages.modes import RouteStatus
 
 
 @dataclass(frozen=True)
@@ -66,7 +64,7 @@ class Route:
     start: list[str]
     covered: list[str]
     hops: list[Hop] = field(default_factory=list)
-    status: str = ACTIVE
+    status: RouteStatus = RouteStatus.ACTIVE
     parent: int | None = None
     note: str = ""
 
@@ -175,7 +173,7 @@ class FiskeRun:
     names: dict[str, str] = field(default_factory=dict)  # labels of the nodes on the routes (for display)
 
     def covering(self) -> list[Route]:
-        return [r for r in self.routes if r.status == COVERING]
+        return [r for r in self.routes if r.status == RouteStatus.COVERING]
 
     def coverage(self) -> dict[str, list[int]]:
         """For each clue, the routes that mapped it."""

@@ -21,9 +21,8 @@ __all__ = ["MODEL_KNOWLEDGE", "Fiske", "fallback"]
 from typing import TYPE_CHECKING
 from urllib.parse import quote
 
-from sparqlqa.stages.answer import AnswerItem
+from sparqlqa.stages.answer import AnswerItem, Ranking
 from sparqlqa.stages.modes import ItemSource
-from sparqlqa.stages.ranking import Ranking
 from sparqlqa.strategies.base import Strategy, strategies
 from sparqlqa.strategies.fiske import prompts
 from sparqlqa.strategies.fiske.explorer import Explorer, FiskeSettings

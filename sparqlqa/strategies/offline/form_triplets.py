@@ -11,7 +11,7 @@ per KB: only the KB's own relation names and datatypes are read.
 
 from __future__ import annotations
 
-__all__ = ["ValueRelation", "add_form", "boolean_reading", "choose_value_relation", "value_relations"]
+__all__ = ["ValueRelation", "ValueSamples", "add_form", "boolean_reading", "choose_value_relation", "value_relations"]
 
 import itertools
 import json

@@ -25,8 +25,9 @@ from decimal import Decimal, InvalidOperation
 from typing import TYPE_CHECKING
 
 import sparqlqa.english as english
+from sparqlqa.english import STOPWORDS
 from sparqlqa.stages.modes import Form
-from sparqlqa.strategies.offline.mentions import PLACEHOLDER, STOPWORDS, mask_all
+from sparqlqa.strategies.offline.mentions import PLACEHOLDER, mask_all
 
 if TYPE_CHECKING:
     from sparqlqa.strategies.offline.mentions import Mention

@@ -16,8 +16,8 @@ Written in SPARQL:
 
 from __future__ import annotations
 
-__all__ = ["QUERY_SCHEMA", "SYSTEM_PROMPT", "build_prompt", "name_predicate", "repair_prompt", "rules",
-           "value_example", "vocabulary"]
+__all__ = ["CAST_LINE", "QUERY_SCHEMA", "SYSTEM_PROMPT", "VALUE_NAMES", "build_prompt", "name_predicate",
+           "repair_prompt", "rules", "value_example", "vocabulary"]
 
 import json
 from collections.abc import Callable

@@ -35,9 +35,8 @@ from sparqlqa.kb.records import QueryRecord
 from sparqlqa.kb.terms import is_blank_key, is_value_key, term_key, value_text
 from sparqlqa.kb.vocab import kb_prefixes
 from sparqlqa.llm.context import llm_context
-from sparqlqa.stages.answer import AnswerItem
+from sparqlqa.stages.answer import AnswerItem, Ranking
 from sparqlqa.stages.modes import Form, ItemSource, values
-from sparqlqa.stages.ranking import Ranking
 from sparqlqa.stages.table import Table
 from sparqlqa.strategies.base import Strategy, strategies
 from sparqlqa.strategies.pipeline import AskContext, Reranked, build_answer, rank, rerank_top

@@ -20,7 +20,7 @@ only the model's classes, columns, links and values, and the English words.
 
 from __future__ import annotations
 
-__all__ = ["Cues", "Reading", "column_for", "focus_of", "read_cues"]
+__all__ = ["Cues", "Reading", "after", "column_for", "focus_of", "read_cues"]
 
 from dataclasses import dataclass, field
 
