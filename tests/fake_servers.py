@@ -392,10 +392,12 @@ class LoopbackHTTP:
 class FakeSparqlServer:
     """A threaded SPARQL server on 127.0.0.1 answering from a queue of :class:`Scripted` replies.
 
-    Every request is recorded in ``seen`` (so a test can assert that none was sent).
+    Every request is recorded in ``seen`` (so a test can assert that none was sent); ``otherwise`` answers once
+    the queue is empty (a canary that must see no request answers every one it gets with rows).
     """
 
-    def __init__(self) -> None:
+    def __init__(self, otherwise: Scripted | None = None) -> None:
+        self.otherwise = otherwise or Scripted(500, b"nothing scripted")
         self.replies: list[Scripted] = []
         self.seen: list[Seen] = []
         self.http = LoopbackHTTP(self._answer)
@@ -403,6 +405,11 @@ class FakeSparqlServer:
     @property
     def url(self) -> str:
         return f"http://127.0.0.1:{self.http.port}/sparql"
+
+    @property
+    def host(self) -> str:
+        """``127.0.0.1:PORT``: what ``--allow-service`` names."""
+        return f"127.0.0.1:{self.http.port}"
 
     def script(self, *replies: Scripted) -> None:
         self.replies.extend(replies)
@@ -419,7 +426,7 @@ class FakeSparqlServer:
         body = handler.rfile.read(length) if length else b""
         self.seen.append(Seen(handler.command, handler.path, {k.lower(): v for k, v in handler.headers.items()},
                               body))
-        reply = self.replies.pop(0) if self.replies else Scripted(500, b"nothing scripted")
+        reply = self.replies.pop(0) if self.replies else self.otherwise
         time.sleep(reply.delay)
         payload = reply.body if isinstance(reply.body, bytes) else (
             reply.body.encode() if isinstance(reply.body, str) else json.dumps(reply.body).encode())

@@ -7,14 +7,12 @@ The listener is a tiny HTTP server counting requests and answering SPARQL JSON r
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Iterator
-from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 import pytest
+from fake_servers import FakeSparqlServer, Scripted
 
 from faults.helpers import assert_clean_failure, cli, run_child
 from sparqlqa.kb.knowledge_base import KnowledgeBase
@@ -23,42 +21,10 @@ from sparqlqa.kb.knowledge_base import KnowledgeBase
 ROWS = {"head": {"vars": ["z"]}, "results": {"bindings": [{"z": {"type": "literal", "value": "from-the-listener"}}]}}
 
 
-@dataclass
-class Listener:
-    host: str
-    requests: list[str] = field(default_factory=list)
-
-    @property
-    def url(self) -> str:
-        return f"http://{self.host}/sparql"
-
-
 @pytest.fixture
-def listener() -> Iterator[Listener]:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), BaseHTTPRequestHandler)
-    seen = Listener(f"127.0.0.1:{server.server_address[1]}")
-
-    class Handler(BaseHTTPRequestHandler):
-        def answer(self) -> None:
-            seen.requests.append(f"{self.command} {self.path}")
-            body = json.dumps(ROWS).encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "application/sparql-results+json")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        do_GET = do_POST = answer
-
-        def log_message(self, *args: Any) -> None:
-            pass
-
-    server.RequestHandlerClass = Handler
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield seen
-    server.shutdown()
-    thread.join(timeout=10)
+def listener() -> Iterator[FakeSparqlServer]:
+    with FakeSparqlServer(otherwise=Scripted(body=ROWS)) as server:
+        yield server
 
 
 def queries(url: str) -> dict[str, str]:
@@ -97,7 +63,7 @@ UNCHECKABLE = "cannot check its host"
 VARIABLE = "SELECT * WHERE { BIND(<http://127.0.0.1:9/sparql> AS ?ep) SERVICE ?ep { ?a ?b ?z } }"
 
 
-def test_cli_refuses_every_variant(movies_kb: KnowledgeBase, listener: Listener) -> None:
+def test_cli_refuses_every_variant(movies_kb: KnowledgeBase, listener: FakeSparqlServer) -> None:
     host, port = listener.host.split(":")
     for name, query in queries(listener.url).items():
         code, output = cli("sparql", "movies", query)
@@ -105,36 +71,36 @@ def test_cli_refuses_every_variant(movies_kb: KnowledgeBase, listener: Listener)
         assert_clean_failure(code, output, 1, "refused to run SERVICE", reason, "--allow-service")
         code, output = cli("sparql", "movies", query, "--allow-service", f"{host}:{int(port) + 1}")
         assert_clean_failure(code, output, 1, "refused to run SERVICE")
-        assert listener.requests == [], name
+        assert listener.seen == [], name
     code, output = cli("sparql", "movies", VARIABLE, "--json")
     assert_clean_failure(code, output, 1, "the variable ?ep", "cannot be checked")
     assert json.loads(output)["error"].startswith("refused to run SERVICE ?ep")
 
 
-def test_cli_opt_in_reaches_the_listener(movies_kb: KnowledgeBase, listener: Listener) -> None:
+def test_cli_opt_in_reaches_the_listener(movies_kb: KnowledgeBase, listener: FakeSparqlServer) -> None:
     query = queries(listener.url)["plain"]
     code, output = run_child("sparql", "movies", query, "--allow-service", listener.host, "--json")
     assert code == 0, output
     bindings = json.loads(output)["results"]["bindings"]
     assert bindings == ROWS["results"]["bindings"]
-    assert len(listener.requests) == 1
+    assert len(listener.seen) == 1
     code, output = cli("sparql", "movies", queries(listener.url)["prefixed"], "--allow-service", "127.0.0.1",
                        "--format", "csv")
     assert code == 0 and "from-the-listener" in output, output
-    assert len(listener.requests) == 2
+    assert len(listener.seen) == 2
     code, output = cli("sparql", "movies", VARIABLE, "--allow-service", "127.0.0.1")  # a variable: never
     assert_clean_failure(code, output, 1, "the variable ?ep")
-    assert len(listener.requests) == 2
+    assert len(listener.seen) == 2
 
 
-def test_cli_rejects_an_allowance_that_is_not_a_host(movies_kb: KnowledgeBase, listener: Listener) -> None:
+def test_cli_rejects_an_allowance_that_is_not_a_host(movies_kb: KnowledgeBase, listener: FakeSparqlServer) -> None:
     code, output = cli("sparql", "movies", queries(listener.url)["plain"], "--allow-service", listener.url)
     assert_clean_failure(code, output, 2, f"--allow-service: '{listener.url}' is not a host name",
                          f"e.g. {listener.host}")
-    assert listener.requests == []
+    assert listener.seen == []
 
 
-def test_api_refuses_with_403(movies_kb: KnowledgeBase, listener: Listener) -> None:
+def test_api_refuses_with_403(movies_kb: KnowledgeBase, listener: FakeSparqlServer) -> None:
     from starlette.testclient import TestClient
 
     from sparqlqa.serve.app import create_app
@@ -147,15 +113,15 @@ def test_api_refuses_with_403(movies_kb: KnowledgeBase, listener: Listener) -> N
         body = response.json()
         assert body["error"].startswith("refused to run SERVICE") and "--allow-service" in body["hint"]
         assert "Traceback" not in response.text
-    assert listener.requests == []
+    assert listener.seen == []
     allowing = Service(ServeSettings(kbs=("movies",), allow_service=(listener.host,)))
     response = TestClient(create_app(allowing), base_url="http://127.0.0.1").post(
         "/api/sparql", json={"kb": "movies", "query": queries(listener.url)["plain"]})
     assert response.status_code == 200, response.text
-    assert len(listener.requests) == 1
+    assert len(listener.seen) == 1
 
 
-def test_served_kbs_ignore_their_profiles_allowance(movies_kb: KnowledgeBase, listener: Listener) -> None:
+def test_served_kbs_ignore_their_profiles_allowance(movies_kb: KnowledgeBase, listener: FakeSparqlServer) -> None:
     from sparqlqa.kb.store import Store
     from sparqlqa.serve.service import ServeSettings, Service
 
@@ -165,12 +131,12 @@ def test_served_kbs_ignore_their_profiles_allowance(movies_kb: KnowledgeBase, li
     manifest.write_text(json.dumps(data))
     code, output = cli("sparql", "movies", queries(listener.url)["plain"], "--json")
     assert code == 0, output  # the CLI honours the KB's profile
-    assert len(listener.requests) == 1
+    assert len(listener.seen) == 1
     store: Store = Service(ServeSettings(kbs=("movies",))).kb("movies").store
     assert store.allow_service == frozenset()  # a server allows only what it was started with
 
 
-def test_mcp_tool_refuses(movies_kb: KnowledgeBase, listener: Listener) -> None:
+def test_mcp_tool_refuses(movies_kb: KnowledgeBase, listener: FakeSparqlServer) -> None:
     import anyio
     from mcp import ClientSession
     from mcp.client.stdio import stdio_client
@@ -189,7 +155,7 @@ def test_mcp_tool_refuses(movies_kb: KnowledgeBase, listener: Listener) -> None:
         text = result.content[0].text
         assert result.isError and "refused to run SERVICE" in text and "hint:" in text, text
         assert "Traceback" not in text
-    assert listener.requests == []
+    assert listener.seen == []
 
 
 def test_serve_and_mcp_take_the_option() -> None:
@@ -200,7 +166,7 @@ def test_serve_and_mcp_take_the_option() -> None:
     assert_clean_failure(code, output, 2, "is not a host name")
 
 
-def test_a_remote_endpoint_is_never_asked_to_call_out(listener: Listener) -> None:
+def test_a_remote_endpoint_is_never_asked_to_call_out(listener: FakeSparqlServer) -> None:
     from fake_servers import FakeSparqlServer
 
     from sparqlqa.errors import ServiceRefused
@@ -213,4 +179,4 @@ def test_a_remote_endpoint_is_never_asked_to_call_out(listener: Listener) -> Non
             with pytest.raises(ServiceRefused, match=reason):
                 store.query(query)
         assert endpoint.seen == [] and store.requests_sent == 0
-    assert listener.requests == []
+    assert listener.seen == []

@@ -13,12 +13,11 @@ bypasses are fixed examples.
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
+from fake_servers import FakeSparqlServer, Scripted
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from pyoxigraph import Literal, NamedNode, Quad
@@ -38,30 +37,15 @@ SETTINGS = settings(max_examples=120, derandomize=True, deadline=None, database=
                     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 
 
-class Canary:
-    """A real socket server in a thread that counts every request it gets."""
+class Canary(FakeSparqlServer):
+    """A real socket server in a thread that records every request it gets and answers each with rows."""
 
     def __init__(self) -> None:
-        self.requests = 0
-        canary = self
+        super().__init__(otherwise=Scripted(body=ROWS))
 
-        class Handler(BaseHTTPRequestHandler):
-            def answer(self) -> None:
-                canary.requests += 1
-                self.send_response(200)
-                self.send_header("Content-Type", "application/sparql-results+json")
-                self.send_header("Content-Length", str(len(ROWS)))
-                self.end_headers()
-                self.wfile.write(ROWS)
-
-            do_GET = do_POST = answer
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.host = f"127.0.0.1:{self.server.server_address[1]}"
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+    @property
+    def requests(self) -> int:
+        return len(self.seen)
 
     def aim(self, query: str) -> str:
         return query.replace(CANARY_BASE, f"http://{self.host}/")
@@ -69,11 +53,8 @@ class Canary:
 
 @pytest.fixture(scope="module")
 def canary() -> Iterator[Canary]:
-    listener = Canary()
-    listener.thread.start()
-    yield listener
-    listener.server.shutdown()
-    listener.thread.join(timeout=10)
+    with Canary() as listener:
+        yield listener
 
 
 # -- the generator ---------------------------------------------------------------------------------

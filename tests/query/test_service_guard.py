@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import json
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
+from fake_servers import FakeSparqlServer, Scripted, Seen
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pyoxigraph import Literal, NamedNode, Quad
@@ -178,28 +176,10 @@ def test_profiles_carry_an_allowance() -> None:
 
 
 @pytest.fixture(scope="module")
-def listener() -> Iterator[tuple[str, list[str]]]:
-    hits: list[str] = []
-
-    class Handler(BaseHTTPRequestHandler):
-        def answer(self) -> None:
-            hits.append(self.path)
-            body = json.dumps({"head": {"vars": ["z"]}, "results": {"bindings": []}}).encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "application/sparql-results+json")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        do_GET = do_POST = answer
-
-        def log_message(self, *args: object) -> None:
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{server.server_address[1]}/sparql", hits
-    server.shutdown()
+def listener() -> Iterator[tuple[str, list[Seen]]]:
+    empty = {"head": {"vars": ["z"]}, "results": {"bindings": []}}
+    with FakeSparqlServer(otherwise=Scripted(body=empty)) as server:
+        yield server.url, server.seen
 
 
 GAPS = st.sampled_from(["", " ", "\t", "\r", "\n", "#c\r", "#c\n", " #SERVICE\n", "\r\n"])
@@ -210,7 +190,7 @@ SILENT = st.sampled_from(["", "SILENT", "silent"])
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(before=GAPS, after=GAPS, between=GAPS, keyword=KEYWORD, silent=SILENT,
        form=st.sampled_from(["iri", "pname", "emptyprefix"]))
-def test_oxigraph_never_calls_what_the_guard_lets_through(listener: tuple[str, list[str]], before: str, after: str,
+def test_oxigraph_never_calls_what_the_guard_lets_through(listener: tuple[str, list[Seen]], before: str, after: str,
                                                           between: str, keyword: str, silent: str, form: str) -> None:
     url, hits = listener
     endpoint = {"iri": f"<{url}>", "pname": "ep:sparql", "emptyprefix": ":sparql"}[form]
