@@ -391,7 +391,7 @@ class LLMAuthError(LLMError):
 
 
 class LLMUnavailable(LLMError):
-    """The LLM could not answer now (rate limit, overload, timeout, no connection): a later call may."""
+    """The LLM could not answer now (rate limit, overload, a server error, timeout, no connection): a later call may."""
 
 
 class LLMRateLimited(LLMUnavailable):

@@ -16,7 +16,7 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, TypeVar
 
-from sparqlqa.errors import LLMAuthError, LLMBadRequest, LLMError, LLMOverloaded, LLMRateLimited
+from sparqlqa.errors import LLMAuthError, LLMBadRequest, LLMError, LLMOverloaded, LLMRateLimited, LLMUnavailable
 from sparqlqa.net import CallFailure, Deadline, GiveUp, RetryPolicy, parse_retry_after
 from sparqlqa.net import call_with_retries as retry_loop
 
@@ -92,7 +92,7 @@ def status_error(
         )
         return RetryableFailure(error, retry_after=retry_after)
     if status in RETRYABLE_STATUSES or status >= 500:
-        error = LLMError(f"{provider} server error ({status}: {detail}) for {request_desc}",
+        error = LLMUnavailable(f"{provider} server error ({status}: {detail}) for {request_desc}",
                          hint="this is usually temporary; try again later")
         return RetryableFailure(error, retry_after=retry_after)
     hint = {

@@ -108,6 +108,17 @@ def test_503_overloaded_exhausted(openai_server: FakeOpenAIServer, llm_env: Path
     assert len(openai_server.requests) == 5
 
 
+def test_a_server_error_that_lasts_is_unavailable_not_a_wrong_answer(openai_server: FakeOpenAIServer,
+                                                                     llm_env: Path) -> None:
+    """A 500 after every retry: a later call may succeed (eval leaves the pair for a rerun, not a miss)."""
+    from sparqlqa.errors import LLMUnavailable
+
+    for _ in range(2):
+        openai_server.reply_error(500, "internal error", error_type="server_error")
+    with pytest.raises(LLMUnavailable, match="server error"):
+        make_llm(openai_server).complete("hi", options=LLMOptions(max_retries=1))
+
+
 def test_401_names_the_environment_variable(openai_server: FakeOpenAIServer, llm_env: Path) -> None:
     openai_server.reply_error(401, "Incorrect API key provided", error_type="invalid_api_key")
     with pytest.raises(LLMAuthError) as info:
