@@ -28,8 +28,9 @@ True
 
 from __future__ import annotations
 
-__all__ = ["Deadline", "QueryScope", "TimeLimits", "applying", "in_force"]
+__all__ = ["Deadline", "QueryScope", "TimeLimits", "applying", "in_force", "within_scope"]
 
+import math
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -73,6 +74,20 @@ class TimeLimits:
 _NONE = TimeLimits()
 #: the only ContextVar of time limits in the package (see the module docstring)
 _IN_FORCE: ContextVar[TimeLimits] = ContextVar("sparqlqa_time_limits", default=_NONE)
+
+
+def within_scope(seconds: float) -> float:
+    """``seconds``, but never past the deadline of the query scope in force (the time it has left, to a tenth of a
+    second up, so a message names a readable number): an endpoint query or an LLM call made for a served request
+    ends with the request.
+
+    >>> within_scope(30.0)
+    30.0
+    """
+    scope = in_force().query
+    if scope is None:
+        return seconds
+    return min(seconds, math.ceil(max(0.0, scope.deadline - time.monotonic()) * 10) / 10)
 
 
 def in_force() -> TimeLimits:

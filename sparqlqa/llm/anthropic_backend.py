@@ -28,6 +28,7 @@ import re
 import threading
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
+from sparqlqa.deadlines import within_scope
 from sparqlqa.errors import (
     LLMAuthError,
     LLMBadRequest,
@@ -103,7 +104,7 @@ class AnthropicLLM(NetworkedLLM):
 
     def _post(self, client: Any, request: LLMRequest, mode: str, url: str) -> str:
         kwargs = _request_kwargs(request, mode)
-        deadline = Deadline(request.options.timeout)
+        deadline = Deadline(within_scope(request.options.timeout))
         return call_with_retries(lambda: self._attempt(client, kwargs, request, url, deadline),
                                  max_retries=request.options.max_retries, policy=self.retry, deadline=deadline)
 
@@ -146,7 +147,7 @@ class AnthropicLLM(NetworkedLLM):
             return str(raw.text())
         except sdk.APITimeoutError:
             raise LLMTimeout(
-                f"Anthropic API did not answer within {request.options.timeout:g} s ({url})",
+                f"Anthropic API did not answer within {deadline.seconds:g} s ({url})",
                 hint="raise the timeout option, or try again when the API is less busy",
             ) from None
         except sdk.APIConnectionError as exc:

@@ -18,6 +18,7 @@ import json
 import os
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from sparqlqa.deadlines import within_scope
 from sparqlqa.errors import ConfigError, LLMBadRequest, LLMConnectionError, LLMParseError, LLMTimeout
 from sparqlqa.llm.base import LLM, LLMRequest, LLMResponse, llms
 from sparqlqa.llm.call import redact_url
@@ -97,7 +98,7 @@ class OpenAICompatibleLLM(NetworkedLLM):
         return self._response_from_body(request, body, url)
 
     def _post_with_retries(self, url: str, payload: dict[str, Any], request: LLMRequest) -> str:
-        deadline = Deadline(request.options.timeout)
+        deadline = Deadline(within_scope(request.options.timeout))
         return call_with_retries(lambda: self._attempt(url, payload, request, deadline),
                                  max_retries=request.options.max_retries, policy=self.retry, deadline=deadline)
 
@@ -116,7 +117,7 @@ class OpenAICompatibleLLM(NetworkedLLM):
             response = self._http.send(sent, deadline, max_bytes=MAX_RESPONSE_BYTES)
         except CallFailure as failure:
             if deadline.expired() or failure.message.startswith("timed out"):
-                raise LLMTimeout(f"{shown} did not answer within {request.options.timeout:g} s",
+                raise LLMTimeout(f"{shown} did not answer within {deadline.seconds:g} s",
                                  hint="raise the timeout option (local models can be slow on first load)") from None
             error = LLMConnectionError(f"cannot reach the chat-completions server at {shown}: {failure.message}",
                                        hint="is the server running (e.g. 'ollama serve')? check the URL")

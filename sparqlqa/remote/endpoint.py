@@ -33,7 +33,6 @@ from __future__ import annotations
 __all__ = ["MAX_RESPONSE_BYTES", "EndpointConfig", "EndpointStore", "default_user_agent", "effective_timeout",
            "json_term", "timeout_override"]
 
-import math
 import os
 import platform
 import time
@@ -44,7 +43,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
 
-from sparqlqa.deadlines import applying, in_force
+from sparqlqa.deadlines import applying, in_force, within_scope
 from sparqlqa.errors import ConfigError, EndpointError, UpdateRefused
 from sparqlqa.kb.store import QueryResult, Store, stores
 from sparqlqa.net import (
@@ -115,10 +114,7 @@ def effective_timeout(configured: float) -> float:
     limits = in_force()
     chosen = limits.endpoint_timeout or configured
     chosen = min(chosen, limits.endpoint_cap) if limits.endpoint_cap else chosen
-    if limits.query is None:
-        return chosen
-    left = max(0.0, limits.query.deadline - time.monotonic())
-    return min(chosen, math.ceil(left * 10) / 10)  # to a tenth of a second up: the timeout a message names
+    return within_scope(chosen)
 
 
 def default_user_agent() -> str:

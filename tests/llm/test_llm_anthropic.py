@@ -223,6 +223,16 @@ def test_timeout(anthropic_server: FakeAnthropicServer, llm_env: Path) -> None:
         make_llm(anthropic_server).complete("hi", options=LLMOptions(timeout=0.2))
 
 
+def test_a_call_for_a_bounded_request_ends_with_the_request(anthropic_server: FakeAnthropicServer,
+                                                            llm_env: Path) -> None:
+    """Inside a bounded scope (a served ask) the call gets the scope's time left, not its own 30 s."""
+    from sparqlqa.query.limits import QueryLimits, bounded
+
+    anthropic_server.reply(200, message_body([{"type": "text", "text": "late"}]), delay=1.5)
+    with bounded(QueryLimits(timeout_s=0.3)), pytest.raises(LLMTimeout, match=r"within 0\.3 s"):
+        make_llm(anthropic_server).complete("hi", options=LLMOptions(timeout=30))
+
+
 def test_connection_refused_is_retried_then_a_connection_error(llm_env: Path) -> None:
     server = FakeAnthropicServer()
     url = server.url
